@@ -1,0 +1,158 @@
+//! The environment variables gridsel reads, parsed once.
+//!
+//! Parsing never fails: a bad value is reported as one error line and the
+//! setting falls back to its safe default (for the policy: pass-through).
+
+use crate::device::DeviceDesc;
+use crate::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
+use std::path::PathBuf;
+
+pub const ENV_POLICY: &str = "GRIDSEL_POLICY";
+pub const ENV_DEVICE: &str = "GRIDSEL_DEVICE";
+pub const ENV_THREADS_PER_BLOCK: &str = "GRIDSEL_THREADS_PER_BLOCK";
+pub const ENV_OVERRIDE_CLAUSES: &str = "GRIDSEL_OVERRIDE_CLAUSES";
+pub const ENV_PROFILE: &str = "GRIDSEL_PROFILE";
+pub const ENV_LOG: &str = "GRIDSEL_LOG";
+
+/// Settings for one process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub policy: Policy,
+    /// A device forced by `GRIDSEL_DEVICE`; `None` reads the GPU.
+    pub device: Option<DeviceDesc>,
+    /// `GRIDSEL_THREADS_PER_BLOCK`, applied over any device description.
+    pub threads_per_block: Option<u32>,
+    pub override_clauses: bool,
+    pub profile: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            policy: DEFAULT_POLICY,
+            device: None,
+            threads_per_block: None,
+            override_clauses: false,
+            profile: None,
+        }
+    }
+}
+
+impl Config {
+    /// Reads the settings through `lookup` (the process environment in
+    /// production); returns them with one message per rejected value.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
+        let mut errors = Vec::new();
+        let mut config = Self::default();
+        if let Some(text) = lookup(ENV_POLICY) {
+            match text.parse() {
+                Ok(policy) => config.policy = policy,
+                Err(e) => {
+                    errors.push(format!(
+                        "{ENV_POLICY}: {e}; passing every launch through unchanged"
+                    ));
+                    config.policy = Policy::Llvm;
+                }
+            }
+        }
+        if let Some(spec) = lookup(ENV_DEVICE).filter(|s| !s.is_empty()) {
+            match DeviceDesc::load(&spec) {
+                Ok(d) => config.device = Some(d),
+                Err(e) => errors.push(format!(
+                    "{ENV_DEVICE}: {e}; using the GPU's own description"
+                )),
+            }
+        }
+        if let Some(text) = lookup(ENV_THREADS_PER_BLOCK) {
+            match text.trim().parse::<u32>() {
+                Ok(n) if (1..=1024).contains(&n) => config.threads_per_block = Some(n),
+                _ => errors.push(format!(
+                    "{ENV_THREADS_PER_BLOCK}: `{text}` is not a thread count in 1..=1024; ignored"
+                )),
+            }
+        }
+        if let Some(text) = lookup(ENV_OVERRIDE_CLAUSES) {
+            match text.trim() {
+                "1" | "true" | "yes" => config.override_clauses = true,
+                "0" | "false" | "no" | "" => {}
+                _ => errors.push(format!(
+                    "{ENV_OVERRIDE_CLAUSES}: `{text}` is not 0 or 1; clauses are kept"
+                )),
+            }
+        }
+        config.profile = lookup(ENV_PROFILE)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        (config, errors)
+    }
+
+    /// Applies the settings that refine a device description.
+    pub fn refine(&self, mut device: DeviceDesc) -> DeviceDesc {
+        if let Some(tpb) = self.threads_per_block {
+            device.threads_per_block = tpb.min(device.max_threads_per_block);
+        }
+        device
+    }
+}
+
+/// Help text for the variables, shared by the CLI.
+pub fn env_help() -> String {
+    format!(
+        "{ENV_POLICY}=<{POLICY_NAMES}>  {ENV_DEVICE}=<preset|profile.toml>  {ENV_THREADS_PER_BLOCK}=N  \
+         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_PROFILE}=<file.csv>  {ENV_LOG}=off|error|warn|info|debug"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Geometry;
+    use std::collections::HashMap;
+
+    fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_without_environment() {
+        assert_eq!(parse(&[]), (Config::default(), vec![]));
+        assert_eq!(Config::default().policy, Policy::Lloyd);
+    }
+
+    #[test]
+    fn reads_every_variable() {
+        let (c, errors) = parse(&[
+            (ENV_POLICY, "fixed:64,8"),
+            (ENV_DEVICE, "titanx-pascal"),
+            (ENV_THREADS_PER_BLOCK, "64"),
+            (ENV_OVERRIDE_CLAUSES, "1"),
+            (ENV_PROFILE, "/tmp/p.csv"),
+        ]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(c.policy, Policy::Fixed(Geometry::new(64, 8)));
+        assert_eq!(c.device.as_ref().unwrap().sm_count, 28);
+        assert_eq!(c.refine(c.device.clone().unwrap()).threads_per_block, 64);
+        assert!(c.override_clauses);
+        assert_eq!(c.profile, Some(PathBuf::from("/tmp/p.csv")));
+    }
+
+    #[test]
+    fn garbage_gives_one_error_each_and_safe_defaults() {
+        let (c, errors) = parse(&[
+            (ENV_POLICY, "fastest"),
+            (ENV_DEVICE, "gtx9000"),
+            (ENV_THREADS_PER_BLOCK, "-3"),
+            (ENV_OVERRIDE_CLAUSES, "maybe"),
+        ]);
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(errors[0].contains("llvm, lloyd"));
+        assert_eq!(c.policy, Policy::Llvm);
+        assert_eq!(c.device, None);
+        assert_eq!(c.threads_per_block, None);
+        assert!(!c.override_clauses);
+    }
+}

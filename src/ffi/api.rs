@@ -1,0 +1,370 @@
+//! The symbols gridsel exports: libomptarget's three entry points, which it
+//! interposes, and the C API of `include/gridsel.h`.
+//!
+//! Every export runs its work through [`boundary`]: a panic inside gridsel
+//! is caught, logged once, and the call is forwarded exactly as it came.
+//! Null checks happen in the [`super::abi`] readers.
+
+use super::abi::{self, BinDesc, KernelArgs};
+use super::dl;
+use crate::device::DeviceDesc;
+use crate::geometry::LaunchDesc;
+use crate::kernel::{ExecMode, KernelDesc};
+use crate::policy::{self, Policy};
+use crate::runtime::Runtime;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// libomptarget's `OFFLOAD_FAIL`: the host runs its fallback for the region.
+const OFFLOAD_FAIL: c_int = !0;
+
+/// Runs `body`, turning a panic into `None` (reported once per process).
+fn boundary<R>(body: impl FnOnce() -> R) -> Option<R> {
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    catch_unwind(AssertUnwindSafe(body)).ok().or_else(|| {
+        if !REPORTED.swap(true, Ordering::Relaxed) {
+            log::error!("internal error (panic) caught; this call is forwarded unchanged");
+        }
+        None
+    })
+}
+
+/// Records the images and kernels of a binary, then registers it with
+/// libomptarget. Called by each binary's constructor before `main`.
+///
+/// # Safety
+/// `desc` is the compiler-generated `__tgt_bin_desc` of the calling binary.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_register_lib(desc: *mut BinDesc) {
+    boundary(|| match unsafe { abi::read_bin_desc(desc) } {
+        Ok(lib) => Runtime::global().register(&lib.kernels, &lib.images),
+        Err(e) => log::warn!("__tgt_register_lib: {e}; this binary's kernels pass through"),
+    });
+    if let Some(real) = dl::register_lib() {
+        // SAFETY: forwarding the caller's own argument to the real function.
+        unsafe { real(desc) }
+    }
+}
+
+/// Forgets a binary's kernels, flushes the profile, and unregisters it.
+///
+/// # Safety
+/// As for [`__tgt_register_lib`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_unregister_lib(desc: *mut BinDesc) {
+    boundary(|| {
+        if let Ok(lib) = unsafe { abi::read_bin_desc(desc) } {
+            Runtime::global().unregister(&lib.kernels);
+        }
+    });
+    if let Some(real) = dl::unregister_lib() {
+        // SAFETY: forwarding the caller's own argument.
+        unsafe { real(desc) }
+    }
+}
+
+/// Chooses the grid of an OpenMP kernel launch and forwards it.
+///
+/// Returns libomptarget's result; 0 is success, anything else makes the host
+/// run the region's fallback. When libomptarget cannot be found the call
+/// fails that way, so the program still computes its results on the host.
+///
+/// # Safety
+/// The arguments are those clang passes to libomptarget's function.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tgt_target_kernel(
+    loc: *mut c_void,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut c_void,
+) -> c_int {
+    let Some(real) = dl::target_kernel() else {
+        return OFFLOAD_FAIL;
+    };
+    match boundary(Runtime::global) {
+        // SAFETY: forwarded from the caller.
+        Some(rt) => unsafe {
+            launch_with(
+                rt,
+                real,
+                loc,
+                device_id,
+                num_teams,
+                thread_limit,
+                host_ptr,
+                args,
+            )
+        },
+        // SAFETY: the caller's own arguments, unchanged.
+        None => unsafe { real(loc, device_id, num_teams, thread_limit, host_ptr, args) },
+    }
+}
+
+/// The body of [`__tgt_target_kernel`] with the runtime and the forwarding
+/// target given, so the launch path can be measured against a stand-in.
+///
+/// # Safety
+/// As for [`__tgt_target_kernel`]; `real` has its signature.
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn launch_with(
+    rt: &Runtime,
+    real: dl::TargetKernelFn,
+    loc: *mut c_void,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut c_void,
+) -> c_int {
+    let plan = boundary(|| {
+        let mut kernel_args = match unsafe { KernelArgs::read(args) } {
+            Ok(a) => a,
+            Err(e) => {
+                report_abi_once(&e);
+                return None;
+            }
+        };
+        let launch = LaunchDesc {
+            trip_count: kernel_args.trip_count,
+            num_teams,
+            thread_limit,
+        };
+        let plan = rt.plan_launch(dl::resolve_device(device_id), host_ptr as usize, launch);
+        if let Some((teams, threads)) = plan.request {
+            kernel_args.write_grid(teams, threads);
+        }
+        Some(plan)
+    })
+    .flatten();
+    let (teams, threads) = plan
+        .as_ref()
+        .and_then(|p| p.request)
+        .unwrap_or((num_teams, thread_limit));
+    let record = plan.and_then(|p| p.record);
+    let start = record.as_ref().map(|_| Instant::now());
+    // SAFETY: the caller's arguments, with the grid gridsel chose.
+    let rc = unsafe { real(loc, device_id, teams, threads, host_ptr, args) };
+    if let (Some(r), Some(start)) = (record, start) {
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        boundary(|| {
+            if let Some(p) = &rt.profile {
+                p.record(&r.kernel.name, r.trip_count, &r.label, r.grid, ns);
+            }
+        });
+    }
+    rc
+}
+
+fn report_abi_once(e: &abi::AbiError) {
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    if !REPORTED.swap(true, Ordering::Relaxed) {
+        log::warn!("__tgt_target_kernel: {e}; launches pass through");
+    }
+}
+
+// ---- C API (include/gridsel.h) -------------------------------------------
+
+/// `gridsel_device`: a GPU's limits.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CDevice {
+    pub sm_arch: u32,
+    pub sm_count: u32,
+    pub max_threads_per_sm: u32,
+    pub max_registers_per_sm: u32,
+    pub max_shared_mem_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub max_threads_per_block: u32,
+    pub warp_size: u32,
+    pub threads_per_block: u32,
+    pub register_alloc_unit: u32,
+    pub shared_alloc_unit: u32,
+    pub reserved_shared_per_block: u32,
+}
+
+/// `gridsel_kernel`: a kernel's resources; 0 means unknown.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CKernel {
+    pub registers: u32,
+    pub shared_mem: u32,
+    pub local_mem: u32,
+    pub max_threads: u32,
+    /// 0 unknown, 1 Generic, 2 SPMD, 3 Generic-SPMD.
+    pub exec_mode: u32,
+}
+
+/// `gridsel_grid`: the answer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CGrid {
+    pub threads: u32,
+    pub blocks: u32,
+    pub llvm_threads: u32,
+    pub llvm_blocks: u32,
+    /// 0 none, 1 short, 2 ideal, 3 long.
+    pub loop_class: u32,
+}
+
+// The same sizes are asserted for C in include/gridsel_abi_check.c.
+const _: () = assert!(size_of::<CDevice>() == 12 * 4);
+const _: () = assert!(size_of::<CKernel>() == 5 * 4);
+const _: () = assert!(size_of::<CGrid>() == 5 * 4);
+
+pub const GRIDSEL_OK: c_int = 0;
+pub const GRIDSEL_ERR_NULL: c_int = -1;
+pub const GRIDSEL_ERR_POLICY: c_int = -2;
+pub const GRIDSEL_ERR_DEVICE: c_int = -3;
+pub const GRIDSEL_ERR_INTERNAL: c_int = -4;
+
+impl From<&DeviceDesc> for CDevice {
+    fn from(d: &DeviceDesc) -> Self {
+        Self {
+            sm_arch: d.sm_arch,
+            sm_count: d.sm_count,
+            max_threads_per_sm: d.max_threads_per_sm,
+            max_registers_per_sm: d.max_registers_per_sm,
+            max_shared_mem_per_sm: d.max_shared_mem_per_sm,
+            max_blocks_per_sm: d.max_blocks_per_sm,
+            max_threads_per_block: d.max_threads_per_block,
+            warp_size: d.warp_size,
+            threads_per_block: d.threads_per_block,
+            register_alloc_unit: d.register_alloc_unit,
+            shared_alloc_unit: d.shared_alloc_unit,
+            reserved_shared_per_block: d.reserved_shared_per_block,
+        }
+    }
+}
+
+impl CDevice {
+    fn to_desc(self) -> DeviceDesc {
+        DeviceDesc {
+            name: "C API device".into(),
+            sm_arch: self.sm_arch,
+            sm_count: self.sm_count,
+            max_threads_per_sm: self.max_threads_per_sm,
+            max_registers_per_sm: self.max_registers_per_sm,
+            max_shared_mem_per_sm: self.max_shared_mem_per_sm,
+            max_blocks_per_sm: self.max_blocks_per_sm,
+            max_threads_per_block: self.max_threads_per_block,
+            warp_size: self.warp_size,
+            threads_per_block: self.threads_per_block,
+            register_alloc_unit: self.register_alloc_unit,
+            shared_alloc_unit: self.shared_alloc_unit,
+            reserved_shared_per_block: self.reserved_shared_per_block,
+        }
+    }
+}
+
+impl CKernel {
+    fn to_desc(self) -> KernelDesc {
+        let known = |v: u32| (v > 0).then_some(v);
+        KernelDesc {
+            registers: known(self.registers),
+            shared_mem: known(self.shared_mem),
+            local_mem: known(self.local_mem),
+            max_threads: known(self.max_threads),
+            exec_mode: u8::try_from(self.exec_mode)
+                .ok()
+                .and_then(ExecMode::from_raw),
+            ..KernelDesc::named("C API kernel")
+        }
+    }
+}
+
+/// Fills `out` with a shipped preset (`titanx-pascal`, `v100`, `a100`, `h100`).
+/// Returns `GRIDSEL_OK`, `GRIDSEL_ERR_NULL` or `GRIDSEL_ERR_DEVICE`.
+///
+/// # Safety
+/// `name` is null or NUL-terminated; `out` is null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gridsel_device_preset(name: *const c_char, out: *mut CDevice) -> c_int {
+    boundary(|| {
+        if name.is_null() || out.is_null() {
+            return GRIDSEL_ERR_NULL;
+        }
+        // SAFETY: checked for null; NUL-terminated by contract.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        match DeviceDesc::preset(&name) {
+            Some(d) => {
+                // SAFETY: checked for null; writable by contract.
+                unsafe { out.write(CDevice::from(&d)) };
+                GRIDSEL_OK
+            }
+            None => GRIDSEL_ERR_DEVICE,
+        }
+    })
+    .unwrap_or(GRIDSEL_ERR_INTERNAL)
+}
+
+/// Chooses the grid `policy` gives a kernel launched over `trip_count`
+/// iterations with its grid left open, next to LLVM 19's choice.
+/// Returns `GRIDSEL_OK`, `GRIDSEL_ERR_NULL`, `GRIDSEL_ERR_POLICY` (unknown or
+/// stateful policy) or `GRIDSEL_ERR_DEVICE` (invalid device).
+///
+/// # Safety
+/// Pointers are null or valid; `policy` is NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gridsel_select(
+    device: *const CDevice,
+    kernel: *const CKernel,
+    trip_count: u64,
+    policy: *const c_char,
+    out: *mut CGrid,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: null-checked reads of caller-owned plain structs.
+        let (Some(device), Some(kernel)) = (unsafe { device.as_ref() }, unsafe { kernel.as_ref() })
+        else {
+            return GRIDSEL_ERR_NULL;
+        };
+        if policy.is_null() || out.is_null() {
+            return GRIDSEL_ERR_NULL;
+        }
+        let device = device.to_desc();
+        if device.validate().is_err() {
+            return GRIDSEL_ERR_DEVICE;
+        }
+        // SAFETY: checked for null; NUL-terminated by contract.
+        let Ok(policy) = unsafe { CStr::from_ptr(policy) }
+            .to_string_lossy()
+            .parse::<Policy>()
+        else {
+            return GRIDSEL_ERR_POLICY;
+        };
+        let kernel = kernel.to_desc();
+        let launch = LaunchDesc::open(trip_count);
+        let Some(decision) = policy::decide(&policy, &device, &kernel, &launch) else {
+            return GRIDSEL_ERR_POLICY;
+        };
+        let llvm = policy::llvm::llvm19(&device, &kernel, &launch);
+        let loop_class = match decision.class {
+            crate::LoopClass::None => 0,
+            crate::LoopClass::Short => 1,
+            crate::LoopClass::Ideal => 2,
+            crate::LoopClass::Long => 3,
+        };
+        let grid = CGrid {
+            threads: decision.geometry.threads,
+            blocks: decision.geometry.blocks,
+            llvm_threads: llvm.threads,
+            llvm_blocks: llvm.blocks,
+            loop_class,
+        };
+        // SAFETY: checked for null; writable by contract.
+        unsafe { out.write(grid) };
+        GRIDSEL_OK
+    })
+    .unwrap_or(GRIDSEL_ERR_INTERNAL)
+}
+
+/// The library version, a static NUL-terminated string.
+#[unsafe(no_mangle)]
+pub extern "C" fn gridsel_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}

@@ -1,0 +1,151 @@
+//! Device attributes from the CUDA driver, through cudarc's dynamic loading.
+//!
+//! Inside a program, gridsel only talks to a libcuda that libomptarget has
+//! already loaded (checked with `RTLD_NOLOAD`), so it never loads a second
+//! driver or wakes a GPU the program does not use. cudarc panics when the
+//! library or a symbol is missing; every call here runs behind
+//! `catch_unwind` and comes back as an error string.
+
+use crate::device::DeviceDesc;
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
+use std::ffi::{CStr, c_int};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+const LIBCUDA_NAMES: [&CStr; 2] = [c"libcuda.so.1", c"libcuda.so"];
+
+/// Whether libcuda is mapped into this process (`load`: or can be loaded).
+fn libcuda_available(load: bool) -> bool {
+    let flags = if load {
+        libc::RTLD_LAZY
+    } else {
+        libc::RTLD_LAZY | libc::RTLD_NOLOAD
+    };
+    LIBCUDA_NAMES.iter().any(|name| {
+        // SAFETY: dlopen with a valid name; the handle is closed right away,
+        // which only drops the reference this call took.
+        unsafe {
+            let handle = libc::dlopen(name.as_ptr(), flags);
+            if handle.is_null() {
+                false
+            } else {
+                libc::dlclose(handle);
+                true
+            }
+        }
+    })
+}
+
+fn check(result: CUresult, what: &str) -> Result<(), String> {
+    if result == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what} failed: {result:?}"))
+    }
+}
+
+fn guarded<T>(body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(body))
+        .unwrap_or_else(|_| Err("the CUDA driver library lacks a needed symbol".into()))
+}
+
+fn attribute(device: c_int, attr: Attr) -> Result<u32, String> {
+    let mut value: c_int = 0;
+    // SAFETY: a valid out pointer and a device ordinal checked by the driver.
+    check(
+        unsafe { sys::cuDeviceGetAttribute(&mut value, attr, device) },
+        "cuDeviceGetAttribute",
+    )?;
+    u32::try_from(value).map_err(|_| format!("attribute {attr:?} is negative"))
+}
+
+fn describe(ordinal: c_int) -> Result<DeviceDesc, String> {
+    // SAFETY: cuInit is idempotent and thread-safe.
+    check(unsafe { sys::cuInit(0) }, "cuInit")?;
+    let mut count: c_int = 0;
+    // SAFETY: valid out pointer.
+    check(
+        unsafe { sys::cuDeviceGetCount(&mut count) },
+        "cuDeviceGetCount",
+    )?;
+    if ordinal < 0 || ordinal >= count {
+        return Err(format!("no CUDA device {ordinal} ({count} present)"));
+    }
+    let mut raw_name = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer holds 256 bytes and the driver NUL-terminates.
+    check(
+        unsafe { sys::cuDeviceGetName(raw_name.as_mut_ptr(), 256, ordinal) },
+        "cuDeviceGetName",
+    )?;
+    // SAFETY: NUL-terminated by the driver, within the buffer.
+    let name = unsafe { CStr::from_ptr(raw_name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let major = attribute(ordinal, Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attribute(ordinal, Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let sm_arch = major * 10 + minor;
+    // Allocation granularities are per architecture and not driver
+    // attributes; the preset of the same generation supplies them.
+    let family = match major {
+        0..=6 => "titanx-pascal",
+        7 => "v100",
+        8 => "a100",
+        _ => "h100",
+    };
+    let base = DeviceDesc::preset(family).ok_or("missing preset")?;
+    let desc = DeviceDesc {
+        name,
+        sm_arch,
+        sm_count: attribute(ordinal, Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        max_threads_per_sm: attribute(
+            ordinal,
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        )?,
+        max_registers_per_sm: attribute(
+            ordinal,
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+        )?,
+        max_shared_mem_per_sm: attribute(
+            ordinal,
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        )?,
+        max_blocks_per_sm: attribute(
+            ordinal,
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+        )?,
+        max_threads_per_block: attribute(ordinal, Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        warp_size: attribute(ordinal, Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
+        reserved_shared_per_block: attribute(
+            ordinal,
+            Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+        )?,
+        ..base
+    };
+    desc.validate().map_err(|e| e.to_string())?;
+    Ok(desc)
+}
+
+/// Device `ordinal` from the driver libomptarget loaded into this process.
+pub fn device_in_process(ordinal: i32) -> Result<DeviceDesc, String> {
+    if !libcuda_available(false) {
+        return Err("no CUDA driver loaded in this process (host offload or no GPU)".into());
+    }
+    guarded(|| describe(ordinal))
+}
+
+/// Every GPU on this machine, loading libcuda if needed (for the CLI).
+pub fn devices_on_machine() -> Result<Vec<DeviceDesc>, String> {
+    if !libcuda_available(true) {
+        return Err("libcuda.so.1 cannot be loaded (no NVIDIA driver)".into());
+    }
+    guarded(|| {
+        // SAFETY: as in `describe`.
+        check(unsafe { sys::cuInit(0) }, "cuInit")?;
+        let mut count: c_int = 0;
+        // SAFETY: valid out pointer.
+        check(
+            unsafe { sys::cuDeviceGetCount(&mut count) },
+            "cuDeviceGetCount",
+        )?;
+        (0..count).map(describe).collect()
+    })
+}

@@ -1,0 +1,59 @@
+//! `GRIDSEL_LOG`: env_logger on stderr, every line prefixed `gridsel:`.
+
+use crate::config::ENV_LOG;
+use log::LevelFilter;
+use std::io::Write;
+
+/// Level when `GRIDSEL_LOG` is unset: errors and warnings only.
+pub const DEFAULT_LEVEL: LevelFilter = LevelFilter::Warn;
+
+/// Parses a `GRIDSEL_LOG` value.
+pub fn parse_level(text: &str) -> Option<LevelFilter> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "off" => Some(LevelFilter::Off),
+        "error" => Some(LevelFilter::Error),
+        "warn" => Some(LevelFilter::Warn),
+        "info" => Some(LevelFilter::Info),
+        "debug" => Some(LevelFilter::Debug),
+        "trace" => Some(LevelFilter::Trace),
+        _ => None,
+    }
+}
+
+/// Installs gridsel's logger unless the host program already has one (a Rust
+/// program may); then gridsel's lines go through the program's logger.
+pub fn init() {
+    let raw = std::env::var(ENV_LOG).ok();
+    let level = raw.as_deref().map_or(Some(DEFAULT_LEVEL), parse_level);
+    let installed = env_logger::Builder::new()
+        .filter_level(level.unwrap_or(DEFAULT_LEVEL))
+        .format(|buf, record| {
+            writeln!(
+                buf,
+                "gridsel: {}: {}",
+                record.level().as_str().to_ascii_lowercase(),
+                record.args()
+            )
+        })
+        .target(env_logger::Target::Stderr)
+        .try_init()
+        .is_ok();
+    if installed && level.is_none() {
+        log::error!(
+            "{ENV_LOG}: `{}` is not one of off, error, warn, info, debug",
+            raw.unwrap_or_default()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_case_insensitively() {
+        assert_eq!(parse_level("INFO"), Some(LevelFilter::Info));
+        assert_eq!(parse_level(" off "), Some(LevelFilter::Off));
+        assert_eq!(parse_level("loud"), None);
+    }
+}

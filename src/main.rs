@@ -1,0 +1,253 @@
+//! `gridsel`: inspect decisions, devices and binaries without running a program.
+
+use clap::{Args, Parser, Subcommand};
+use gridsel::device::{DeviceDesc, PRESETS};
+use gridsel::ffi::cuda;
+use gridsel::geometry::LaunchDesc;
+use gridsel::image::{self, ImageKind};
+use gridsel::kernel::{ExecMode, KernelDesc};
+use gridsel::policy::{self, Policy, llvm::llvm19, sweep};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "gridsel", version, about = "Launch grids for OpenMP offload kernels", after_help = gridsel::config::env_help())]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Choose a grid for one kernel launch and show LLVM 19's next to it.
+    Select {
+        #[command(flatten)]
+        target: Target,
+        #[arg(long, default_value = "lloyd")]
+        policy: String,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the device presets and the GPUs the CUDA driver reports.
+    Devices,
+    /// List the offload kernels embedded in an executable or shared library.
+    Inspect {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the sweep space (the benchmark harness's grid points) as CSV.
+    Space {
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+/// The device, the kernel and the trip count of a launch.
+#[derive(Args)]
+struct Target {
+    /// Preset (titanx-pascal, v100, a100, h100) or TOML profile.
+    #[arg(long, default_value = "h100")]
+    device: String,
+    #[arg(long)]
+    trip_count: u64,
+    /// Overrides the device's ThreadsPerBlock.
+    #[arg(long)]
+    threads_per_block: Option<u32>,
+    /// Take the kernel's facts from this binary (with --kernel).
+    #[arg(long, requires = "kernel")]
+    binary: Option<PathBuf>,
+    /// Kernel symbol in --binary.
+    #[arg(long)]
+    kernel: Option<String>,
+    #[arg(long)]
+    registers: Option<u32>,
+    #[arg(long)]
+    shared_mem: Option<u32>,
+    #[arg(long)]
+    local_mem: Option<u32>,
+    /// Compiled thread cap (clang's default is 128).
+    #[arg(long)]
+    max_threads: Option<u32>,
+    /// spmd, generic or generic-spmd.
+    #[arg(long, value_parser = parse_mode)]
+    mode: Option<ExecMode>,
+}
+
+fn parse_mode(text: &str) -> Result<ExecMode, String> {
+    match text {
+        "spmd" => Ok(ExecMode::Spmd),
+        "generic" => Ok(ExecMode::Generic),
+        "generic-spmd" => Ok(ExecMode::GenericSpmd),
+        _ => Err("expected spmd, generic or generic-spmd".into()),
+    }
+}
+
+impl Target {
+    fn resolve(&self) -> Result<(DeviceDesc, KernelDesc, LaunchDesc), String> {
+        let mut device = DeviceDesc::load(&self.device).map_err(|e| e.to_string())?;
+        if let Some(tpb) = self.threads_per_block {
+            device.threads_per_block = tpb;
+            device.validate().map_err(|e| e.to_string())?;
+        }
+        let mut kernel = match (&self.binary, &self.kernel) {
+            (Some(path), Some(name)) => find_kernel(path, name, device.sm_arch)?,
+            _ => KernelDesc::named("kernel"),
+        };
+        let overrides = [
+            (&mut kernel.registers, self.registers),
+            (&mut kernel.shared_mem, self.shared_mem),
+            (&mut kernel.local_mem, self.local_mem),
+            (&mut kernel.max_threads, self.max_threads),
+        ];
+        for (field, value) in overrides {
+            if value.is_some() {
+                *field = value;
+            }
+        }
+        kernel.exec_mode = self.mode.or(kernel.exec_mode);
+        Ok((device, kernel, LaunchDesc::open(self.trip_count)))
+    }
+}
+
+fn read_images(path: &PathBuf) -> Result<Vec<image::ImageInfo>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    image::images_in_file(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn find_kernel(path: &PathBuf, name: &str, sm_arch: u32) -> Result<KernelDesc, String> {
+    let images = read_images(path)?;
+    let mut found: Vec<KernelDesc> = images
+        .into_iter()
+        .flat_map(|i| i.kernels)
+        .filter(|k| k.name == name)
+        .collect();
+    found.sort_by_key(|k| k.sm_arch != Some(sm_arch));
+    found
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("{}: no kernel {name}", path.display()))
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Select {
+            target,
+            policy,
+            json,
+        } => {
+            let (device, kernel, launch) = target.resolve()?;
+            let policy: Policy = policy.parse()?;
+            let decision = policy::decide(&policy, &device, &kernel, &launch).ok_or_else(|| {
+                format!("{policy} chooses per launch at run time; pick a stateless policy")
+            })?;
+            let llvm = llvm19(&device, &kernel, &launch);
+            let g = decision.geometry;
+            if json {
+                let value = serde_json::json!({
+                    "policy": policy.to_string(), "class": decision.class,
+                    "threads": g.threads, "blocks": g.blocks,
+                    "llvm_threads": llvm.threads, "llvm_blocks": llvm.blocks,
+                    "rule": decision.rule.to_string(), "clamped": decision.clamped,
+                });
+                println!("{value}");
+            } else {
+                println!(
+                    "device   {} ({} SMs, ThreadsPerBlock {})",
+                    device.name, device.sm_count, device.threads_per_block
+                );
+                println!(
+                    "class    {} loop (trip count {})",
+                    decision.class, launch.trip_count
+                );
+                println!("llvm     {llvm}");
+                println!(
+                    "{policy:<8} {g}  [{}]{}",
+                    decision.rule,
+                    if decision.clamped { " (clamped)" } else { "" }
+                );
+            }
+        }
+        Command::Devices => {
+            println!("presets:");
+            for name in PRESETS {
+                let d = DeviceDesc::preset(name).ok_or("missing preset")?;
+                println!(
+                    "  {name:<14} {} (sm_{}, {} SMs)",
+                    d.name, d.sm_arch, d.sm_count
+                );
+            }
+            match cuda::devices_on_machine() {
+                Ok(found) if found.is_empty() => println!("detected: none"),
+                Ok(found) => {
+                    for (i, d) in found.iter().enumerate() {
+                        println!(
+                            "detected {i}: {} (sm_{}, {} SMs)",
+                            d.name, d.sm_arch, d.sm_count
+                        );
+                        println!("{}", toml::to_string(d).map_err(|e| e.to_string())?);
+                    }
+                }
+                Err(e) => println!("detected: none ({e})"),
+            }
+        }
+        Command::Inspect { file, json } => {
+            let images = read_images(&file)?;
+            if json {
+                let value: Vec<_> = images
+                    .iter()
+                    .map(|i| serde_json::json!({"kind": format!("{:?}", i.kind), "kernels": i.kernels}))
+                    .collect();
+                println!("{}", serde_json::Value::Array(value));
+            } else {
+                if images.is_empty() {
+                    println!("{}: no offload images", file.display());
+                }
+                for info in &images {
+                    let kind = match info.kind {
+                        ImageKind::Cubin { sm_arch } => format!("cubin sm_{sm_arch}"),
+                        ImageKind::HostElf { machine } => format!("host ELF (machine {machine})"),
+                        ImageKind::Bitcode => "LLVM bitcode (JIT)".to_string(),
+                    };
+                    println!("{kind}: {} kernels", info.kernels.len());
+                    for k in &info.kernels {
+                        let show =
+                            |v: Option<u32>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
+                        println!(
+                            "  {}  mode {}  regs {}  shared {} B  local {} B  cap {}",
+                            k.name,
+                            k.exec_mode
+                                .map_or_else(|| "?".to_string(), |m| m.to_string()),
+                            show(k.registers),
+                            show(k.shared_mem),
+                            show(k.local_mem),
+                            show(k.max_threads)
+                        );
+                    }
+                }
+            }
+        }
+        Command::Space { target } => {
+            let (device, kernel, launch) = target.resolve()?;
+            println!("label,threads,blocks");
+            for c in sweep::space(&device, &kernel, &launch) {
+                println!(
+                    "{},{},{}",
+                    c.label, c.decision.geometry.threads, c.decision.geometry.blocks
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gridsel: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Grid-selection policies: pure functions of (device, kernel, launch).
+//!
+//! Every policy answers with a [`Decision`]: the grid, the loop class it saw,
+//! and the [`Rule`] that fired, so the log can say why without formatting
+//! strings on the launch path. Limits are applied afterwards by [`clamp`], one
+//! place for every policy.
+
+pub mod lloyd;
+pub mod llvm;
+pub mod sweep;
+
+use crate::device::DeviceDesc;
+use crate::geometry::{Geometry, LaunchDesc, LoopClass};
+use crate::kernel::{ExecMode, KernelDesc};
+use std::fmt;
+use std::str::FromStr;
+
+/// The policy named by `GRIDSEL_POLICY`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Forward untouched: LLVM's own choice.
+    Llvm,
+    /// Lloyd et al. 2018, Fig. 7, as published.
+    Lloyd,
+    /// The same grid for every launch (`fixed:T,B`), for sweeps.
+    Fixed(Geometry),
+    /// Cycle through the sweep space launch by launch (benchmark harness).
+    Sweep,
+}
+
+/// The policy names `GRIDSEL_POLICY` accepts, for error messages and `--help`.
+pub const POLICY_NAMES: &str = "llvm, lloyd, fixed:T,B, sweep";
+
+/// The default until a measured better one exists.
+pub const DEFAULT_POLICY: Policy = Policy::Lloyd;
+
+impl FromStr for Policy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        if let Some(spec) = text.strip_prefix("fixed:") {
+            let parsed = spec.split_once(',').and_then(|(t, b)| {
+                Some((t.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?))
+            });
+            return match parsed {
+                Some((t, b)) if t > 0 && b > 0 => Ok(Self::Fixed(Geometry::new(t, b))),
+                _ => Err(format!(
+                    "`{text}`: fixed needs two positive integers, as in fixed:128,264"
+                )),
+            };
+        }
+        match text {
+            "llvm" => Ok(Self::Llvm),
+            "lloyd" => Ok(Self::Lloyd),
+            "sweep" => Ok(Self::Sweep),
+            _ => Err(format!("unknown policy `{text}`; valid: {POLICY_NAMES}")),
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Llvm => f.write_str("llvm"),
+            Self::Lloyd => f.write_str("lloyd"),
+            Self::Fixed(g) => write!(f, "fixed:{},{}", g.threads, g.blocks),
+            Self::Sweep => f.write_str("sweep"),
+        }
+    }
+}
+
+/// Which rule of a policy produced a grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    LlvmDefault,
+    LloydShort,
+    LloydIdeal,
+    LloydLong,
+    Fixed,
+    SweepPoint,
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::LlvmDefault => "LLVM 19's rule",
+            Self::LloydShort => "short loop: 1 thread per block, one block per iteration (Fig. 7)",
+            Self::LloydIdeal => {
+                "ideal loop: ThreadsPerBlock threads, ceil(trip/threads) blocks (Fig. 7)"
+            }
+            Self::LloydLong => "long loop: blocks capped at the resident maximum (Fig. 7)",
+            Self::Fixed => "fixed grid",
+            Self::SweepPoint => "sweep point",
+        })
+    }
+}
+
+/// A policy's answer for one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub geometry: Geometry,
+    pub class: LoopClass,
+    pub rule: Rule,
+    /// The grid was cut down to the kernel's or the device's limits.
+    pub clamped: bool,
+}
+
+/// Chooses a grid for an open launch with a stateless policy; `None` for
+/// policies that need launch history ([`Policy::Sweep`]), which the runtime
+/// resolves through [`sweep::space`].
+pub fn decide(
+    policy: &Policy,
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+) -> Option<Decision> {
+    let class = lloyd::classify(device, kernel, launch.trip_count);
+    let (geometry, rule) = match policy {
+        Policy::Llvm => (llvm::llvm19(device, kernel, launch), Rule::LlvmDefault),
+        Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
+        Policy::Fixed(g) => (*g, Rule::Fixed),
+        Policy::Sweep => return None,
+    };
+    let (geometry, clamped) = clamp(geometry, device, kernel);
+    Some(Decision {
+        geometry,
+        class,
+        rule,
+        clamped,
+    })
+}
+
+/// Largest thread count a launch of `kernel` can actually get.
+pub fn thread_cap(device: &DeviceDesc, kernel: &KernelDesc) -> u32 {
+    kernel
+        .max_threads
+        .map_or(device.max_threads_per_block, |cap| {
+            cap.min(device.max_threads_per_block)
+        })
+        .max(1)
+}
+
+/// CUDA's grid x-dimension limit.
+pub const MAX_BLOCKS: u32 = i32::MAX as u32;
+
+/// Cuts a grid to what the kernel and device allow; reports whether it had to.
+///
+/// Generic-mode kernels get an extra warp from the runtime on top of any
+/// thread limit, so their smallest expressible block is one warp plus one
+/// thread.
+pub fn clamp(g: Geometry, device: &DeviceDesc, kernel: &KernelDesc) -> (Geometry, bool) {
+    let cap = thread_cap(device, kernel);
+    let floor = if kernel.exec_mode == Some(ExecMode::Generic) {
+        (device.warp_size + 1).min(cap)
+    } else {
+        1
+    };
+    let out = Geometry::new(g.threads.clamp(floor, cap), g.blocks.clamp(1, MAX_BLOCKS));
+    (out, out != g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100() -> DeviceDesc {
+        DeviceDesc::preset("h100").unwrap()
+    }
+
+    #[test]
+    fn parses_every_policy_and_prints_it_back() {
+        for text in ["llvm", "lloyd", "sweep", "fixed:128,264"] {
+            assert_eq!(text.parse::<Policy>().unwrap().to_string(), text);
+        }
+        assert_eq!(
+            " fixed: 32 , 7 ".parse::<Policy>().unwrap(),
+            Policy::Fixed(Geometry::new(32, 7))
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_policies_naming_the_choices() {
+        for bad in [
+            "",
+            "LLOYD",
+            "fast",
+            "fixed:",
+            "fixed:0,1",
+            "fixed:1,0",
+            "fixed:1",
+            "fixed:a,b",
+            "fixed:-1,2",
+        ] {
+            let err = bad.parse::<Policy>().unwrap_err();
+            assert!(err.contains("fixed"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn clamp_respects_the_compiled_cap_and_the_generic_warp() {
+        let d = h100();
+        let mut k = KernelDesc {
+            max_threads: Some(128),
+            exec_mode: Some(ExecMode::Spmd),
+            ..KernelDesc::named("k")
+        };
+        assert_eq!(
+            clamp(Geometry::new(1024, 0), &d, &k),
+            (Geometry::new(128, 1), true)
+        );
+        assert_eq!(
+            clamp(Geometry::new(96, 10), &d, &k),
+            (Geometry::new(96, 10), false)
+        );
+        k.exec_mode = Some(ExecMode::Generic);
+        assert_eq!(
+            clamp(Geometry::new(1, 10), &d, &k),
+            (Geometry::new(33, 10), true)
+        );
+        k.max_threads = None;
+        assert_eq!(
+            clamp(Geometry::new(4096, u32::MAX), &d, &k),
+            (Geometry::new(1024, MAX_BLOCKS), true)
+        );
+    }
+
+    #[test]
+    fn fixed_is_clamped_to_the_kernel() {
+        let k = KernelDesc {
+            max_threads: Some(128),
+            exec_mode: Some(ExecMode::Spmd),
+            ..KernelDesc::named("k")
+        };
+        let d = decide(
+            &Policy::Fixed(Geometry::new(256, 64)),
+            &h100(),
+            &k,
+            &LaunchDesc::open(1000),
+        )
+        .unwrap();
+        assert_eq!(d.geometry, Geometry::new(128, 64));
+        assert!(d.clamped);
+        assert_eq!(d.rule, Rule::Fixed);
+    }
+
+    #[test]
+    fn sweep_is_not_stateless() {
+        assert_eq!(
+            decide(
+                &Policy::Sweep,
+                &h100(),
+                &KernelDesc::named("k"),
+                &LaunchDesc::open(10)
+            ),
+            None
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! `GRIDSEL_PROFILE`: one CSV row per launch, for the benchmark harness.
+//!
+//! Columns: `kernel,trip_count,policy,blocks,threads,ns` where `ns` is the wall
+//! time of the forwarded `__tgt_target_kernel` call (launch and wait, since a
+//! launch without `nowait` returns when the kernel is done) and `policy` names
+//! what chose the grid (under `sweep`, the candidate's label). Rows from many
+//! threads go through one lock; the buffer is flushed when an image is
+//! unregistered and at exit.
+
+use crate::geometry::Geometry;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+pub const HEADER: &str = "kernel,trip_count,policy,blocks,threads,ns";
+
+/// An append-only CSV sink.
+pub struct Profile {
+    out: Mutex<BufWriter<File>>,
+}
+
+impl Profile {
+    /// Opens `path` for appending; writes the header when the file is new.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        if out.get_ref().metadata()?.len() == 0 {
+            writeln!(out, "{HEADER}")?;
+        }
+        Ok(Self {
+            out: Mutex::new(out),
+        })
+    }
+
+    /// Appends one launch.
+    pub fn record(&self, kernel: &str, trip_count: u64, policy: &str, grid: Geometry, ns: u64) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        // A full disk must not take the program down; the row is dropped.
+        let _ = writeln!(
+            out,
+            "{kernel},{trip_count},{policy},{},{},{ns}",
+            grid.blocks, grid.threads
+        );
+    }
+
+    pub fn flush(&self) {
+        let _ = self.out.lock().unwrap_or_else(|e| e.into_inner()).flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_a_header_once_and_appends_rows() {
+        let path =
+            std::env::temp_dir().join(format!("gridsel-profile-test-{}.csv", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        for _ in 0..2 {
+            let p = Profile::open(&path).unwrap();
+            p.record("k", 10, "lloyd", Geometry::new(96, 2), 1234);
+            p.flush();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            format!("{HEADER}\nk,10,lloyd,2,96,1234\nk,10,lloyd,2,96,1234\n")
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -1,0 +1,404 @@
+//! The process-wide state behind the exports: registered kernels, devices,
+//! the policy in force, and the launch path that ties them together.
+//!
+//! Everything here is safe code over plain data; [`crate::ffi::api`] turns C
+//! pointers into the values these methods take.
+
+use crate::config::Config;
+use crate::device::DeviceDesc;
+use crate::ffi::cuda;
+use crate::geometry::{Geometry, LaunchDesc};
+use crate::image::{self, ImageKind};
+use crate::kernel::KernelDesc;
+use crate::plan::{self, Choice};
+use crate::policy::{self, Policy, llvm::llvm19, sweep};
+use crate::profile::Profile;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// One kernel known from a registered image.
+pub struct KernelEntry {
+    pub name: String,
+    /// One descriptor per device image that holds the kernel (e.g. sm_80 and sm_90).
+    pub descs: Vec<KernelDesc>,
+    /// (device, trip count) pairs already logged at info.
+    logged: Mutex<HashSet<(i64, u64)>>,
+    /// Sweep position per (device, trip count), with the space it walks.
+    sweep: Mutex<HashMap<(i64, u64), SweepCursor>>,
+}
+
+/// A sweep space and the index of the next point to launch.
+type SweepCursor = (Arc<[sweep::Candidate]>, usize);
+
+impl KernelEntry {
+    fn new(name: String, descs: Vec<KernelDesc>) -> Self {
+        Self {
+            name,
+            descs,
+            logged: Mutex::default(),
+            sweep: Mutex::default(),
+        }
+    }
+
+    /// The descriptor for the image the device runs: same SM architecture,
+    /// else the first cubin, else whatever is known.
+    pub fn desc_for(&self, device: &DeviceDesc) -> KernelDescRef<'_> {
+        let exact = self
+            .descs
+            .iter()
+            .find(|d| d.sm_arch == Some(device.sm_arch));
+        match exact
+            .or_else(|| self.descs.iter().find(|d| d.sm_arch.is_some()))
+            .or(self.descs.first())
+        {
+            Some(d) => KernelDescRef::Known(d),
+            None => KernelDescRef::Unknown,
+        }
+    }
+}
+
+/// A borrowed descriptor, or none at all.
+pub enum KernelDescRef<'a> {
+    Known(&'a KernelDesc),
+    Unknown,
+}
+
+/// What the launch path decided, for the export to apply and record.
+pub struct LaunchPlan {
+    /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
+    pub request: Option<(i32, i32)>,
+    /// What to put in the profile row, when profiling.
+    pub record: Option<Record>,
+}
+
+/// One profile row, minus the time.
+pub struct Record {
+    pub kernel: Arc<KernelEntry>,
+    pub trip_count: u64,
+    pub label: Arc<str>,
+    pub grid: Geometry,
+}
+
+/// A problem reported once per process.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Once {
+    UnknownKernel(usize),
+    NoDevice(i64),
+}
+
+/// All of gridsel's state in one process.
+pub struct Runtime {
+    pub config: Config,
+    policy_label: Arc<str>,
+    kernels: RwLock<HashMap<usize, Arc<KernelEntry>>>,
+    devices: RwLock<HashMap<i64, Option<Arc<DeviceDesc>>>>,
+    reported: Mutex<HashSet<Once>>,
+    pub profile: Option<Profile>,
+}
+
+impl Runtime {
+    /// Builds the runtime from settings; reports a profile it cannot open.
+    pub fn new(config: Config) -> Self {
+        let profile = config
+            .profile
+            .as_ref()
+            .and_then(|path| match Profile::open(path) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    log::error!(
+                        "GRIDSEL_PROFILE: cannot open {}: {e}; not profiling",
+                        path.display()
+                    );
+                    None
+                }
+            });
+        Self {
+            policy_label: config.policy.to_string().into(),
+            config,
+            kernels: RwLock::default(),
+            devices: RwLock::default(),
+            reported: Mutex::default(),
+            profile,
+        }
+    }
+
+    /// The process's runtime, configured from the environment on first use.
+    pub fn global() -> &'static Runtime {
+        static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+        RUNTIME.get_or_init(|| {
+            crate::logging::init();
+            let (config, errors) = Config::from_lookup(|k| std::env::var(k).ok());
+            for e in &errors {
+                log::error!("{e}");
+            }
+            log::info!(
+                "policy {}, device {}",
+                config.policy,
+                config
+                    .device
+                    .as_ref()
+                    .map_or("from the CUDA driver", |d| &d.name)
+            );
+            Runtime::new(config)
+        })
+    }
+
+    fn report_once(&self, what: Once) -> bool {
+        self.reported
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(what)
+    }
+
+    /// Records a registered binary's kernels: `entries` are (host address,
+    /// device symbol) pairs, `images` the raw device images.
+    pub fn register(&self, entries: &[(usize, String)], images: &[&[u8]]) {
+        let mut parsed = Vec::new();
+        for (i, bytes) in images.iter().enumerate() {
+            match image::parse_image(bytes) {
+                Ok(info) => {
+                    log::debug!("image {i}: {:?}, {} kernels", info.kind, info.kernels.len());
+                    parsed.push(info);
+                }
+                Err(e) => log::warn!(
+                    "image {i} ({} bytes): {e}; its kernels get partial descriptors",
+                    bytes.len()
+                ),
+            }
+        }
+        let has_cubin = parsed
+            .iter()
+            .any(|i| matches!(i.kind, ImageKind::Cubin { .. }));
+        let mut table = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        for (addr, name) in entries {
+            let descs: Vec<KernelDesc> = parsed
+                .iter()
+                .flat_map(|i| i.kernels.iter())
+                .filter(|k| &k.name == name)
+                .cloned()
+                .collect();
+            let unknown = descs.iter().find(|d| d.sm_arch.is_some()).map_or_else(
+                || {
+                    descs.first().map_or_else(
+                        || KernelDesc::named(name.clone()).unknown_fields(),
+                        |d| d.unknown_fields(),
+                    )
+                },
+                |d| d.unknown_fields(),
+            );
+            if !unknown.is_empty() {
+                let why = if has_cubin {
+                    "not found in the cubin"
+                } else {
+                    "no cubin in this binary"
+                };
+                log::info!("kernel {name}: {why}; unknown: {}", unknown.join(", "));
+            }
+            table.insert(*addr, Arc::new(KernelEntry::new(name.clone(), descs)));
+        }
+        log::info!(
+            "registered {} offload entries from {} device images",
+            entries.len(),
+            images.len()
+        );
+    }
+
+    /// Forgets the kernels of an unregistered binary and flushes the profile.
+    pub fn unregister(&self, entries: &[(usize, String)]) {
+        let mut table = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        for (addr, _) in entries {
+            table.remove(addr);
+        }
+        drop(table);
+        if let Some(p) = &self.profile {
+            p.flush();
+        }
+    }
+
+    /// The kernel behind a host entry address.
+    pub fn kernel(&self, host_ptr: usize) -> Option<Arc<KernelEntry>> {
+        self.kernels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&host_ptr)
+            .cloned()
+    }
+
+    /// The description of device `id`: forced by the settings, or read once
+    /// from the CUDA driver that libomptarget loaded.
+    pub fn device(&self, id: i64) -> Option<Arc<DeviceDesc>> {
+        if let Some(found) = self
+            .devices
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+        {
+            return found.clone();
+        }
+        let desc = match &self.config.device {
+            Some(forced) => Ok(forced.clone()),
+            None => i32::try_from(id)
+                .map_err(|_| format!("device id {id} out of range"))
+                .and_then(cuda::device_in_process),
+        };
+        let desc = match desc {
+            Ok(d) => Some(Arc::new(self.config.refine(d))),
+            Err(e) => {
+                if self.report_once(Once::NoDevice(id)) {
+                    log::warn!(
+                        "device {id}: {e}; its launches pass through (set GRIDSEL_DEVICE to choose anyway)"
+                    );
+                }
+                None
+            }
+        };
+        self.devices
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id)
+            .or_insert(desc)
+            .clone()
+    }
+
+    /// Decides one launch. `launch` is what the program passed.
+    pub fn plan_launch(&self, device_id: i64, host_ptr: usize, launch: LaunchDesc) -> LaunchPlan {
+        let profiling = self.profile.is_some();
+        let pass = |record| LaunchPlan {
+            request: None,
+            record,
+        };
+        if self.config.policy == Policy::Llvm && !profiling {
+            return pass(None);
+        }
+        let Some(entry) = self.kernel(host_ptr) else {
+            if self.report_once(Once::UnknownKernel(host_ptr)) {
+                log::warn!("launch of unregistered kernel at {host_ptr:#x}; passing it through");
+            }
+            return pass(None);
+        };
+        let Some(device) = self.device(device_id) else {
+            return pass(None);
+        };
+        let fallback = KernelDesc::named(entry.name.clone());
+        let kernel = match entry.desc_for(&device) {
+            KernelDescRef::Known(d) => d,
+            KernelDescRef::Unknown => &fallback,
+        };
+        let llvm = llvm19(&device, kernel, &launch);
+        let record = |label: &Arc<str>, grid| {
+            profiling.then(|| Record {
+                kernel: entry.clone(),
+                trip_count: launch.trip_count,
+                label: label.clone(),
+                grid,
+            })
+        };
+        if let Err(keep) = plan::may_change(&launch, self.config.override_clauses) {
+            if log::log_enabled!(log::Level::Debug)
+                && self.first_sighting(&entry, device_id, launch.trip_count)
+            {
+                log::debug!("{}: kept as given: {keep}", entry.name);
+            }
+            return pass(record(&Arc::from("llvm"), llvm));
+        }
+        let (decision, label) = match &self.config.policy {
+            Policy::Sweep => {
+                let c = self.next_sweep_point(&entry, &device, kernel, device_id, &launch);
+                (c.decision, Arc::from(c.label.as_str()))
+            }
+            other => match policy::decide(other, &device, kernel, &launch) {
+                Some(d) => (d, self.policy_label.clone()),
+                None => return pass(record(&Arc::from("llvm"), llvm)),
+            },
+        };
+        if self.config.policy == Policy::Llvm {
+            return pass(record(&label, llvm));
+        }
+        let (num_teams, thread_limit) = plan::request(decision.geometry, &device, kernel);
+        let choice = Choice {
+            decision,
+            llvm,
+            num_teams,
+            thread_limit,
+        };
+        if log::log_enabled!(log::Level::Info)
+            && self.first_sighting(&entry, device_id, launch.trip_count)
+        {
+            log::info!(
+                "{}",
+                describe(
+                    &entry.name,
+                    kernel,
+                    &device,
+                    &launch,
+                    &self.config.policy,
+                    &choice
+                )
+            );
+        }
+        LaunchPlan {
+            request: Some((num_teams, thread_limit)),
+            record: record(&label, decision.geometry),
+        }
+    }
+
+    fn first_sighting(&self, entry: &KernelEntry, device_id: i64, trip: u64) -> bool {
+        entry
+            .logged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((device_id, trip))
+    }
+
+    fn next_sweep_point(
+        &self,
+        entry: &KernelEntry,
+        device: &DeviceDesc,
+        kernel: &KernelDesc,
+        device_id: i64,
+        launch: &LaunchDesc,
+    ) -> sweep::Candidate {
+        let mut sweeps = entry.sweep.lock().unwrap_or_else(|e| e.into_inner());
+        let (space, next) = sweeps
+            .entry((device_id, launch.trip_count))
+            .or_insert_with(|| (sweep::space(device, kernel, launch).into(), 0));
+        let candidate = space[*next % space.len()].clone();
+        *next += 1;
+        candidate
+    }
+}
+
+/// The info line for one decision: what the kernel is, what LLVM would do,
+/// what gridsel does and why.
+pub fn describe(
+    name: &str,
+    kernel: &KernelDesc,
+    device: &DeviceDesc,
+    launch: &LaunchDesc,
+    policy: &Policy,
+    choice: &Choice,
+) -> String {
+    let show = |v: Option<u32>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
+    let d = &choice.decision;
+    format!(
+        "{name}: {} mode, {} regs, {} B shared, cap {}; trip {} ({} loop on {}, {} SMs): LLVM {} -> {policy} {}; {}{}",
+        kernel
+            .exec_mode
+            .map_or_else(|| "unknown".to_string(), |m| m.to_string()),
+        show(kernel.registers),
+        show(kernel.shared_mem),
+        show(kernel.max_threads),
+        launch.trip_count,
+        d.class,
+        device.name,
+        device.sm_count,
+        choice.llvm,
+        d.geometry,
+        d.rule,
+        if d.clamped {
+            " (clamped to the kernel's limits)"
+        } else {
+            ""
+        },
+    )
+}

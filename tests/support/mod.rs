@@ -1,0 +1,248 @@
+//! Shared helpers for the integration tests that run real programs under
+//! `LD_PRELOAD=libgridsel.so`: locating the library, compiling the C programs
+//! in `tests/c/` once per test binary, running them with a clean environment,
+//! and reading what gridsel and libomptarget print.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex, Once, OnceLock};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/c/<name>`.
+pub fn c_source(name: &str) -> PathBuf {
+    repo().join("tests/c").join(name)
+}
+
+/// The profile directory this test executable was built into
+/// (`target/<profile>`; the executable lives in `target/<profile>/deps`).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("deps dir");
+    deps.parent().expect("profile dir").to_path_buf()
+}
+
+/// `libgridsel.so` of the same profile as the test. `cargo test` builds the
+/// package's cdylib with the tests; when it is missing (a test executable run
+/// by hand) it is built once here.
+pub fn lib() -> PathBuf {
+    static BUILD: Once = Once::new();
+    let path = profile_dir().join("libgridsel.so");
+    BUILD.call_once(|| {
+        if path.exists() {
+            return;
+        }
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.args(["build", "--lib"]).current_dir(repo());
+        if profile_dir().file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("running cargo build --lib");
+        assert!(status.success(), "cargo build --lib failed");
+    });
+    assert!(path.exists(), "{} missing after cargo build --lib", path.display());
+    path
+}
+
+/// Whether a test that needs something this machine may lack should run.
+/// Outside CI a missing prerequisite skips the test with a printed reason;
+/// with `CI` set it is a failure, since CI installs everything.
+pub fn require(what: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+    assert!(!ci, "{what} is missing, and CI is set: CI must provide it");
+    eprintln!("SKIPPED: {what} is missing (set CI=true to make this a failure)");
+    false
+}
+
+/// A per-test-binary build folder under `target/`.
+pub fn build_root() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let stem = exe.file_stem().unwrap().to_string_lossy().to_string();
+    // `preload-0123abcd` -> `preload`: one folder per test file.
+    let name = stem.rsplit_once('-').map_or(stem.as_str(), |(n, _)| n).to_string();
+    let dir = repo().join("target/gridsel-tests").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A fresh, empty folder for one test's files.
+pub fn temp_dir(test: &str) -> PathBuf {
+    let dir = build_root().join("tmp").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs a build command and returns `out`, panicking with the compiler's
+/// output when it fails.
+pub fn build(out: &Path, program: &str, args: &[&str]) -> PathBuf {
+    let result = Command::new(program)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        result.status.success(),
+        "{program} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    out.to_path_buf()
+}
+
+/// Builds `key` once per test binary with `make`, which gets the output path;
+/// concurrent callers wait for the first.
+pub fn cached(key: &str, make: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    let cell = CACHE.get_or_init(Mutex::default).lock().unwrap().entry(key.to_string()).or_default().clone();
+    cell.get_or_init(|| {
+        let dir = build_root().join("bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        make(&dir.join(key))
+    })
+    .clone()
+}
+
+pub const LLVM19_LIB: &str = "/usr/lib/llvm-19/lib";
+
+/// Flags for a clang-19 host-offload build.
+pub fn host_offload_flags() -> Vec<String> {
+    ["-O2", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", &format!("-Wl,-rpath,{LLVM19_LIB}")]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Compiles `tests/c/<source>` with clang-19 for the host plugin.
+pub fn host_offload(key: &str, source: &str, extra: &[&str]) -> PathBuf {
+    cached(key, |out| {
+        let src = c_source(source);
+        let mut args: Vec<String> = host_offload_flags();
+        args.push(src.to_string_lossy().into());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        build(out, "clang-19", &args)
+    })
+}
+
+/// The result of one run.
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+}
+
+impl Run {
+    /// gridsel's own lines (`gridsel: <level>: ...`).
+    pub fn gridsel_lines(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| l.starts_with("gridsel: ")).collect()
+    }
+
+    /// gridsel's lines containing `needle`.
+    pub fn gridsel_lines_with(&self, needle: &str) -> Vec<&str> {
+        self.gridsel_lines().into_iter().filter(|l| l.contains(needle)).collect()
+    }
+
+    /// `(kernel, blocks, threads)` from libomptarget's `LIBOMPTARGET_INFO=16`
+    /// lines, in launch order.
+    pub fn launches(&self) -> Vec<(String, u32, u32)> {
+        self.stderr.lines().filter_map(parse_launch).collect()
+    }
+
+    /// The launches of kernels whose name contains `part`, as (blocks, threads).
+    pub fn launches_of(&self, part: &str) -> Vec<(u32, u32)> {
+        self.launches().into_iter().filter(|(k, _, _)| k.contains(part)).map(|(_, b, t)| (b, t)).collect()
+    }
+
+    /// The `spy:` lines of `tests/c/spy.c`: (version, trip, teams, limit,
+    /// struct teams, struct limit).
+    pub fn spied(&self) -> Vec<[i64; 6]> {
+        self.stderr
+            .lines()
+            .filter_map(|l| {
+                let nums: Vec<i64> = l
+                    .strip_prefix("spy: ")?
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect();
+                nums.try_into().ok()
+            })
+            .collect()
+    }
+
+    /// Panics unless the program exited with 0.
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, Some(0), "exit status\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+/// `... Launching kernel <name> with <B> blocks and <T> threads in <mode> mode`.
+fn parse_launch(line: &str) -> Option<(String, u32, u32)> {
+    let rest = &line[line.find("Launching kernel ")? + "Launching kernel ".len()..];
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    match words.as_slice() {
+        [name, "with", b, "blocks", "and", t, "threads", ..] => Some((name.to_string(), b.parse().ok()?, t.parse().ok()?)),
+        _ => None,
+    }
+}
+
+/// Variables the tests control; any value inherited from the caller's
+/// environment is removed so that runs are reproducible.
+const CONTROLLED: &[&str] = &[
+    "GRIDSEL_POLICY",
+    "GRIDSEL_DEVICE",
+    "GRIDSEL_THREADS_PER_BLOCK",
+    "GRIDSEL_OVERRIDE_CLAUSES",
+    "GRIDSEL_PROFILE",
+    "GRIDSEL_LOG",
+    "LIBOMPTARGET_INFO",
+    "LIBOMPTARGET_DEBUG",
+    "LIBOMPTARGET_NEXTGEN_PLUGINS",
+    "OMP_TARGET_OFFLOAD",
+    "OMP_NUM_TEAMS",
+    "OMP_TEAMS_THREAD_LIMIT",
+    "OMP_NUM_THREADS",
+    "LD_PRELOAD",
+];
+
+/// Runs `program args` with `env`, preloading `preload` (a list of libraries;
+/// empty runs without gridsel).
+pub fn run_with(program: &Path, args: &[&str], env: &[(&str, &str)], preload: &[&Path]) -> Run {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    for var in CONTROLLED {
+        cmd.env_remove(var);
+    }
+    // Two host threads per team keeps the host plugin quiet and fast.
+    cmd.env("OMP_NUM_THREADS", "2");
+    if !preload.is_empty() {
+        let list: Vec<String> = preload.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        cmd.env("LD_PRELOAD", list.join(" "));
+    }
+    cmd.envs(env.iter().copied());
+    let out: Output = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code(),
+    }
+}
+
+/// Runs under gridsel.
+pub fn run_gridsel(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_with(program, args, env, &[&lib()])
+}
+
+/// Runs without gridsel.
+pub fn run_plain(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_with(program, args, env, &[])
+}

@@ -310,6 +310,7 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
     let flags = e.header.e_flags(e.endian);
     let abi = e.header.e_ident().abi_version;
     let arch = sm_arch(flags, abi);
+    let linked = e.header.e_type(e.endian) == elf::ET_EXEC;
     let syms = symbols(e, elf::SHT_SYMTAB)?;
     let sections = section_map(e);
     let envs = env_symbols(&syms);
@@ -360,9 +361,14 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             Some(s) => read_env(e, name, s)?,
             None => KernelEnv::default(),
         };
-        let shared_mem = sections
-            .get(format!(".nv.shared.{name}").as_bytes())
-            .and_then(|(_, s)| u32::try_from(s.sh_size(e.endian)).ok());
+        // A linked cubin gathers all static shared memory a kernel uses,
+        // its callees' included, into `.nv.shared.K`; no section means none
+        // (plain SPMD kernels at -O3 have none). An unlinked object cannot
+        // tell, since the device runtime's share is added at link time.
+        let shared_mem = match sections.get(format!(".nv.shared.{name}").as_bytes()) {
+            Some((_, s)) => u32::try_from(s.sh_size(e.endian)).ok(),
+            None => linked.then_some(0),
+        };
         let code_size = sections
             .get(format!(".text.{name}").as_bytes())
             .map(|(_, s)| s.sh_size(e.endian))

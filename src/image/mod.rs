@@ -31,7 +31,7 @@
 //! | `registers` | global `.nv.info`, `EIATTR_REGCOUNT` (0x2f): {u32 symbol index, u32 registers} |
 //! | `local_mem` | global `.nv.info`, `EIATTR_FRAME_SIZE` (0x11): {u32 symbol index, u32 bytes} |
 //! | `max_threads` | min of kernel environment MaxThreads (if > 0) and `.nv.info.K` `EIATTR_MAX_THREADS` (0x05) {x, y, z}: x |
-//! | `shared_mem` | size of the NOBITS section `.nv.shared.K`; `None` when there is none |
+//! | `shared_mem` | size of the NOBITS section `.nv.shared.K`; 0 without one in a linked cubin, `None` in an unlinked object |
 //! | `code_size` | size of `.text.K` (else the symbol's size) |
 //! | `exec_mode`, `min_threads`, `max_teams` | `K_kernel_environment` (48 bytes in `.nv.global.init`): byte 2 mode, i32 at 4 MinThreads, i32 at 8 MaxThreads, i32 at 16 MaxTeams; values <= 0 are "unset" |
 //!
@@ -60,7 +60,9 @@
 //!   0x36, 0x0a, 0x19 (format 3), 0x1e, 0x1c, 0x28, 0x29, 0x1b (format 3),
 //!   0x50 (format 3), 0x17, 0x37 — all skipped by format.
 //! * `.nv.shared.K` is 1060 bytes (0x424) for SPMD kernels and 1076 (0x434)
-//!   for the Generic-SPMD kernel: the LLVM 19 device runtime's shared state.
+//!   for the Generic-SPMD kernel of the fixtures: the LLVM 19 device
+//!   runtime's shared state. Plain SPMD kernels of the benchmarks, built at
+//!   -O3, have no such section at all (no static shared memory).
 //! * Kernel environments are in `.nv.global.init` with section-relative
 //!   `st_value`; MinThreads is 1 in every kernel clang 19 made (so
 //!   `min_threads` is `Some(1)`), MaxTeams 0 (unset); `launch_bounds(512)`

@@ -45,7 +45,11 @@ pub fn lib() -> PathBuf {
         let status = cmd.status().expect("running cargo build --lib");
         assert!(status.success(), "cargo build --lib failed");
     });
-    assert!(path.exists(), "{} missing after cargo build --lib", path.display());
+    assert!(
+        path.exists(),
+        "{} missing after cargo build --lib",
+        path.display()
+    );
     path
 }
 
@@ -67,7 +71,10 @@ pub fn build_root() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let stem = exe.file_stem().unwrap().to_string_lossy().to_string();
     // `preload-0123abcd` -> `preload`: one folder per test file.
-    let name = stem.rsplit_once('-').map_or(stem.as_str(), |(n, _)| n).to_string();
+    let name = stem
+        .rsplit_once('-')
+        .map_or(stem.as_str(), |(n, _)| n)
+        .to_string();
     let dir = repo().join("target/gridsel-tests").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -103,7 +110,13 @@ pub fn build(out: &Path, program: &str, args: &[&str]) -> PathBuf {
 /// concurrent callers wait for the first.
 pub fn cached(key: &str, make: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
-    let cell = CACHE.get_or_init(Mutex::default).lock().unwrap().entry(key.to_string()).or_default().clone();
+    let cell = CACHE
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap()
+        .entry(key.to_string())
+        .or_default()
+        .clone();
     cell.get_or_init(|| {
         let dir = build_root().join("bin");
         std::fs::create_dir_all(&dir).unwrap();
@@ -116,9 +129,14 @@ pub const LLVM19_LIB: &str = "/usr/lib/llvm-19/lib";
 
 /// Flags for a clang-19 host-offload build.
 pub fn host_offload_flags() -> Vec<String> {
-    ["-O2", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", &format!("-Wl,-rpath,{LLVM19_LIB}")]
-        .map(String::from)
-        .to_vec()
+    [
+        "-O2",
+        "-fopenmp",
+        "-fopenmp-targets=x86_64-pc-linux-gnu",
+        &format!("-Wl,-rpath,{LLVM19_LIB}"),
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// Compiles `tests/c/<source>` with clang-19 for the host plugin.
@@ -143,12 +161,18 @@ pub struct Run {
 impl Run {
     /// gridsel's own lines (`gridsel: <level>: ...`).
     pub fn gridsel_lines(&self) -> Vec<&str> {
-        self.stderr.lines().filter(|l| l.starts_with("gridsel: ")).collect()
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("gridsel: "))
+            .collect()
     }
 
     /// gridsel's lines containing `needle`.
     pub fn gridsel_lines_with(&self, needle: &str) -> Vec<&str> {
-        self.gridsel_lines().into_iter().filter(|l| l.contains(needle)).collect()
+        self.gridsel_lines()
+            .into_iter()
+            .filter(|l| l.contains(needle))
+            .collect()
     }
 
     /// `(kernel, blocks, threads)` from libomptarget's `LIBOMPTARGET_INFO=16`
@@ -159,7 +183,11 @@ impl Run {
 
     /// The launches of kernels whose name contains `part`, as (blocks, threads).
     pub fn launches_of(&self, part: &str) -> Vec<(u32, u32)> {
-        self.launches().into_iter().filter(|(k, _, _)| k.contains(part)).map(|(_, b, t)| (b, t)).collect()
+        self.launches()
+            .into_iter()
+            .filter(|(k, _, _)| k.contains(part))
+            .map(|(_, b, t)| (b, t))
+            .collect()
     }
 
     /// The `spy:` lines of `tests/c/spy.c`: (version, trip, teams, limit,
@@ -180,7 +208,13 @@ impl Run {
 
     /// Panics unless the program exited with 0.
     pub fn ok(self) -> Self {
-        assert_eq!(self.code, Some(0), "exit status\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code,
+            Some(0),
+            "exit status\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 }
@@ -190,7 +224,9 @@ fn parse_launch(line: &str) -> Option<(String, u32, u32)> {
     let rest = &line[line.find("Launching kernel ")? + "Launching kernel ".len()..];
     let words: Vec<&str> = rest.split_whitespace().collect();
     match words.as_slice() {
-        [name, "with", b, "blocks", "and", t, "threads", ..] => Some((name.to_string(), b.parse().ok()?, t.parse().ok()?)),
+        [name, "with", b, "blocks", "and", t, "threads", ..] => {
+            Some((name.to_string(), b.parse().ok()?, t.parse().ok()?))
+        }
         _ => None,
     }
 }
@@ -225,11 +261,16 @@ pub fn run_with(program: &Path, args: &[&str], env: &[(&str, &str)], preload: &[
     // Two host threads per team keeps the host plugin quiet and fast.
     cmd.env("OMP_NUM_THREADS", "2");
     if !preload.is_empty() {
-        let list: Vec<String> = preload.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let list: Vec<String> = preload
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
         cmd.env("LD_PRELOAD", list.join(" "));
     }
     cmd.envs(env.iter().copied());
-    let out: Output = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let out: Output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
     Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),

@@ -1,0 +1,9 @@
+# Sourced on the GPU machine by bench/gpu/*.sh: unpacks the runtime carried as
+# .runtime.tar.xz and points the loader at it.
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export GRIDSEL_RUNTIME_DIR=${GRIDSEL_RUNTIME_DIR:-/tmp/gridsel-runtime}
+bash "$repo/bench/toolchain/runtime.sh" --extract "$GRIDSEL_RUNTIME_DIR" >/dev/null
+export LD_LIBRARY_PATH=$GRIDSEL_RUNTIME_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OMP_TARGET_OFFLOAD=MANDATORY
+export GRIDSEL_LIB=$repo/.stage/libgridsel.so GRIDSEL_CLI=$repo/.stage/gridsel
+export GRIDSEL_COMMIT=$(cat "$repo/.stage/commit" 2>/dev/null || echo unknown)

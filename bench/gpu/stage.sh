@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds everything a GPU run needs, here, and stages it for the device tool:
+#   .stage/libgridsel.so, .stage/gridsel   (stripped release builds)
+#   bench/build/{sm_90,host}/*             (the benchmark programs)
+#   .runtime.tar.xz                        (libomptarget and its libraries)
+# A device call then carries [".stage", "bench/build", ".runtime.tar.xz"]
+# (about 50 MB, under the 64 MiB limit) and runs bench/gpu/*.sh there.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo"
+cargo build --release --quiet
+mkdir -p .stage
+for f in libgridsel.so gridsel; do
+  strip -o ".stage/$f" "target/release/$f"
+done
+git rev-parse HEAD > .stage/commit 2>/dev/null || echo unknown > .stage/commit
+bash bench/toolchain/build.sh
+bash bench/toolchain/runtime.sh --tar >/dev/null
+du -sh .stage bench/build .runtime.tar.xz

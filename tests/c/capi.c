@@ -1,0 +1,48 @@
+/* Exercises include/gridsel.h against libgridsel.so; tests/capi.rs checks
+ * the printed lines. One line per check: `<name> <rc> [<fields>...]`. */
+#include "gridsel.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+static void select_and_print(const char *name, const gridsel_device *d, const gridsel_kernel *k,
+                             uint64_t trip, const char *policy) {
+  gridsel_grid g = {0, 0, 0, 0, 99};
+  int rc = gridsel_select(d, k, trip, policy, &g);
+  printf("%s %d threads %u blocks %u llvm_threads %u llvm_blocks %u class %u\n", name, rc, g.threads,
+         g.blocks, g.llvm_threads, g.llvm_blocks, g.loop_class);
+}
+
+int main(void) {
+  printf("version %s\n", gridsel_version());
+
+  gridsel_device titan;
+  int rc = gridsel_device_preset("titanx-pascal", &titan);
+  printf("preset_titan %d sm_count %u sm_arch %u\n", rc, titan.sm_count, titan.sm_arch);
+  titan.threads_per_block = 64;
+  gridsel_kernel k64 = {64, 0, 0, 0, GRIDSEL_MODE_SPMD};
+  select_and_print("titan_trip10", &titan, &k64, 10, "lloyd");
+  select_and_print("titan_trip131072", &titan, &k64, 128 * 1024, "lloyd");
+
+  gridsel_device h100;
+  rc = gridsel_device_preset("h100", &h100);
+  printf("preset_h100 %d sm_count %u\n", rc, h100.sm_count);
+  gridsel_kernel unknown = {0, 0, 0, 0, GRIDSEL_MODE_UNKNOWN};
+  select_and_print("h100_lloyd_1000", &h100, &unknown, 1000, "lloyd");
+  select_and_print("h100_fixed", &h100, &unknown, 1000, "fixed:64,7");
+
+  gridsel_grid g;
+  printf("null_device %d\n", gridsel_select(NULL, &unknown, 10, "lloyd", &g));
+  printf("null_kernel %d\n", gridsel_select(&h100, NULL, 10, "lloyd", &g));
+  printf("null_policy %d\n", gridsel_select(&h100, &unknown, 10, NULL, &g));
+  printf("null_out %d\n", gridsel_select(&h100, &unknown, 10, "lloyd", NULL));
+  printf("null_preset_name %d\n", gridsel_device_preset(NULL, &h100));
+  printf("null_preset_out %d\n", gridsel_device_preset("h100", NULL));
+  printf("policy_nope %d\n", gridsel_select(&h100, &unknown, 10, "nope", &g));
+  printf("policy_sweep %d\n", gridsel_select(&h100, &unknown, 10, "sweep", &g));
+  printf("preset_unknown %d\n", gridsel_device_preset("gtx9000", &titan));
+  gridsel_device broken = h100;
+  broken.sm_count = 0;
+  printf("sm_count_0 %d\n", gridsel_select(&broken, &unknown, 10, "lloyd", &g));
+  return 0;
+}

@@ -52,6 +52,7 @@ typedef struct gridsel_device {
   uint32_t register_alloc_unit;       /* registers per warp allocation unit */
   uint32_t shared_alloc_unit;         /* bytes */
   uint32_t reserved_shared_per_block; /* bytes */
+  uint32_t waves;                     /* auto: waves of resident blocks for long loops */
 } gridsel_device;
 
 /* A kernel's compiled resources; 0 in any field means unknown. */
@@ -76,7 +77,7 @@ typedef struct gridsel_grid {
  * Returns GRIDSEL_OK, GRIDSEL_ERR_NULL or GRIDSEL_ERR_DEVICE. */
 int gridsel_device_preset(const char *name, gridsel_device *out);
 
-/* Chooses the grid `policy` ("lloyd", "llvm", "fixed:T,B", ...) gives a kernel
+/* Chooses the grid `policy` ("auto", "lloyd", "llvm", "occupancy", "fixed:T,B") gives a kernel
  * whose launch over trip_count iterations left the grid open.
  * Returns GRIDSEL_OK, GRIDSEL_ERR_NULL, GRIDSEL_ERR_POLICY or GRIDSEL_ERR_DEVICE. */
 int gridsel_select(const gridsel_device *device, const gridsel_kernel *kernel,

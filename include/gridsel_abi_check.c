@@ -2,7 +2,7 @@
  * definitions in src/ffi/api.rs (CDevice, CKernel, CGrid). */
 #include "gridsel.h"
 
-_Static_assert(sizeof(gridsel_device) == 12 * 4, "gridsel_device layout");
+_Static_assert(sizeof(gridsel_device) == 13 * 4, "gridsel_device layout");
 _Static_assert(sizeof(gridsel_kernel) == 5 * 4, "gridsel_kernel layout");
 _Static_assert(sizeof(gridsel_grid) == 5 * 4, "gridsel_grid layout");
 

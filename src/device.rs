@@ -24,14 +24,23 @@ pub struct DeviceDesc {
     pub max_blocks_per_sm: u32,
     pub max_threads_per_block: u32,
     pub warp_size: u32,
-    /// The paper's experimental ThreadsPerBlock for this device.
+    /// The paper's experimental ThreadsPerBlock for this device (`lloyd`).
     pub threads_per_block: u32,
+    /// Waves of resident blocks `auto` launches at most for long loops.
+    #[serde(default = "default_waves")]
+    pub waves: u32,
     /// Registers are allocated per warp in units of this many.
     pub register_alloc_unit: u32,
     /// Shared memory is allocated per block in units of this many bytes.
     pub shared_alloc_unit: u32,
     /// Shared memory the system reserves per block (1 KiB from sm_80 on).
     pub reserved_shared_per_block: u32,
+}
+
+/// `auto`'s long-loop cap before calibration: one wave, the paper's
+/// no-queuing insight.
+fn default_waves() -> u32 {
+    1
 }
 
 /// The named devices shipped with gridsel.
@@ -60,6 +69,7 @@ impl DeviceDesc {
             max_threads_per_block: 1024,
             warp_size: 32,
             threads_per_block: 96,
+            waves: default_waves(),
             register_alloc_unit: 256,
             shared_alloc_unit: 128,
             reserved_shared_per_block: reserved,
@@ -118,6 +128,7 @@ impl DeviceDesc {
             ("max_threads_per_block", self.max_threads_per_block),
             ("warp_size", self.warp_size),
             ("threads_per_block", self.threads_per_block),
+            ("waves", self.waves),
             ("register_alloc_unit", self.register_alloc_unit),
             ("shared_alloc_unit", self.shared_alloc_unit),
         ];

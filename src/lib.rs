@@ -32,6 +32,7 @@ pub mod geometry;
 pub mod image;
 pub mod kernel;
 pub mod logging;
+pub mod occupancy;
 pub mod plan;
 pub mod policy;
 pub mod profile;

@@ -82,10 +82,12 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     host_ptr: *mut c_void,
     args: *mut c_void,
 ) -> c_int {
+    // The runtime first: it installs the logger the lookup's error needs.
+    let runtime = boundary(Runtime::global);
     let Some(real) = dl::target_kernel() else {
         return OFFLOAD_FAIL;
     };
-    match boundary(Runtime::global) {
+    match runtime {
         // SAFETY: forwarded from the caller.
         Some(rt) => unsafe {
             launch_with(
@@ -185,6 +187,7 @@ pub struct CDevice {
     pub register_alloc_unit: u32,
     pub shared_alloc_unit: u32,
     pub reserved_shared_per_block: u32,
+    pub waves: u32,
 }
 
 /// `gridsel_kernel`: a kernel's resources; 0 means unknown.
@@ -212,7 +215,7 @@ pub struct CGrid {
 }
 
 // The same sizes are asserted for C in include/gridsel_abi_check.c.
-const _: () = assert!(size_of::<CDevice>() == 12 * 4);
+const _: () = assert!(size_of::<CDevice>() == 13 * 4);
 const _: () = assert!(size_of::<CKernel>() == 5 * 4);
 const _: () = assert!(size_of::<CGrid>() == 5 * 4);
 
@@ -237,6 +240,7 @@ impl From<&DeviceDesc> for CDevice {
             register_alloc_unit: d.register_alloc_unit,
             shared_alloc_unit: d.shared_alloc_unit,
             reserved_shared_per_block: d.reserved_shared_per_block,
+            waves: d.waves,
         }
     }
 }
@@ -254,6 +258,7 @@ impl CDevice {
             max_threads_per_block: self.max_threads_per_block,
             warp_size: self.warp_size,
             threads_per_block: self.threads_per_block,
+            waves: self.waves,
             register_alloc_unit: self.register_alloc_unit,
             shared_alloc_unit: self.shared_alloc_unit,
             reserved_shared_per_block: self.reserved_shared_per_block,

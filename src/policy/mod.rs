@@ -5,8 +5,10 @@
 //! strings on the launch path. Limits are applied afterwards by [`clamp`], one
 //! place for every policy.
 
+pub mod auto;
 pub mod lloyd;
 pub mod llvm;
+pub mod occupancy;
 pub mod sweep;
 
 use crate::device::DeviceDesc;
@@ -22,6 +24,10 @@ pub enum Policy {
     Llvm,
     /// Lloyd et al. 2018, Fig. 7, as published.
     Lloyd,
+    /// Chunk-aware grid from measurements on the device ([`auto`]).
+    Auto,
+    /// Maximum theoretical occupancy ([`occupancy`]).
+    Occupancy,
     /// The same grid for every launch (`fixed:T,B`), for sweeps.
     Fixed(Geometry),
     /// Cycle through the sweep space launch by launch (benchmark harness).
@@ -29,7 +35,7 @@ pub enum Policy {
 }
 
 /// The policy names `GRIDSEL_POLICY` accepts, for error messages and `--help`.
-pub const POLICY_NAMES: &str = "llvm, lloyd, fixed:T,B, sweep";
+pub const POLICY_NAMES: &str = "auto, llvm, lloyd, occupancy, fixed:T,B, sweep";
 
 /// The default until a measured better one exists.
 pub const DEFAULT_POLICY: Policy = Policy::Lloyd;
@@ -53,6 +59,8 @@ impl FromStr for Policy {
         match text {
             "llvm" => Ok(Self::Llvm),
             "lloyd" => Ok(Self::Lloyd),
+            "auto" => Ok(Self::Auto),
+            "occupancy" => Ok(Self::Occupancy),
             "sweep" => Ok(Self::Sweep),
             _ => Err(format!("unknown policy `{text}`; valid: {POLICY_NAMES}")),
         }
@@ -64,6 +72,8 @@ impl fmt::Display for Policy {
         match self {
             Self::Llvm => f.write_str("llvm"),
             Self::Lloyd => f.write_str("lloyd"),
+            Self::Auto => f.write_str("auto"),
+            Self::Occupancy => f.write_str("occupancy"),
             Self::Fixed(g) => write!(f, "fixed:{},{}", g.threads, g.blocks),
             Self::Sweep => f.write_str("sweep"),
         }
@@ -77,6 +87,9 @@ pub enum Rule {
     LloydShort,
     LloydIdeal,
     LloydLong,
+    AutoOneTeamPerChunk,
+    AutoResidentWaves,
+    Occupancy,
     Fixed,
     SweepPoint,
 }
@@ -90,6 +103,13 @@ impl fmt::Display for Rule {
                 "ideal loop: ThreadsPerBlock threads, ceil(trip/threads) blocks (Fig. 7)"
             }
             Self::LloydLong => "long loop: blocks capped at the resident maximum (Fig. 7)",
+            Self::AutoOneTeamPerChunk => {
+                "one block per distribute chunk, chunk-sized blocks (NOTES.md)"
+            }
+            Self::AutoResidentWaves => {
+                "blocks capped at the calibrated waves of resident blocks (NOTES.md)"
+            }
+            Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
             Self::SweepPoint => "sweep point",
         })
@@ -119,6 +139,8 @@ pub fn decide(
     let (geometry, rule) = match policy {
         Policy::Llvm => (llvm::llvm19(device, kernel, launch), Rule::LlvmDefault),
         Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
+        Policy::Auto => auto::auto(device, kernel, launch),
+        Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
         Policy::Fixed(g) => (*g, Rule::Fixed),
         Policy::Sweep => return None,
     };
@@ -170,7 +192,14 @@ mod tests {
 
     #[test]
     fn parses_every_policy_and_prints_it_back() {
-        for text in ["llvm", "lloyd", "sweep", "fixed:128,264"] {
+        for text in [
+            "auto",
+            "llvm",
+            "lloyd",
+            "occupancy",
+            "sweep",
+            "fixed:128,264",
+        ] {
             assert_eq!(text.parse::<Policy>().unwrap().to_string(), text);
         }
         assert_eq!(

@@ -8,7 +8,8 @@
 //!
 //! The space follows the paper (threads 1 and multiples of the warp, blocks in
 //! powers of two up to 2^16) plus the grids a GPU-aware rule would pick:
-//! multiples of the SM count and ceil(trip/threads). Points that would give a
+//! multiples of the SM count, whole waves of resident blocks, one block per
+//! distribute chunk, and ceil(trip/threads). Points that would give a
 //! thread more than [`MAX_ITERATIONS_PER_THREAD`] iterations are left out:
 //! they are orders of magnitude off the best and would take minutes each on
 //! 10^9-iteration loops.
@@ -36,7 +37,7 @@ pub struct Candidate {
 
 /// The policies whose choices open every cycle of the sweep.
 pub fn reference_policies() -> Vec<Policy> {
-    vec![Policy::Llvm, Policy::Lloyd]
+    vec![Policy::Llvm, Policy::Lloyd, Policy::Auto, Policy::Occupancy]
 }
 
 /// Every point of the sweep for one launch, policies first, deterministic.
@@ -60,6 +61,10 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
     for t in threads {
         let mut blocks: Vec<u32> = (0..=16).map(|p| 1u32 << p).collect();
         blocks.extend((1..=SM_MULTIPLES).map(|m| m * device.sm_count));
+        // Whole waves of resident blocks, and one block per distribute chunk.
+        let resident = crate::occupancy::resident_blocks(device, kernel, t);
+        blocks.extend([1, 2, 4].map(|w| resident.saturating_mul(w).min(MAX_SWEEP_BLOCKS)));
+        blocks.push(saturate(div_ceil(trip, chunk)).min(MAX_SWEEP_BLOCKS));
         blocks.push(saturate(div_ceil(trip, u64::from(t))).min(MAX_SWEEP_BLOCKS));
         blocks.sort_unstable();
         blocks.dedup();

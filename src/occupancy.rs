@@ -36,8 +36,8 @@ pub fn resident_blocks_per_sm(device: &DeviceDesc, kernel: &KernelDesc, threads:
             u64::from(shared) + u64::from(device.reserved_shared_per_block),
             u64::from(device.shared_alloc_unit),
         );
-        if per_block > 0 {
-            limit = limit.min(u64::from(device.max_shared_mem_per_sm) / per_block);
+        if let Some(by_shared) = u64::from(device.max_shared_mem_per_sm).checked_div(per_block) {
+            limit = limit.min(by_shared);
         }
     }
     u32::try_from(limit).unwrap_or(u32::MAX)

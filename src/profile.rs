@@ -3,21 +3,27 @@
 //! Columns: `kernel,trip_count,policy,blocks,threads,ns` where `ns` is the wall
 //! time of the forwarded `__tgt_target_kernel` call (launch and wait, since a
 //! launch without `nowait` returns when the kernel is done) and `policy` names
-//! what chose the grid (under `sweep`, the candidate's label). Rows from many
-//! threads go through one lock; the buffer is flushed when an image is
-//! unregistered and at exit.
+//! what chose the grid (under `sweep`, the candidate's label), quoted when it
+//! holds a comma (`"fixed:64,8"`). Rows from many threads go through one lock;
+//! the buffer is flushed at least once a second, when an image is
+//! unregistered, and at exit, so a program killed by a harness's timeout
+//! keeps all but its last second of rows.
 
 use crate::geometry::Geometry;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Longest time a row waits in the buffer.
+const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 pub const HEADER: &str = "kernel,trip_count,policy,blocks,threads,ns";
 
 /// An append-only CSV sink.
 pub struct Profile {
-    out: Mutex<BufWriter<File>>,
+    out: Mutex<(BufWriter<File>, Instant)>,
 }
 
 impl Profile {
@@ -29,23 +35,29 @@ impl Profile {
             writeln!(out, "{HEADER}")?;
         }
         Ok(Self {
-            out: Mutex::new(out),
+            out: Mutex::new((out, Instant::now())),
         })
     }
 
     /// Appends one launch.
     pub fn record(&self, kernel: &str, trip_count: u64, policy: &str, grid: Geometry, ns: u64) {
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let (out, last_flush) = &mut *guard;
+        let quote = if policy.contains(',') { "\"" } else { "" };
         // A full disk must not take the program down; the row is dropped.
         let _ = writeln!(
             out,
-            "{kernel},{trip_count},{policy},{},{},{ns}",
+            "{kernel},{trip_count},{quote}{policy}{quote},{},{},{ns}",
             grid.blocks, grid.threads
         );
+        if last_flush.elapsed() >= FLUSH_INTERVAL {
+            let _ = out.flush();
+            *last_flush = Instant::now();
+        }
     }
 
     pub fn flush(&self) {
-        let _ = self.out.lock().unwrap_or_else(|e| e.into_inner()).flush();
+        let _ = self.out.lock().unwrap_or_else(|e| e.into_inner()).0.flush();
     }
 }
 

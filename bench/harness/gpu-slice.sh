@@ -11,7 +11,8 @@
 # slice.tar.gz`). Variables: OUT (default ./out), GRIDSEL_COMMIT (recorded in
 # every job; pass it in, the GPU machine has no .git), GRIDSEL_SLICE_BUDGET_S,
 # GRIDSEL_BIN_DIR (default bench/build/sm_90), GRIDSEL_RESULTS (default
-# bench/results/h100).
+# bench/results/h100), GRIDSEL_CLI and GRIDSEL_LIB (default target/release/;
+# bench/gpu/stage.sh stages stripped copies in .stage/).
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 
@@ -35,7 +36,7 @@ skip=()
 [[ -d $results ]] && skip=(--skip-done-in "$results")
 set +e
 python3 bench/harness/gridsel_bench.py run --bin-dir "$bin_dir" \
-  --gridsel target/release/gridsel --lib target/release/libgridsel.so \
+  --gridsel "${GRIDSEL_CLI:-target/release/gridsel}" --lib "${GRIDSEL_LIB:-target/release/libgridsel.so}" \
   --out "$slice" --budget-s "$budget" "${skip[@]}" "$@" 2>&1 | tee "$slice/run.log"
 rc=${PIPESTATUS[0]}
 set -e

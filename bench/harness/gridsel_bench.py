@@ -241,6 +241,9 @@ def read_profile(path):
         return rows
     with open(path, newline="", errors="replace") as f:
         for rec in csv.reader(f):
+            if len(rec) == 7 and rec[2].startswith("fixed:"):
+                # gridsel writes the label `fixed:T,B` unquoted: rejoin it.
+                rec = rec[:2] + [rec[2] + "," + rec[3]] + rec[4:]
             if len(rec) != 6 or rec[0] == "kernel":
                 continue  # header, or a row cut by a kill
             try:
@@ -306,7 +309,6 @@ class Runner:
         self.t0 = time.monotonic()
         self.out = a.out
         os.makedirs(os.path.join(self.out, "raw"), exist_ok=True)
-        os.makedirs(os.path.join(self.out, "noise"), exist_ok=True)
         self.gs = Gridsel(a.gridsel, a.device)
         self.base_env = dict(os.environ)
         self.env_info = environment()

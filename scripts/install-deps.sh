@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what building and testing gridsel needs on Debian 12, as root.
+# Idempotent: each step is skipped when its result is already there.
+#   - clang 19 + libomp 19 (libomptarget with the host plugin), clang-tools;
+#   - clang 15 and 16 and, privately under target/llvm-runtimes, their OpenMP
+#     runtimes (Debian's libomp packages conflict with each other), for the
+#     KernelArgs v1/v2 tests;
+#   - CUDA 12 ptxas/libdevice and an nvlink stand-in from PyPI, for sm_90
+#     images (bench/toolchain/setup.sh);
+#   - a Rust toolchain when none is installed.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+packages=(clang-19 libomp-19-dev clang-tools-19 clang-15 clang-tools-15 clang-16 clang-tools-16
+  gcc libc6-dev binutils make python3 python3-pip xz-utils ca-certificates curl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null; then
+  if [[ -x $HOME/.cargo/bin/cargo ]]; then
+    export PATH=$HOME/.cargo/bin:$PATH
+  else
+    curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component rustfmt,clippy
+    export PATH=$HOME/.cargo/bin:$PATH
+  fi
+fi
+
+bash "$repo/tests/llvm-runtimes.sh" "$repo/target/llvm-runtimes" >/dev/null
+bash "$repo/bench/toolchain/setup.sh" >/dev/null

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then runs formatting and
+# lint checks, the Rust unit and integration tests (real clang-built offload
+# programs under LD_PRELOAD, host offload and sm_90 images), and the
+# benchmark harness's own tests.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+bash scripts/install-deps.sh
+export PATH=$HOME/.cargo/bin:$PATH
+export GRIDSEL_LLVM_RUNTIMES=$repo/target/llvm-runtimes
+
+cargo fmt --check
+cargo clippy --all-targets -- -D warnings
+cargo test
+python3 -m unittest discover -s bench/harness -p 'test_*.py'

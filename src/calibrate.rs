@@ -1,0 +1,240 @@
+//! `gridsel calibrate`: a device profile from sweep measurements, with the
+//! paper's leave-one-out method (Lloyd et al. 2018, §II-B).
+//!
+//! Input: the harness's `points.csv` (one row per measured grid of each
+//! kernel and trip count, with the median time) and the descriptors of the
+//! kernels measured. For every kernel case the constants are derived from the
+//! *other* cases only, and the case is judged with them; the profile ships the
+//! value most folds chose. Two constants are calibrated:
+//!
+//! - `threads_per_block` (`lloyd`): the block size whose best time, summed
+//!   over the fold's cases, is closest to the sum of their best times (the
+//!   paper's Fig. 3 criterion);
+//! - `waves` (`auto`): the number of waves of resident blocks whose grids
+//!   minimise the fold's geomean slowdown against each case's best grid.
+
+use crate::device::DeviceDesc;
+use crate::geometry::{Geometry, LaunchDesc};
+use crate::kernel::KernelDesc;
+use crate::policy::auto::auto;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+/// Candidate wave counts for `auto`'s long-loop cap.
+pub const WAVE_CANDIDATES: [u32; 4] = [1, 2, 4, 64];
+
+/// Every measured grid of one (kernel, trip count).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    pub program: String,
+    pub kernel: String,
+    pub trip_count: u64,
+    /// Median time in ms of each measured grid.
+    pub times: HashMap<Geometry, f64>,
+}
+
+impl Case {
+    fn best(&self) -> f64 {
+        self.times.values().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// Best time over grids with exactly `threads` threads.
+    fn best_at(&self, threads: u32) -> Option<f64> {
+        self.times.iter().filter(|(g, _)| g.threads == threads).map(|(_, &t)| t).reduce(f64::min)
+    }
+}
+
+/// Reads `points.csv` into cases (header names the columns).
+pub fn read_points(text: &str) -> Result<Vec<Case>, String> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().ok_or("points.csv is empty")?.split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).ok_or(format!("points.csv lacks column {name}"));
+    let (p, k, t, th, b, m) =
+        (col("program")?, col("kernel")?, col("trip_count")?, col("threads")?, col("blocks")?, col("median_ms")?);
+    let mut cases: BTreeMap<(String, String, u64), Case> = BTreeMap::new();
+    for (i, line) in lines.enumerate() {
+        let f: Vec<&str> = line.split(',').collect();
+        let field = |c: usize| f.get(c).copied().ok_or(format!("points.csv line {}: too few fields", i + 2));
+        let num = |c: usize| -> Result<f64, String> {
+            field(c)?.parse::<f64>().map_err(|e| format!("points.csv line {}: {e}", i + 2))
+        };
+        let trip = num(t)? as u64;
+        let grid = Geometry::new(num(th)? as u32, num(b)? as u32);
+        let key = (field(p)?.to_string(), field(k)?.to_string(), trip);
+        let case = cases.entry(key.clone()).or_insert_with(|| Case {
+            program: key.0.clone(),
+            kernel: key.1.clone(),
+            trip_count: trip,
+            times: HashMap::new(),
+        });
+        let time = num(m)?;
+        case.times.entry(grid).and_modify(|old| *old = old.min(time)).or_insert(time);
+    }
+    Ok(cases.into_values().collect())
+}
+
+/// The outcome of calibration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibration {
+    pub threads_per_block: u32,
+    pub waves: u32,
+    /// Per case: the fold's constants and `auto`'s grid and slowdown with them.
+    pub folds: Vec<Fold>,
+}
+
+/// One leave-one-out fold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fold {
+    pub case: usize,
+    pub threads_per_block: Option<u32>,
+    pub waves: Option<u32>,
+    /// `auto`'s grid for the left-out case with the fold's waves, and its time.
+    pub auto: Option<(Geometry, f64)>,
+}
+
+fn mode(values: impl Iterator<Item = u32>) -> Option<u32> {
+    let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    counts.into_iter().max_by_key(|&(v, n)| (n, std::cmp::Reverse(v))).map(|(v, _)| v)
+}
+
+/// The paper's ThreadsPerBlock for the cases in `fold`.
+fn fold_threads(cases: &[&Case]) -> Option<u32> {
+    let mut candidates: Vec<u32> = cases.first()?.times.keys().map(|g| g.threads).collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    let total_best: f64 = cases.iter().map(|c| c.best()).sum();
+    candidates
+        .into_iter()
+        .filter_map(|t| {
+            let sum: Option<f64> = cases.iter().map(|c| c.best_at(t)).sum();
+            sum.map(|s| (t, s / total_best))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(t, _)| t)
+}
+
+/// `auto`'s grid for a case with `waves`, and its measured time if any.
+fn auto_time(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) -> Option<(Geometry, f64)> {
+    let device = DeviceDesc { waves, ..device.clone() };
+    let (grid, _) = auto(&device, kernel, &LaunchDesc::open(case.trip_count));
+    case.times.get(&grid).map(|&t| (grid, t))
+}
+
+/// The waves whose `auto` grids have the smallest geomean slowdown over the
+/// cases given (each with its descriptor).
+fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32> {
+    WAVE_CANDIDATES
+        .iter()
+        .filter_map(|&w| {
+            let logs: Option<Vec<f64>> =
+                cases.iter().map(|(c, k)| auto_time(device, k, c, w).map(|(_, t)| (t / c.best()).ln())).collect();
+            let logs = logs?;
+            (!logs.is_empty()).then(|| (w, logs.iter().sum::<f64>() / logs.len() as f64))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(w, _)| w)
+}
+
+/// Leave-one-out calibration over `cases`, with `kernels` giving each case's
+/// descriptor (cases without one are left out of `auto`'s constants).
+pub fn calibrate(device: &DeviceDesc, cases: &[Case], kernels: &HashMap<String, KernelDesc>) -> Calibration {
+    let mut folds = Vec::with_capacity(cases.len());
+    for (i, left_out) in cases.iter().enumerate() {
+        let others: Vec<&Case> = cases.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, c)| c).collect();
+        let with_desc: Vec<(&Case, &KernelDesc)> =
+            others.iter().filter_map(|c| kernels.get(&c.kernel).map(|k| (*c, k))).collect();
+        let waves = fold_waves(device, &with_desc);
+        let auto = match (waves, kernels.get(&left_out.kernel)) {
+            (Some(w), Some(k)) => auto_time(device, k, left_out, w),
+            _ => None,
+        };
+        folds.push(Fold { case: i, threads_per_block: fold_threads(&others), waves, auto });
+    }
+    Calibration {
+        threads_per_block: mode(folds.iter().filter_map(|f| f.threads_per_block)).unwrap_or(device.threads_per_block),
+        waves: mode(folds.iter().filter_map(|f| f.waves)).unwrap_or(device.waves),
+        folds,
+    }
+}
+
+/// The device profile file for a calibration, starting from `base`.
+pub fn profile_toml(base: &str, device: &DeviceDesc, calibration: &Calibration, cases: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# gridsel device profile, written by `gridsel calibrate` from {cases} measured kernel cases");
+    let _ = writeln!(out, "# (leave-one-out, Lloyd et al. 2018 §II-B). Load with GRIDSEL_DEVICE=<this file>.");
+    let _ = writeln!(out, "base = \"{base}\"");
+    let _ = writeln!(out, "name = \"{}\"", device.name);
+    let _ = writeln!(out, "threads_per_block = {}", calibration.threads_per_block);
+    let _ = writeln!(out, "waves = {}", calibration.waves);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ExecMode;
+
+    fn case(kernel: &str, trip: u64, points: &[(u32, u32, f64)]) -> Case {
+        Case {
+            program: "p".into(),
+            kernel: kernel.into(),
+            trip_count: trip,
+            times: points.iter().map(|&(t, b, m)| (Geometry::new(t, b), m)).collect(),
+        }
+    }
+
+    #[test]
+    fn reads_points_csv_keeping_the_fastest_duplicate() {
+        let text = "program,kernel,trip_count,label,threads,blocks,n_samples,median_ms,p10_ms,p90_ms\n\
+                    gemm,k1,1000,llvm,32,32,5,2.0,1.9,2.1\n\
+                    gemm,k1,1000,grid,32,32,5,1.5,1.4,1.6\n\
+                    gemm,k1,1000,grid,128,8,5,1.0,0.9,1.1\n\
+                    gemm,k2,50,grid,1,50,5,3.0,2.9,3.1\n";
+        let cases = read_points(text).unwrap();
+        assert_eq!(cases.len(), 2);
+        assert_eq!(cases[0].times[&Geometry::new(32, 32)], 1.5);
+        assert_eq!(cases[0].best(), 1.0);
+        assert!(read_points("").is_err());
+        assert!(read_points("program,kernel\nx,y\n").is_err());
+        assert!(read_points(&text.replace("1.0,0.9", "fast,0.9")).is_err());
+    }
+
+    #[test]
+    fn threads_per_block_is_chosen_without_the_case_judged() {
+        // Three cases prefer 128 threads, one prefers 32: its fold still says 128,
+        // and the 32-lover's own data never decides its value.
+        let fast128 = |k: &str| case(k, 1000, &[(32, 32, 2.0), (128, 8, 1.0)]);
+        let cases = vec![fast128("a"), fast128("b"), fast128("c"), case("d", 1000, &[(32, 32, 1.0), (128, 8, 5.0)])];
+        let cal = calibrate(&DeviceDesc::preset("h100").unwrap(), &cases, &HashMap::new());
+        assert_eq!(cal.threads_per_block, 128);
+        assert!(cal.folds.iter().all(|f| f.threads_per_block == Some(128)));
+    }
+
+    #[test]
+    fn waves_follow_the_other_kernels() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let k = KernelDesc {
+            registers: Some(32),
+            shared_mem: Some(0),
+            max_threads: Some(128),
+            exec_mode: Some(ExecMode::Spmd),
+            ..KernelDesc::named("k")
+        };
+        // 32 regs x 128 threads: 2112 resident blocks; trip needs 10^5 chunks.
+        let trip = 128 * 100_000;
+        let resident = 2112;
+        let pts = [(128, resident, 1.2), (128, 2 * resident, 1.0), (128, 4 * resident, 1.1), (128, 100_000, 1.5)];
+        let cases: Vec<Case> = (0..3).map(|i| case(&format!("k{i}"), trip, &pts)).collect();
+        let kernels: HashMap<String, KernelDesc> =
+            (0..3).map(|i| (format!("k{i}"), KernelDesc { name: format!("k{i}"), ..k.clone() })).collect();
+        let cal = calibrate(&d, &cases, &kernels);
+        assert_eq!(cal.waves, 2);
+        assert_eq!(cal.folds[0].auto, Some((Geometry::new(128, 2 * resident), 1.0)));
+        let toml = profile_toml("h100", &d, &cal, cases.len());
+        let loaded = DeviceDesc::from_toml(&toml).unwrap();
+        assert_eq!((loaded.waves, loaded.threads_per_block, loaded.sm_count), (2, 128, 132));
+    }
+}

@@ -40,23 +40,48 @@ impl Case {
 
     /// Best time over grids with exactly `threads` threads.
     fn best_at(&self, threads: u32) -> Option<f64> {
-        self.times.iter().filter(|(g, _)| g.threads == threads).map(|(_, &t)| t).reduce(f64::min)
+        self.times
+            .iter()
+            .filter(|(g, _)| g.threads == threads)
+            .map(|(_, &t)| t)
+            .reduce(f64::min)
     }
 }
 
 /// Reads `points.csv` into cases (header names the columns).
 pub fn read_points(text: &str) -> Result<Vec<Case>, String> {
     let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().ok_or("points.csv is empty")?.split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).ok_or(format!("points.csv lacks column {name}"));
-    let (p, k, t, th, b, m) =
-        (col("program")?, col("kernel")?, col("trip_count")?, col("threads")?, col("blocks")?, col("median_ms")?);
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or("points.csv is empty")?
+        .split(',')
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or(format!("points.csv lacks column {name}"))
+    };
+    let (p, k, t, th, b, m) = (
+        col("program")?,
+        col("kernel")?,
+        col("trip_count")?,
+        col("threads")?,
+        col("blocks")?,
+        col("median_ms")?,
+    );
     let mut cases: BTreeMap<(String, String, u64), Case> = BTreeMap::new();
     for (i, line) in lines.enumerate() {
         let f: Vec<&str> = line.split(',').collect();
-        let field = |c: usize| f.get(c).copied().ok_or(format!("points.csv line {}: too few fields", i + 2));
+        let field = |c: usize| {
+            f.get(c)
+                .copied()
+                .ok_or(format!("points.csv line {}: too few fields", i + 2))
+        };
         let num = |c: usize| -> Result<f64, String> {
-            field(c)?.parse::<f64>().map_err(|e| format!("points.csv line {}: {e}", i + 2))
+            field(c)?
+                .parse::<f64>()
+                .map_err(|e| format!("points.csv line {}: {e}", i + 2))
         };
         let trip = num(t)? as u64;
         let grid = Geometry::new(num(th)? as u32, num(b)? as u32);
@@ -68,7 +93,10 @@ pub fn read_points(text: &str) -> Result<Vec<Case>, String> {
             times: HashMap::new(),
         });
         let time = num(m)?;
-        case.times.entry(grid).and_modify(|old| *old = old.min(time)).or_insert(time);
+        case.times
+            .entry(grid)
+            .and_modify(|old| *old = old.min(time))
+            .or_insert(time);
     }
     Ok(cases.into_values().collect())
 }
@@ -97,7 +125,10 @@ fn mode(values: impl Iterator<Item = u32>) -> Option<u32> {
     for v in values {
         *counts.entry(v).or_default() += 1;
     }
-    counts.into_iter().max_by_key(|&(v, n)| (n, std::cmp::Reverse(v))).map(|(v, _)| v)
+    counts
+        .into_iter()
+        .max_by_key(|&(v, n)| (n, std::cmp::Reverse(v)))
+        .map(|(v, _)| v)
 }
 
 /// The paper's ThreadsPerBlock for the cases in `fold`.
@@ -117,8 +148,16 @@ fn fold_threads(cases: &[&Case]) -> Option<u32> {
 }
 
 /// `auto`'s grid for a case with `waves`, and its measured time if any.
-fn auto_time(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) -> Option<(Geometry, f64)> {
-    let device = DeviceDesc { waves, ..device.clone() };
+fn auto_time(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    case: &Case,
+    waves: u32,
+) -> Option<(Geometry, f64)> {
+    let device = DeviceDesc {
+        waves,
+        ..device.clone()
+    };
     let (grid, _) = auto(&device, kernel, &LaunchDesc::open(case.trip_count));
     case.times.get(&grid).map(|&t| (grid, t))
 }
@@ -129,8 +168,10 @@ fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32
     WAVE_CANDIDATES
         .iter()
         .filter_map(|&w| {
-            let logs: Option<Vec<f64>> =
-                cases.iter().map(|(c, k)| auto_time(device, k, c, w).map(|(_, t)| (t / c.best()).ln())).collect();
+            let logs: Option<Vec<f64>> = cases
+                .iter()
+                .map(|(c, k)| auto_time(device, k, c, w).map(|(_, t)| (t / c.best()).ln()))
+                .collect();
             let logs = logs?;
             (!logs.is_empty()).then(|| (w, logs.iter().sum::<f64>() / logs.len() as f64))
         })
@@ -140,31 +181,59 @@ fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32
 
 /// Leave-one-out calibration over `cases`, with `kernels` giving each case's
 /// descriptor (cases without one are left out of `auto`'s constants).
-pub fn calibrate(device: &DeviceDesc, cases: &[Case], kernels: &HashMap<String, KernelDesc>) -> Calibration {
+pub fn calibrate(
+    device: &DeviceDesc,
+    cases: &[Case],
+    kernels: &HashMap<String, KernelDesc>,
+) -> Calibration {
     let mut folds = Vec::with_capacity(cases.len());
     for (i, left_out) in cases.iter().enumerate() {
-        let others: Vec<&Case> = cases.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, c)| c).collect();
-        let with_desc: Vec<(&Case, &KernelDesc)> =
-            others.iter().filter_map(|c| kernels.get(&c.kernel).map(|k| (*c, k))).collect();
+        let others: Vec<&Case> = cases
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, c)| c)
+            .collect();
+        let with_desc: Vec<(&Case, &KernelDesc)> = others
+            .iter()
+            .filter_map(|c| kernels.get(&c.kernel).map(|k| (*c, k)))
+            .collect();
         let waves = fold_waves(device, &with_desc);
         let auto = match (waves, kernels.get(&left_out.kernel)) {
             (Some(w), Some(k)) => auto_time(device, k, left_out, w),
             _ => None,
         };
-        folds.push(Fold { case: i, threads_per_block: fold_threads(&others), waves, auto });
+        folds.push(Fold {
+            case: i,
+            threads_per_block: fold_threads(&others),
+            waves,
+            auto,
+        });
     }
     Calibration {
-        threads_per_block: mode(folds.iter().filter_map(|f| f.threads_per_block)).unwrap_or(device.threads_per_block),
+        threads_per_block: mode(folds.iter().filter_map(|f| f.threads_per_block))
+            .unwrap_or(device.threads_per_block),
         waves: mode(folds.iter().filter_map(|f| f.waves)).unwrap_or(device.waves),
         folds,
     }
 }
 
 /// The device profile file for a calibration, starting from `base`.
-pub fn profile_toml(base: &str, device: &DeviceDesc, calibration: &Calibration, cases: usize) -> String {
+pub fn profile_toml(
+    base: &str,
+    device: &DeviceDesc,
+    calibration: &Calibration,
+    cases: usize,
+) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# gridsel device profile, written by `gridsel calibrate` from {cases} measured kernel cases");
-    let _ = writeln!(out, "# (leave-one-out, Lloyd et al. 2018 §II-B). Load with GRIDSEL_DEVICE=<this file>.");
+    let _ = writeln!(
+        out,
+        "# gridsel device profile, written by `gridsel calibrate` from {cases} measured kernel cases"
+    );
+    let _ = writeln!(
+        out,
+        "# (leave-one-out, Lloyd et al. 2018 §II-B). Load with GRIDSEL_DEVICE=<this file>."
+    );
     let _ = writeln!(out, "base = \"{base}\"");
     let _ = writeln!(out, "name = \"{}\"", device.name);
     let _ = writeln!(out, "threads_per_block = {}", calibration.threads_per_block);
@@ -182,7 +251,10 @@ mod tests {
             program: "p".into(),
             kernel: kernel.into(),
             trip_count: trip,
-            times: points.iter().map(|&(t, b, m)| (Geometry::new(t, b), m)).collect(),
+            times: points
+                .iter()
+                .map(|&(t, b, m)| (Geometry::new(t, b), m))
+                .collect(),
         }
     }
 
@@ -207,8 +279,17 @@ mod tests {
         // Three cases prefer 128 threads, one prefers 32: its fold still says 128,
         // and the 32-lover's own data never decides its value.
         let fast128 = |k: &str| case(k, 1000, &[(32, 32, 2.0), (128, 8, 1.0)]);
-        let cases = vec![fast128("a"), fast128("b"), fast128("c"), case("d", 1000, &[(32, 32, 1.0), (128, 8, 5.0)])];
-        let cal = calibrate(&DeviceDesc::preset("h100").unwrap(), &cases, &HashMap::new());
+        let cases = vec![
+            fast128("a"),
+            fast128("b"),
+            fast128("c"),
+            case("d", 1000, &[(32, 32, 1.0), (128, 8, 5.0)]),
+        ];
+        let cal = calibrate(
+            &DeviceDesc::preset("h100").unwrap(),
+            &cases,
+            &HashMap::new(),
+        );
         assert_eq!(cal.threads_per_block, 128);
         assert!(cal.folds.iter().all(|f| f.threads_per_block == Some(128)));
     }
@@ -226,15 +307,35 @@ mod tests {
         // 32 regs x 128 threads: 2112 resident blocks; trip needs 10^5 chunks.
         let trip = 128 * 100_000;
         let resident = 2112;
-        let pts = [(128, resident, 1.2), (128, 2 * resident, 1.0), (128, 4 * resident, 1.1), (128, 100_000, 1.5)];
+        let pts = [
+            (128, resident, 1.2),
+            (128, 2 * resident, 1.0),
+            (128, 4 * resident, 1.1),
+            (128, 100_000, 1.5),
+        ];
         let cases: Vec<Case> = (0..3).map(|i| case(&format!("k{i}"), trip, &pts)).collect();
-        let kernels: HashMap<String, KernelDesc> =
-            (0..3).map(|i| (format!("k{i}"), KernelDesc { name: format!("k{i}"), ..k.clone() })).collect();
+        let kernels: HashMap<String, KernelDesc> = (0..3)
+            .map(|i| {
+                (
+                    format!("k{i}"),
+                    KernelDesc {
+                        name: format!("k{i}"),
+                        ..k.clone()
+                    },
+                )
+            })
+            .collect();
         let cal = calibrate(&d, &cases, &kernels);
         assert_eq!(cal.waves, 2);
-        assert_eq!(cal.folds[0].auto, Some((Geometry::new(128, 2 * resident), 1.0)));
+        assert_eq!(
+            cal.folds[0].auto,
+            Some((Geometry::new(128, 2 * resident), 1.0))
+        );
         let toml = profile_toml("h100", &d, &cal, cases.len());
         let loaded = DeviceDesc::from_toml(&toml).unwrap();
-        assert_eq!((loaded.waves, loaded.threads_per_block, loaded.sm_count), (2, 128, 132));
+        assert_eq!(
+            (loaded.waves, loaded.threads_per_block, loaded.sm_count),
+            (2, 128, 132)
+        );
     }
 }

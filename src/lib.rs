@@ -25,6 +25,7 @@
 //! else is plain data. Every export catches panics and forwards the call
 //! unchanged, so gridsel can make a program slower or faster but never wrong.
 
+pub mod calibrate;
 pub mod config;
 pub mod device;
 pub mod ffi;

@@ -1,12 +1,14 @@
 //! `gridsel`: inspect decisions, devices and binaries without running a program.
 
 use clap::{Args, Parser, Subcommand};
+use gridsel::calibrate;
 use gridsel::device::{DeviceDesc, PRESETS};
 use gridsel::ffi::cuda;
 use gridsel::geometry::LaunchDesc;
 use gridsel::image::{self, ImageKind};
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{self, Policy, llvm::llvm19, sweep};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,6 +43,25 @@ enum Command {
     Space {
         #[command(flatten)]
         target: Target,
+    },
+    /// Derive a device profile (ThreadsPerBlock, waves) from sweep results,
+    /// leave-one-out, and write it as TOML.
+    Calibrate {
+        /// The harness's points.csv.
+        #[arg(long)]
+        points: PathBuf,
+        /// Folder of the benchmark binaries that were measured.
+        #[arg(long)]
+        binaries: PathBuf,
+        /// Preset or profile the calibration starts from.
+        #[arg(long, default_value = "h100")]
+        device: String,
+        /// Where to write the profile (stdout when absent).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Where to write auto's leave-one-out grid and time per case (CSV).
+        #[arg(long)]
+        loo_csv: Option<PathBuf>,
     },
 }
 
@@ -128,6 +149,95 @@ fn find_kernel(path: &PathBuf, name: &str, sm_arch: u32) -> Result<KernelDesc, S
         .into_iter()
         .next()
         .ok_or_else(|| format!("{}: no kernel {name}", path.display()))
+}
+
+/// Every kernel descriptor in the binaries of `dir`, by name, for `sm_arch`.
+fn kernels_in(dir: &PathBuf, sm_arch: u32) -> Result<HashMap<String, KernelDesc>, String> {
+    let mut out = HashMap::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let Ok(images) = read_images(&entry.path()) else {
+            continue;
+        };
+        for k in images.into_iter().flat_map(|i| i.kernels) {
+            if k.sm_arch.is_none_or(|a| a == sm_arch) {
+                out.insert(k.name.clone(), k);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn calibrate_cmd(
+    points: &PathBuf,
+    binaries: &PathBuf,
+    device: &str,
+    out: Option<&PathBuf>,
+    loo_csv: Option<&PathBuf>,
+) -> Result<(), String> {
+    let base = DeviceDesc::load(device).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(points).map_err(|e| format!("{}: {e}", points.display()))?;
+    let cases = calibrate::read_points(&text)?;
+    let kernels = kernels_in(binaries, base.sm_arch)?;
+    let cal = calibrate::calibrate(&base, &cases, &kernels);
+    let judged: Vec<f64> = cal
+        .folds
+        .iter()
+        .filter_map(|f| {
+            f.auto.map(|(_, t)| {
+                t / cases[f.case]
+                    .times
+                    .values()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min)
+            })
+        })
+        .collect();
+    eprintln!(
+        "calibrated on {} cases ({} with descriptors): threads_per_block {}, waves {}; auto (leave-one-out) judged on {} cases",
+        cases.len(),
+        cases
+            .iter()
+            .filter(|c| kernels.contains_key(&c.kernel))
+            .count(),
+        cal.threads_per_block,
+        cal.waves,
+        judged.len()
+    );
+    let profile = calibrate::profile_toml(device, &base, &cal, cases.len());
+    match out {
+        Some(path) => {
+            std::fs::write(path, &profile).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => print!("{profile}"),
+    }
+    if let Some(path) = loo_csv {
+        let mut csv = String::from(
+            "program,kernel,trip_count,fold_threads_per_block,fold_waves,threads,blocks,median_ms\n",
+        );
+        for f in &cal.folds {
+            let c = &cases[f.case];
+            let show = |v: Option<u32>| v.map_or_else(String::new, |v| v.to_string());
+            let (grid, time) = f.auto.map_or((String::new(), String::new()), |(g, t)| {
+                (format!("{},{}", g.threads, g.blocks), t.to_string())
+            });
+            let grid = if grid.is_empty() {
+                ",".to_string()
+            } else {
+                grid
+            };
+            csv.push_str(&format!(
+                "{},{},{},{},{},{grid},{time}\n",
+                c.program,
+                c.kernel,
+                c.trip_count,
+                show(f.threads_per_block),
+                show(f.waves)
+            ));
+        }
+        std::fs::write(path, csv).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -228,6 +338,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 }
             }
         }
+        Command::Calibrate {
+            points,
+            binaries,
+            device,
+            out,
+            loo_csv,
+        } => {
+            calibrate_cmd(&points, &binaries, &device, out.as_ref(), loo_csv.as_ref())?;
+        }
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
             println!("label,threads,blocks");
@@ -243,6 +362,7 @@ fn run(cli: Cli) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    gridsel::ffi::dl::default_sigpipe();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

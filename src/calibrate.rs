@@ -283,7 +283,7 @@ mod tests {
             fast128("a"),
             fast128("b"),
             fast128("c"),
-            case("d", 1000, &[(32, 32, 1.0), (128, 8, 5.0)]),
+            case("d", 1000, &[(32, 32, 1.0), (128, 8, 1.5)]),
         ];
         let cal = calibrate(
             &DeviceDesc::preset("h100").unwrap(),

@@ -43,6 +43,26 @@ fn default_waves() -> u32 {
     1
 }
 
+/// The calibrated profile shipped for a preset (`gridsel calibrate` output).
+fn shipped_profile(preset: &str) -> Option<&'static str> {
+    match preset {
+        "h100" => Some(include_str!("../profiles/h100.toml")),
+        _ => None,
+    }
+}
+
+/// `auto`'s calibrated `waves` from the shipped profile. The preset keeps
+/// the paper's ThreadsPerBlock (96) so `lloyd` stays as published; load the
+/// profile file with `GRIDSEL_DEVICE` to use its calibrated value too.
+fn shipped_waves(preset: &str) -> Option<u32> {
+    let table: toml::Table = shipped_profile(preset)?.parse().ok()?;
+    table
+        .get("waves")?
+        .as_integer()
+        .and_then(|w| u32::try_from(w).ok())
+        .filter(|&w| w > 0)
+}
+
 /// The named devices shipped with gridsel.
 pub const PRESETS: &[&str] = &["titanx-pascal", "v100", "a100", "h100"];
 
@@ -51,7 +71,8 @@ impl DeviceDesc {
     pub fn preset(name: &str) -> Option<Self> {
         // Limits from the CUDA occupancy tables for each compute capability;
         // 96 threads per block is the paper's value, the only published one.
-        let (name, sm_arch, sm_count, shared, reserved) = match name {
+        let key = name;
+        let (name, sm_arch, sm_count, shared, reserved) = match key {
             "titanx-pascal" => ("NVIDIA TITAN X (Pascal)", 61, 28, 98_304, 0),
             "v100" => ("Tesla V100", 70, 80, 98_304, 0),
             "a100" => ("A100", 80, 108, 167_936, 1024),
@@ -69,7 +90,7 @@ impl DeviceDesc {
             max_threads_per_block: 1024,
             warp_size: 32,
             threads_per_block: 96,
-            waves: default_waves(),
+            waves: shipped_waves(key).unwrap_or_else(default_waves),
             register_alloc_unit: 256,
             shared_alloc_unit: 128,
             reserved_shared_per_block: reserved,
@@ -196,6 +217,19 @@ mod tests {
         }
         assert_eq!(DeviceDesc::preset("h100").unwrap().sm_count, 132);
         assert_eq!(DeviceDesc::preset("titanx-pascal").unwrap().sm_count, 28);
+    }
+
+    #[test]
+    fn the_shipped_h100_profile_loads_and_sets_waves() {
+        let text = include_str!("../profiles/h100.toml");
+        let profile = DeviceDesc::from_toml(text).unwrap();
+        let preset = DeviceDesc::preset("h100").unwrap();
+        assert_eq!(preset.waves, profile.waves);
+        assert_eq!(
+            preset.threads_per_block, 96,
+            "lloyd keeps the paper's value"
+        );
+        assert_eq!(profile.sm_count, 132);
     }
 
     #[test]

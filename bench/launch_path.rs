@@ -4,11 +4,14 @@
 //!
 //! `cargo bench --bench launch_path`; the README quotes the medians.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gridsel::config::Config;
 use gridsel::device::DeviceDesc;
 use gridsel::ffi::api::launch_with;
-use gridsel::policy::Policy;
+use gridsel::forest::Forest;
+use gridsel::geometry::LaunchDesc;
+use gridsel::kernel::{ExecMode, KernelDesc};
+use gridsel::policy::{self, Policy};
 use gridsel::runtime::Runtime;
 use std::ffi::{c_int, c_void};
 use std::hint::black_box;
@@ -60,38 +63,78 @@ fn runtime(policy: Policy) -> Runtime {
     rt
 }
 
+/// One launch of the fixture kernel through the export body.
+fn launch_once(rt: &Runtime) -> c_int {
+    let mut args = KernelArgs {
+        version: 3,
+        num_args: 0,
+        pointers: [std::ptr::null(); 6],
+        tripcount: black_box(1_000_000),
+        flags: 0,
+        num_teams: [0; 3],
+        thread_limit: [0; 3],
+        dyn_cgroup_mem: 0,
+    };
+    // SAFETY: a well-formed version 3 KernelArgs and a stand-in runtime.
+    unsafe {
+        launch_with(
+            rt,
+            stand_in,
+            std::ptr::null_mut(),
+            0,
+            0,
+            0,
+            HOST_PTR as *mut c_void,
+            (&raw mut args).cast(),
+        )
+    }
+}
+
 fn launch(c: &mut Criterion) {
-    for policy in [Policy::Lloyd, Policy::Llvm] {
+    // `forest` here is the cached decision: every launch after the first.
+    for policy in [Policy::Lloyd, Policy::Llvm, Policy::Forest] {
         let rt = runtime(policy.clone());
         c.bench_function(&format!("launch_path/{policy}"), |b| {
-            b.iter(|| {
-                let mut args = KernelArgs {
-                    version: 3,
-                    num_args: 0,
-                    pointers: [std::ptr::null(); 6],
-                    tripcount: black_box(1_000_000),
-                    flags: 0,
-                    num_teams: [0; 3],
-                    thread_limit: [0; 3],
-                    dyn_cgroup_mem: 0,
-                };
-                // SAFETY: a well-formed version 3 KernelArgs and a stand-in runtime.
-                unsafe {
-                    launch_with(
-                        &rt,
-                        stand_in,
-                        std::ptr::null_mut(),
-                        0,
-                        0,
-                        0,
-                        HOST_PTR as *mut c_void,
-                        (&raw mut args).cast(),
-                    )
-                }
-            })
+            b.iter(|| launch_once(&rt))
+        });
+    }
+    // The first launch of a (kernel, trip count): a fresh runtime, so an
+    // empty cache, for every iteration (its set-up is not timed).
+    c.bench_function("launch_path/forest-first", |b| {
+        b.iter_batched(
+            || runtime(Policy::Forest),
+            |rt| launch_once(&rt),
+            BatchSize::PerIteration,
+        )
+    });
+}
+
+/// The forest search alone over the full candidate grid (no cache), for the
+/// usual 128-thread cap and for a 1024-thread cap (the largest space).
+fn forest_search(c: &mut Criterion) {
+    let device = DeviceDesc::preset("h100").expect("preset");
+    let model = Forest::embedded().expect("embedded model");
+    for cap in [128, 1024] {
+        let kernel = KernelDesc {
+            registers: Some(40),
+            shared_mem: Some(0),
+            local_mem: Some(0),
+            max_threads: Some(cap),
+            exec_mode: Some(ExecMode::Spmd),
+            code_size: Some(3000),
+            sm_arch: Some(90),
+            ..KernelDesc::named("k")
+        };
+        let launch = LaunchDesc::open(1_000_000);
+        let n = policy::forest::candidates(&device, &kernel, &launch).len();
+        c.bench_function(&format!("forest_space/cap{cap}_{n}_candidates"), |b| {
+            b.iter(|| policy::forest::candidates(&device, black_box(&kernel), &launch))
+        });
+        c.bench_function(&format!("forest_search/cap{cap}_{n}_candidates"), |b| {
+            b.iter(|| policy::forest::decide_with(&model, &device, black_box(&kernel), &launch))
         });
     }
 }
 
-criterion_group!(launch_path, launch);
+criterion_group!(launch_path, launch, forest_search);
 criterion_main!(launch_path);

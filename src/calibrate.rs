@@ -11,17 +11,23 @@
 //!   over the fold's cases, is closest to the sum of their best times (the
 //!   paper's Fig. 3 criterion);
 //! - `waves` (`auto`): the number of waves of resident blocks whose grids
-//!   minimise the fold's geomean slowdown against each case's best grid.
+//!   leave the fewest of the fold's cases more than 3 % slower than LLVM's
+//!   grid, and among those the smallest geomean slowdown against each case's
+//!   best grid (safety first: gridsel runs inside other people's programs).
 
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::KernelDesc;
 use crate::policy::auto::auto;
+use crate::policy::llvm::llvm19;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 /// Candidate wave counts for `auto`'s long-loop cap.
-pub const WAVE_CANDIDATES: [u32; 4] = [1, 2, 4, 64];
+pub const WAVE_CANDIDATES: [u32; 3] = [1, 2, 4];
+
+/// A grid this much slower than LLVM's counts as a regression.
+pub const REGRESSION: f64 = 1.03;
 
 /// Every measured grid of one (kernel, trip count).
 #[derive(Clone, Debug, PartialEq)]
@@ -29,8 +35,12 @@ pub struct Case {
     pub program: String,
     pub kernel: String,
     pub trip_count: u64,
-    /// Median time in ms of each measured grid.
+    /// Median time in ms of each measured grid (the mean of the medians
+    /// when a grid was measured under several labels).
     pub times: HashMap<Geometry, f64>,
+    /// LLVM's grid and its median, from the row labelled `llvm`: a policy
+    /// that picks the same grid is given exactly this time.
+    pub llvm: Option<(Geometry, f64)>,
 }
 
 impl Case {
@@ -70,7 +80,9 @@ pub fn read_points(text: &str) -> Result<Vec<Case>, String> {
         col("blocks")?,
         col("median_ms")?,
     );
+    let label = col("label")?;
     let mut cases: BTreeMap<(String, String, u64), Case> = BTreeMap::new();
+    let mut sums: HashMap<(String, String, u64, Geometry), (f64, u32)> = HashMap::new();
     for (i, line) in lines.enumerate() {
         let f: Vec<&str> = line.split(',').collect();
         let field = |c: usize| {
@@ -91,12 +103,15 @@ pub fn read_points(text: &str) -> Result<Vec<Case>, String> {
             kernel: key.1.clone(),
             trip_count: trip,
             times: HashMap::new(),
+            llvm: None,
         });
         let time = num(m)?;
-        case.times
-            .entry(grid)
-            .and_modify(|old| *old = old.min(time))
-            .or_insert(time);
+        if field(label)? == "llvm" {
+            case.llvm = Some((grid, time));
+        }
+        let sum = sums.entry((key.0, key.1, trip, grid)).or_insert((0.0, 0));
+        *sum = (sum.0 + time, sum.1 + 1);
+        case.times.insert(grid, sum.0 / f64::from(sum.1));
     }
     Ok(cases.into_values().collect())
 }
@@ -159,24 +174,36 @@ fn auto_time(
         ..device.clone()
     };
     let (grid, _) = auto(&device, kernel, &LaunchDesc::open(case.trip_count));
-    case.times.get(&grid).map(|&t| (grid, t))
+    match case.llvm {
+        Some((llvm, t)) if llvm == grid => Some((grid, t)),
+        _ => case.times.get(&grid).map(|&t| (grid, t)),
+    }
 }
 
-/// The waves whose `auto` grids have the smallest geomean slowdown over the
-/// cases given (each with its descriptor).
+/// The waves whose `auto` grids regress the fewest cases against LLVM's grid
+/// and then have the smallest geomean slowdown against the best grid.
 fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32> {
     WAVE_CANDIDATES
         .iter()
         .filter_map(|&w| {
-            let logs: Option<Vec<f64>> = cases
-                .iter()
-                .map(|(c, k)| auto_time(device, k, c, w).map(|(_, t)| (t / c.best()).ln()))
-                .collect();
-            let logs = logs?;
-            (!logs.is_empty()).then(|| (w, logs.iter().sum::<f64>() / logs.len() as f64))
+            let mut logs = Vec::with_capacity(cases.len());
+            let mut regressions = 0usize;
+            for (c, k) in cases {
+                let (_, t) = auto_time(device, k, c, w)?;
+                logs.push((t / c.best()).ln());
+                let llvm = c.llvm.or_else(|| {
+                    let g = llvm19(device, k, &LaunchDesc::open(c.trip_count));
+                    c.times.get(&g).map(|&t| (g, t))
+                });
+                if llvm.is_some_and(|(_, base)| t > base * REGRESSION) {
+                    regressions += 1;
+                }
+            }
+            (!logs.is_empty())
+                .then(|| (w, regressions, logs.iter().sum::<f64>() / logs.len() as f64))
         })
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(w, _)| w)
+        .min_by(|a, b| a.1.cmp(&b.1).then(a.2.total_cmp(&b.2)))
+        .map(|(w, _, _)| w)
 }
 
 /// Leave-one-out calibration over `cases`, with `kernels` giving each case's
@@ -255,6 +282,7 @@ mod tests {
                 .iter()
                 .map(|&(t, b, m)| (Geometry::new(t, b), m))
                 .collect(),
+            llvm: None,
         }
     }
 
@@ -267,7 +295,12 @@ mod tests {
                     gemm,k2,50,grid,1,50,5,3.0,2.9,3.1\n";
         let cases = read_points(text).unwrap();
         assert_eq!(cases.len(), 2);
-        assert_eq!(cases[0].times[&Geometry::new(32, 32)], 1.5);
+        assert_eq!(
+            cases[0].times[&Geometry::new(32, 32)],
+            1.75,
+            "mean of the two medians"
+        );
+        assert_eq!(cases[0].llvm, Some((Geometry::new(32, 32), 2.0)));
         assert_eq!(cases[0].best(), 1.0);
         assert!(read_points("").is_err());
         assert!(read_points("program,kernel\nx,y\n").is_err());

@@ -13,6 +13,8 @@ pub const ENV_THREADS_PER_BLOCK: &str = "GRIDSEL_THREADS_PER_BLOCK";
 pub const ENV_OVERRIDE_CLAUSES: &str = "GRIDSEL_OVERRIDE_CLAUSES";
 pub const ENV_PROFILE: &str = "GRIDSEL_PROFILE";
 pub const ENV_LOG: &str = "GRIDSEL_LOG";
+pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
+pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 
 /// Settings for one process.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +26,10 @@ pub struct Config {
     pub threads_per_block: Option<u32>,
     pub override_clauses: bool,
     pub profile: Option<PathBuf>,
+    /// `GRIDSEL_CACHE`: where `tune` keeps its winners across runs.
+    pub cache: Option<PathBuf>,
+    /// `GRIDSEL_MODEL`: the `forest` model file; `None` uses the embedded one.
+    pub model: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -34,6 +40,8 @@ impl Default for Config {
             threads_per_block: None,
             override_clauses: false,
             profile: None,
+            cache: None,
+            model: None,
         }
     }
 }
@@ -44,7 +52,7 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
         let mut errors = Vec::new();
         let mut config = Self::default();
-        if let Some(text) = lookup(ENV_POLICY) {
+        if let Some(text) = lookup(ENV_POLICY).filter(|t| !t.trim().is_empty()) {
             match text.parse() {
                 Ok(policy) => config.policy = policy,
                 Err(e) => {
@@ -83,6 +91,12 @@ impl Config {
         config.profile = lookup(ENV_PROFILE)
             .filter(|s| !s.is_empty())
             .map(PathBuf::from);
+        config.cache = lookup(ENV_CACHE)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        config.model = lookup(ENV_MODEL)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
         (config, errors)
     }
 
@@ -99,7 +113,7 @@ impl Config {
 pub fn env_help() -> String {
     format!(
         "{ENV_POLICY}=<{POLICY_NAMES}>  {ENV_DEVICE}=<preset|profile.toml>  {ENV_THREADS_PER_BLOCK}=N  \
-         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_PROFILE}=<file.csv>  {ENV_LOG}=off|error|warn|info|debug"
+         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
     )
 }
 
@@ -120,7 +134,7 @@ mod tests {
     #[test]
     fn defaults_without_environment() {
         assert_eq!(parse(&[]), (Config::default(), vec![]));
-        assert_eq!(Config::default().policy, Policy::Lloyd);
+        assert_eq!(Config::default().policy, Policy::Auto);
     }
 
     #[test]
@@ -131,6 +145,8 @@ mod tests {
             (ENV_THREADS_PER_BLOCK, "64"),
             (ENV_OVERRIDE_CLAUSES, "1"),
             (ENV_PROFILE, "/tmp/p.csv"),
+            (ENV_CACHE, "/tmp/c.json"),
+            (ENV_MODEL, "/tmp/m.json"),
         ]);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(c.policy, Policy::Fixed(Geometry::new(64, 8)));
@@ -138,6 +154,8 @@ mod tests {
         assert_eq!(c.refine(c.device.clone().unwrap()).threads_per_block, 64);
         assert!(c.override_clauses);
         assert_eq!(c.profile, Some(PathBuf::from("/tmp/p.csv")));
+        assert_eq!(c.cache, Some(PathBuf::from("/tmp/c.json")));
+        assert_eq!(c.model, Some(PathBuf::from("/tmp/m.json")));
     }
 
     #[test]

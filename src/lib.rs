@@ -29,6 +29,7 @@ pub mod calibrate;
 pub mod config;
 pub mod device;
 pub mod ffi;
+pub mod forest;
 pub mod geometry;
 pub mod image;
 pub mod kernel;
@@ -38,6 +39,7 @@ pub mod plan;
 pub mod policy;
 pub mod profile;
 pub mod runtime;
+pub mod tune;
 
 pub use device::DeviceDesc;
 pub use geometry::{Geometry, LaunchDesc, LoopClass};

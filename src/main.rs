@@ -8,6 +8,7 @@ use gridsel::geometry::LaunchDesc;
 use gridsel::image::{self, ImageKind};
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{self, Policy, llvm::llvm19, sweep};
+use gridsel::tune;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,13 @@ enum Command {
     },
     /// Derive a device profile (ThreadsPerBlock, waves) from sweep results,
     /// leave-one-out, and write it as TOML.
+    /// Check the cubin parser and the occupancy model against the CUDA driver:
+    /// load each binary's cubin and compare attributes and resident blocks.
+    CheckDriver {
+        binaries: Vec<PathBuf>,
+        #[arg(long, default_value_t = 0)]
+        ordinal: i32,
+    },
     Calibrate {
         /// The harness's points.csv.
         #[arg(long)]
@@ -62,6 +70,18 @@ enum Command {
         /// Where to write auto's leave-one-out grid and time per case (CSV).
         #[arg(long)]
         loo_csv: Option<PathBuf>,
+    },
+    /// Replay `tune`'s search on sweep results: the stand-in timer of each
+    /// (kernel, trip count) is its measured median per grid. Prints CSV.
+    TuneSim {
+        /// The harness's points.csv.
+        #[arg(long)]
+        points: PathBuf,
+        /// Folder of the benchmark binaries that were measured.
+        #[arg(long)]
+        binaries: PathBuf,
+        #[arg(long, default_value = "h100")]
+        device: String,
     },
 }
 
@@ -240,6 +260,115 @@ fn calibrate_cmd(
     Ok(())
 }
 
+fn tune_sim(points: &PathBuf, binaries: &PathBuf, device: &str) -> Result<(), String> {
+    let device = DeviceDesc::load(device).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(points).map_err(|e| format!("{}: {e}", points.display()))?;
+    let cases = calibrate::read_points(&text)?;
+    let kernels = kernels_in(binaries, device.sm_arch)?;
+    let params = tune::Params::default();
+    println!(
+        "program,kernel,trip_count,launches_to_95pct_of_best,launches_spent,winner_threads,winner_blocks,winner_ms,best_ms,candidates,space_points"
+    );
+    let (mut reached, mut skipped) = (Vec::new(), 0);
+    for case in &cases {
+        let kernel = kernels
+            .get(&case.kernel)
+            .cloned()
+            .unwrap_or_else(|| KernelDesc::named(case.kernel.clone()));
+        let launch = LaunchDesc::open(case.trip_count);
+        let list = tune::candidates(&device, &kernel, &launch, |g| case.times.contains_key(&g));
+        let best = case.times.values().copied().fold(f64::INFINITY, f64::min);
+        let Some(r) = tune::replay(list, params, |g| case.times[&g], best) else {
+            skipped += 1;
+            continue;
+        };
+        reached.push(r.launches_to_95pct.map_or(f64::INFINITY, f64::from));
+        println!(
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            case.program,
+            case.kernel,
+            case.trip_count,
+            r.launches_to_95pct
+                .map_or_else(String::new, |n| n.to_string()),
+            r.report.launches,
+            r.report.winner.threads,
+            r.report.winner.blocks,
+            r.winner_time,
+            r.best_time,
+            r.report.candidates,
+            case.times.len()
+        );
+    }
+    reached.sort_by(f64::total_cmp);
+    let median = reached.get(reached.len() / 2).copied().unwrap_or(f64::NAN);
+    eprintln!(
+        "tune-sim: {} cases ({} skipped: no measured candidate); median launches to 95 % of best {median}; never within 95 %: {}; budget {} launches",
+        reached.len(),
+        skipped,
+        reached.iter().filter(|x| x.is_infinite()).count(),
+        params.budget
+    );
+    Ok(())
+}
+
+/// Compares gridsel's descriptors and occupancy with the driver's; returns
+/// the number of disagreements.
+fn check_driver(binaries: &[PathBuf], ordinal: i32) -> Result<usize, String> {
+    let device = cuda::devices_on_machine()?
+        .into_iter()
+        .nth(ordinal as usize)
+        .ok_or("no such GPU")?;
+    let mut mismatches = 0;
+    println!("kernel,field,gridsel,driver");
+    for path in binaries {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for raw in image::raw_images_in_file(&bytes).map_err(|e| e.to_string())? {
+            let Ok(info) = image::parse_image(&raw) else {
+                continue;
+            };
+            if !matches!(info.kind, ImageKind::Cubin { .. }) {
+                continue;
+            }
+            let names: Vec<String> = info.kernels.iter().map(|k| k.name.clone()).collect();
+            let sizes: Vec<u32> = (1..=32).map(|w| w * device.warp_size).collect();
+            for (k, d) in info
+                .kernels
+                .iter()
+                .zip(cuda::driver_kernels(ordinal, &raw, &names, &sizes)?)
+            {
+                let mut compare = |field: &str, ours: Option<u32>, theirs: u32| {
+                    if ours != Some(theirs) {
+                        mismatches += 1;
+                        println!(
+                            "{},{field},{},{theirs}",
+                            k.name,
+                            ours.map_or("?".into(), |v| v.to_string())
+                        );
+                    }
+                };
+                compare("registers", k.registers, d.registers);
+                compare("shared_mem", k.shared_mem, d.shared_mem);
+                compare("local_mem", k.local_mem, d.local_mem);
+                compare("max_threads", k.max_threads, d.max_threads);
+                for &(t, n) in d.active_blocks.iter().filter(|(t, _)| *t <= d.max_threads) {
+                    compare(
+                        &format!("resident_blocks@{t}"),
+                        Some(gridsel::occupancy::resident_blocks_per_sm(&device, k, t)),
+                        n,
+                    );
+                }
+                let (ours, _) = policy::occupancy::occupancy(&device, k, u64::MAX);
+                compare("occupancy_block_size", Some(ours.threads), d.potential.0);
+                println!(
+                    "{},checked,{} regs {} B shared,potential {}x{}",
+                    k.name, d.registers, d.shared_mem, d.potential.0, d.potential.1
+                );
+            }
+        }
+    }
+    Ok(mismatches)
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Select {
@@ -338,6 +467,13 @@ fn run(cli: Cli) -> Result<(), String> {
                 }
             }
         }
+        Command::CheckDriver { binaries, ordinal } => {
+            let mismatches = check_driver(&binaries, ordinal)?;
+            eprintln!("check-driver: {mismatches} disagreements");
+            if mismatches > 0 {
+                return Err(format!("{mismatches} disagreements with the driver"));
+            }
+        }
         Command::Calibrate {
             points,
             binaries,
@@ -347,6 +483,11 @@ fn run(cli: Cli) -> Result<(), String> {
         } => {
             calibrate_cmd(&points, &binaries, &device, out.as_ref(), loo_csv.as_ref())?;
         }
+        Command::TuneSim {
+            points,
+            binaries,
+            device,
+        } => tune_sim(&points, &binaries, &device)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
             println!("label,threads,blocks");

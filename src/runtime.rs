@@ -7,12 +7,14 @@
 use crate::config::Config;
 use crate::device::DeviceDesc;
 use crate::ffi::cuda;
+use crate::forest::Forest;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
 use crate::plan::{self, Choice};
-use crate::policy::{self, Policy, llvm::llvm19, sweep};
+use crate::policy::{self, DEFAULT_POLICY, Policy, llvm::llvm19, sweep};
 use crate::profile::Profile;
+use crate::tune;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -25,6 +27,10 @@ pub struct KernelEntry {
     logged: Mutex<HashSet<(i64, u64)>>,
     /// Sweep position per (device, trip count), with the space it walks.
     sweep: Mutex<HashMap<(i64, u64), SweepCursor>>,
+    /// `tune`'s search or winner per (device, trip count).
+    tune: tune::States,
+    /// `forest`'s decision per (device, trip count).
+    forest: Mutex<HashMap<(i64, u64), policy::Decision>>,
 }
 
 /// A sweep space and the index of the next point to launch.
@@ -37,6 +43,8 @@ impl KernelEntry {
             descs,
             logged: Mutex::default(),
             sweep: Mutex::default(),
+            tune: Mutex::default(),
+            forest: Mutex::default(),
         }
     }
 
@@ -69,6 +77,17 @@ pub struct LaunchPlan {
     pub request: Option<(i32, i32)>,
     /// What to put in the profile row, when profiling.
     pub record: Option<Record>,
+    /// A `tune` trial: time the launch and hand it to [`Runtime::observe`].
+    pub observe: Option<Observe>,
+}
+
+/// A launch whose time `tune` wants.
+pub struct Observe {
+    pub kernel: Arc<KernelEntry>,
+    pub device: Arc<DeviceDesc>,
+    pub device_id: i64,
+    pub trip_count: u64,
+    pub grid: Geometry,
 }
 
 /// One profile row, minus the time.
@@ -94,11 +113,28 @@ pub struct Runtime {
     devices: RwLock<HashMap<i64, Option<Arc<DeviceDesc>>>>,
     reported: Mutex<HashSet<Once>>,
     pub profile: Option<Profile>,
+    tune: tune::Session,
+    /// The `forest` model, loaded when that policy is in force.
+    forest: Option<Arc<Forest>>,
 }
 
 impl Runtime {
     /// Builds the runtime from settings; reports a profile it cannot open.
-    pub fn new(config: Config) -> Self {
+    pub fn new(mut config: Config) -> Self {
+        let forest = if config.policy == Policy::Forest {
+            match Forest::load_or_embedded(config.model.as_deref()) {
+                Ok(model) => Some(model),
+                Err(e) => {
+                    log::error!(
+                        "GRIDSEL_POLICY=forest: {e}; using the default policy {DEFAULT_POLICY}"
+                    );
+                    config.policy = DEFAULT_POLICY;
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let profile = config
             .profile
             .as_ref()
@@ -112,6 +148,7 @@ impl Runtime {
                     None
                 }
             });
+        let tune = tune::Session::new(config.cache.clone());
         Self {
             policy_label: config.policy.to_string().into(),
             config,
@@ -119,6 +156,8 @@ impl Runtime {
             devices: RwLock::default(),
             reported: Mutex::default(),
             profile,
+            tune,
+            forest,
         }
     }
 
@@ -266,6 +305,7 @@ impl Runtime {
         let pass = |record| LaunchPlan {
             request: None,
             record,
+            observe: None,
         };
         if self.config.policy == Policy::Llvm && !profiling {
             return pass(None);
@@ -301,7 +341,32 @@ impl Runtime {
             }
             return pass(record(&Arc::from("llvm"), llvm));
         }
+        let mut observe = None;
         let (decision, label) = match &self.config.policy {
+            Policy::Tune => {
+                let (d, timed) = self.tune.plan(
+                    &entry.name,
+                    &entry.tune,
+                    &device,
+                    kernel,
+                    device_id,
+                    &launch,
+                );
+                observe = timed.then(|| Observe {
+                    kernel: entry.clone(),
+                    device: device.clone(),
+                    device_id,
+                    trip_count: launch.trip_count,
+                    grid: d.geometry,
+                });
+                (d, self.policy_label.clone())
+            }
+            Policy::Forest => {
+                match self.forest_decision(&entry, &device, kernel, device_id, &launch) {
+                    Some(d) => (d, self.policy_label.clone()),
+                    None => return pass(record(&Arc::from("llvm"), llvm)),
+                }
+            }
             Policy::Sweep => {
                 let c = self.next_sweep_point(&entry, &device, kernel, device_id, &launch);
                 (c.decision, Arc::from(c.label.as_str()))
@@ -339,7 +404,50 @@ impl Runtime {
         LaunchPlan {
             request: Some((num_teams, thread_limit)),
             record: record(&label, decision.geometry),
+            observe,
         }
+    }
+
+    /// Hands the measured time of a `tune` trial to its search.
+    pub fn observe(&self, o: &Observe, ns: u64) {
+        self.tune.observe(
+            &o.kernel.name,
+            &o.kernel.tune,
+            &o.device,
+            o.device_id,
+            o.trip_count,
+            o.grid,
+            ns,
+        );
+    }
+
+    /// `forest`'s decision for a launch, searched once per (device, trip
+    /// count) and cached in the kernel's entry; `None` without a model.
+    fn forest_decision(
+        &self,
+        entry: &KernelEntry,
+        device: &DeviceDesc,
+        kernel: &KernelDesc,
+        device_id: i64,
+        launch: &LaunchDesc,
+    ) -> Option<policy::Decision> {
+        let model = self.forest.as_deref()?;
+        let key = (device_id, launch.trip_count);
+        if let Some(d) = entry
+            .forest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Some(*d);
+        }
+        let d = policy::forest::decide_with(model, device, kernel, launch);
+        entry
+            .forest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, d);
+        Some(d)
     }
 
     fn first_sighting(&self, entry: &KernelEntry, device_id: i64, trip: u64) -> bool {

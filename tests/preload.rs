@@ -757,3 +757,98 @@ fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
         run.stderr
     );
 }
+
+// ---- 11. tune --------------------------------------------------------------------
+
+#[test]
+fn tune_converges_saves_the_cache_and_the_next_run_starts_tuned() {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["100", "1000"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let dir = temp_dir("tune_cache");
+    let cache = dir.join("tune.json");
+    let cache_s = cache.to_string_lossy().into_owned();
+    let env = [
+        H100,
+        LOG_INFO,
+        ("GRIDSEL_POLICY", "tune"),
+        ("GRIDSEL_CACHE", cache_s.as_str()),
+    ];
+    let first = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(first.stdout, expected);
+    let converged = first.gridsel_lines_with("converged to");
+    assert_eq!(converged.len(), 1, "{}", first.stderr);
+    assert!(
+        converged[0].contains("trip 1000")
+            && converged[0].contains("(budget 64)")
+            && converged[0].contains("over the first candidate")
+            && converged[0].contains("saved to"),
+        "{}",
+        converged[0]
+    );
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(
+        text.contains("\"version\": 1") && text.contains("\"trip_count\":1000"),
+        "{text}"
+    );
+
+    let second = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(second.stdout, expected);
+    assert_eq!(
+        second.gridsel_lines_with("from the cache").len(),
+        1,
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.gridsel_lines_with("converged to").is_empty(),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.gridsel_lines_with("gridsel: warn").is_empty(),
+        "{}",
+        second.stderr
+    );
+
+    // A corrupt cache is one warning; the run tunes again and replaces it.
+    std::fs::write(&cache, "garbage").unwrap();
+    let third = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(third.stdout, expected);
+    assert_eq!(
+        third.gridsel_lines_with("; ignored").len(),
+        1,
+        "{}",
+        third.stderr
+    );
+    assert_eq!(third.gridsel_lines_with("converged to").len(), 1);
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(text.starts_with("{\"version\": 1"), "{text}");
+}
+
+#[test]
+fn the_default_policy_is_auto_one_chunk_sized_block_per_chunk() {
+    let plain = run_plain(&kernels(), &["all"], &[]).ok();
+    // An empty GRIDSEL_POLICY means unset: the default policy.
+    let run = run_gridsel(
+        &kernels(),
+        &["all"],
+        &[H100, INFO16, LOG_INFO, ("GRIDSEL_POLICY", "")],
+    )
+    .ok();
+    assert_eq!(run.stdout, plain.stdout, "results");
+    // No cubin on the host: clang's default cap, 128, is the chunk.
+    // 1000 iterations -> 8 chunks; 20 iterations -> 1 chunk.
+    assert_eq!(
+        run.launches_of("_teams_loop_l"),
+        [(8, 128), (1, 128)],
+        "{}",
+        run.stderr
+    );
+    let decided = decisions(&run, "_teams_loop_l");
+    assert!(
+        decided[0].contains("LLVM 32 blocks x 32 threads -> auto 8 blocks x 128 threads"),
+        "{}",
+        decided[0]
+    );
+}

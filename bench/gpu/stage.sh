@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything a GPU run needs, here, and stages it for the device tool:
 #   .stage/libgridsel.so, .stage/gridsel   (stripped release builds)
+#   .stage/demo-sm_90                      (the README's demo program)
 #   bench/build/{sm_90,host}/*             (the benchmark programs)
 #   .runtime.tar.xz                        (libomptarget and its libraries)
 # A device call then carries [".stage", "bench/build", ".runtime.tar.xz"]
@@ -13,6 +14,9 @@ mkdir -p .stage
 for f in libgridsel.so gridsel; do
   strip -o ".stage/$f" "target/release/$f"
 done
+clang-19 -O3 -fopenmp --offload-arch=sm_90 --cuda-path="$repo/.toolchain/cuda" \
+  --libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/ -Wl,-rpath,/usr/lib/llvm-19/lib \
+  examples/demo.c -o .stage/demo-sm_90 -lm
 git rev-parse HEAD > .stage/commit 2>/dev/null || echo unknown > .stage/commit
 bash bench/toolchain/build.sh
 bash bench/toolchain/runtime.sh --tar >/dev/null

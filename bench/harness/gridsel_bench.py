@@ -756,6 +756,44 @@ def cmd_summarize(a):
     return 0
 
 
+def cmd_add_policy(a):
+    """Puts a policy evaluated offline (leave-one-out) into summary.csv.
+
+    FILE has columns program,kernel,trip_count,threads,blocks,median_ms: the
+    grid the policy chose for each case and that grid's MEASURED median (from
+    points.csv). Rows of the same policy name already in the summary are
+    replaced; cases without a row (or without a time) are left out of it.
+    """
+    spreads = {}
+    with open(os.path.join(a.results, "points.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            key = (r["program"], r["kernel"], int(r["trip_count"]), int(r["threads"]), int(r["blocks"]))
+            med = float(r["median_ms"])
+            if med > 0:
+                spreads[key] = (float(r["p90_ms"]) - float(r["p10_ms"])) / med * 100
+    path = os.path.join(a.results, "summary.csv")
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["policy"] != a.name]
+    classes = {(r["program"], r["kernel"], int(r["trip_count"])): r["class"] for r in rows}
+    added = 0
+    with open(a.file, newline="") as f:
+        for r in csv.DictReader(f):
+            pk = (r["program"], r["kernel"], int(r["trip_count"]))
+            if pk not in classes or not r.get("median_ms"):
+                continue
+            t, b = int(r["threads"]), int(r["blocks"])
+            rows.append({"program": pk[0], "kernel": pk[1], "trip_count": pk[2], "class": classes[pk],
+                         "policy": a.name, "threads": t, "blocks": b, "median_ms": r["median_ms"],
+                         "spread_pct": f"{spreads.get(pk + (t, b), 0.0):.2f}"})
+            added += 1
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=SUMMARY_HEADER)
+        w.writeheader()
+        w.writerows(rows)
+    log(f"add-policy: {added} rows of {a.name} in {path}")
+    return 0
+
+
 # --------------------------------------------------------------------------- report
 
 def load_summary(results):
@@ -1138,6 +1176,12 @@ def main(argv=None):
     s.add_argument("--bin-dir", help="binaries for `gridsel select` (default: as recorded)")
     s.add_argument("--min-samples", type=int, default=3)
     s.set_defaults(fn=cmd_summarize)
+
+    ap_ = sub.add_parser("add-policy", help="put an offline (leave-one-out) policy into summary.csv")
+    ap_.add_argument("results")
+    ap_.add_argument("--name", required=True)
+    ap_.add_argument("--file", required=True, help="CSV: program,kernel,trip_count,threads,blocks,median_ms")
+    ap_.set_defaults(fn=cmd_add_policy)
 
     p = sub.add_parser("report", help="RESULTS/report.md and fig8.svg/png")
     p.add_argument("results")

@@ -147,15 +147,19 @@ pub unsafe fn launch_with(
         .as_ref()
         .and_then(|p| p.request)
         .unwrap_or((num_teams, thread_limit));
-    let record = plan.and_then(|p| p.record);
-    let start = record.as_ref().map(|_| Instant::now());
+    let (record, observe) = plan.map_or((None, None), |p| (p.record, p.observe));
+    let start = (record.is_some() || observe.is_some()).then(Instant::now);
     // SAFETY: the caller's arguments, with the grid gridsel chose.
     let rc = unsafe { real(loc, device_id, teams, threads, host_ptr, args) };
-    if let (Some(r), Some(start)) = (record, start) {
+    if let Some(start) = start {
         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         boundary(|| {
-            if let Some(p) = &rt.profile {
+            if let (Some(r), Some(p)) = (&record, &rt.profile) {
                 p.record(&r.kernel.name, r.trip_count, &r.label, r.grid, ns);
+            }
+            // A failed launch measured nothing.
+            if let Some(o) = observe.as_ref().filter(|_| rc == 0) {
+                rt.observe(o, ns);
             }
         });
     }

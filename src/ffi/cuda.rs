@@ -149,3 +149,122 @@ pub fn devices_on_machine() -> Result<Vec<DeviceDesc>, String> {
         (0..count).map(describe).collect()
     })
 }
+
+/// What the driver says about one kernel of a loaded cubin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverKernel {
+    pub name: String,
+    pub registers: u32,
+    pub shared_mem: u32,
+    pub local_mem: u32,
+    pub max_threads: u32,
+    /// `cuOccupancyMaxPotentialBlockSize`: (block size, minimum grid size).
+    pub potential: (u32, u32),
+    /// `cuOccupancyMaxActiveBlocksPerMultiprocessor` for each block size asked.
+    pub active_blocks: Vec<(u32, u32)>,
+}
+
+/// Loads `cubin` into device `ordinal`'s primary context and asks the driver
+/// for each named kernel's attributes and occupancy at `block_sizes`. For
+/// checking the cubin parser and the occupancy model against the driver.
+pub fn driver_kernels(
+    ordinal: i32,
+    cubin: &[u8],
+    names: &[String],
+    block_sizes: &[u32],
+) -> Result<Vec<DriverKernel>, String> {
+    if !libcuda_available(true) {
+        return Err("libcuda.so.1 cannot be loaded (no NVIDIA driver)".into());
+    }
+    guarded(|| {
+        // The driver reads the image in place: keep it 8-byte aligned.
+        let mut aligned = vec![0u64; cubin.len().div_ceil(8)];
+        // SAFETY: the destination holds at least cubin.len() bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                cubin.as_ptr(),
+                aligned.as_mut_ptr().cast::<u8>(),
+                cubin.len(),
+            )
+        };
+        let mut device: sys::CUdevice = 0;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: valid out pointers; the context is the device's primary one.
+        unsafe {
+            check(sys::cuInit(0), "cuInit")?;
+            check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")?;
+            check(
+                sys::cuDevicePrimaryCtxRetain(&mut ctx, device),
+                "cuDevicePrimaryCtxRetain",
+            )?;
+            check(sys::cuCtxSetCurrent(ctx), "cuCtxSetCurrent")?;
+            check(
+                sys::cuModuleLoadData(&mut module, aligned.as_ptr().cast()),
+                "cuModuleLoadData",
+            )?;
+        }
+        let result = names
+            .iter()
+            .map(|name| driver_kernel(module, name, block_sizes))
+            .collect();
+        // SAFETY: the module was loaded above and is no longer used.
+        unsafe { sys::cuModuleUnload(module) };
+        result
+    })
+}
+
+fn driver_kernel(
+    module: sys::CUmodule,
+    name: &str,
+    block_sizes: &[u32],
+) -> Result<DriverKernel, String> {
+    use sys::CUfunction_attribute as F;
+    let c_name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
+    let mut func: sys::CUfunction = std::ptr::null_mut();
+    // SAFETY: a loaded module and a NUL-terminated name.
+    check(
+        unsafe { sys::cuModuleGetFunction(&mut func, module, c_name.as_ptr()) },
+        "cuModuleGetFunction",
+    )?;
+    let attr = |a: F| -> Result<u32, String> {
+        let mut v: c_int = 0;
+        // SAFETY: valid out pointer and function handle.
+        check(
+            unsafe { sys::cuFuncGetAttribute(&mut v, a, func) },
+            "cuFuncGetAttribute",
+        )?;
+        u32::try_from(v).map_err(|_| format!("{a:?} is negative"))
+    };
+    let (mut min_grid, mut block): (c_int, c_int) = (0, 0);
+    // SAFETY: valid out pointers; no dynamic shared memory, no size limit.
+    check(
+        unsafe {
+            sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut block, func, None, 0, 0)
+        },
+        "cuOccupancyMaxPotentialBlockSize",
+    )?;
+    let mut active_blocks = Vec::with_capacity(block_sizes.len());
+    for &threads in block_sizes {
+        let mut n: c_int = 0;
+        let size = c_int::try_from(threads).map_err(|e| e.to_string())?;
+        // SAFETY: valid out pointer and function handle.
+        check(
+            unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, func, size, 0) },
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        )?;
+        active_blocks.push((threads, u32::try_from(n).unwrap_or(0)));
+    }
+    Ok(DriverKernel {
+        name: name.to_string(),
+        registers: attr(F::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+        shared_mem: attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        local_mem: attr(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+        max_threads: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        potential: (
+            u32::try_from(block).unwrap_or(0),
+            u32::try_from(min_grid).unwrap_or(0),
+        ),
+        active_blocks,
+    })
+}

@@ -205,28 +205,47 @@ fn parse_entry(entry: &offload_binary::OffloadEntry<'_>) -> Result<ImageInfo, Im
 /// empty list (a bare host-offload image is not recognised as one here; use
 /// [`parse_image`]).
 pub fn images_in_file(bytes: &[u8]) -> Result<Vec<ImageInfo>, ImageError> {
+    visit_images_in_file(bytes, |image, entry| match entry {
+        Some(entry) => parse_entry(entry),
+        None => parse_image(image),
+    })
+}
+
+/// The raw bytes of every offload image in a file, as the runtime would
+/// register them (for loading them into the CUDA driver); same search as
+/// [`images_in_file`].
+pub fn raw_images_in_file(bytes: &[u8]) -> Result<Vec<Vec<u8>>, ImageError> {
+    visit_images_in_file(bytes, |image, _| Ok(image.to_vec()))
+}
+
+/// Calls `visit` on each image of a file, with its OffloadBinary entry when
+/// it came from one.
+fn visit_images_in_file<T>(
+    bytes: &[u8],
+    mut visit: impl FnMut(&[u8], Option<&offload_binary::OffloadEntry<'_>>) -> Result<T, ImageError>,
+) -> Result<Vec<T>, ImageError> {
     if bytes.is_empty() {
         return Err(ImageError::Empty);
     }
-    if bytes.starts_with(&offload_binary::MAGIC) {
-        return offload_binary::parse_all(bytes)?
+    let mut entries = |blob: &[u8]| -> Result<Vec<T>, ImageError> {
+        offload_binary::parse_all(blob)?
             .iter()
-            .map(parse_entry)
-            .collect();
+            .map(|e| visit(e.image, Some(e)))
+            .collect()
+    };
+    if bytes.starts_with(&offload_binary::MAGIC) {
+        return entries(bytes);
     }
     if !bytes.starts_with(&ELF_MAGIC) {
-        return parse_image(bytes).map(|i| vec![i]);
+        return visit(bytes, None).map(|i| vec![i]);
     }
     let buf = elf::Aligned::new(bytes);
     let e = elf::Elf::parse(buf.bytes())?;
     if e.machine() == elf::EM_CUDA {
-        return elf::parse_cubin(&e).map(|i| vec![i]);
+        return visit(bytes, None).map(|i| vec![i]);
     }
     match e.section_data(b".llvm.offloading", Some(elf::SHT_LLVM_OFFLOADING))? {
-        Some(section) => offload_binary::parse_all(section)?
-            .iter()
-            .map(parse_entry)
-            .collect(),
+        Some(section) => entries(section),
         None => Ok(Vec::new()),
     }
 }

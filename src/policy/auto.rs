@@ -1,24 +1,31 @@
 //! `auto`: the grid LLVM 19 kernels want on the device at hand.
 //!
-//! Two measured facts drive it (bench/results/h100/NOTES.md):
+//! Each rule names the measurement behind it (bench/results/h100/NOTES.md):
 //!
-//! 1. An SPMD kernel's `distribute` hands each team chunks of the compiled
-//!    thread cap (128 by default), whatever the block size. A block smaller
-//!    than the chunk runs the chunk serially (LLVM's 32-thread blocks for
-//!    trip counts under 409 600 run 4 iterations per thread; the paper's
-//!    1-thread blocks run 128), and blocks beyond the number of chunks idle.
-//!    So: threads = the chunk, blocks = one per chunk.
-//! 2. Past a device's worth of resident blocks, more blocks only queue; the
-//!    calibrated `waves` (device profile) caps the grid at that many waves
-//!    of resident blocks, resident blocks counted with the hardware's
-//!    allocation granularities ([`crate::occupancy`]).
-//!
-//! Generic-SPMD and Generic kernels give one `distribute` iteration per team
-//! and run the nested `parallel` loop with the team's threads: they keep
-//! LLVM's thread count and get one team per iteration up to the same cap.
+//! 1. **Chunk-sized blocks for SPMD kernels.** The `distribute` hands each
+//!    team chunks of the compiled thread cap (128 by default), whatever the
+//!    block size (OpenMPOpt folds the chunk to the cap; NOTES.md §1). A block
+//!    smaller than the chunk runs it serially: LLVM's 32-thread blocks for
+//!    trip counts under 409 600 run 4 iterations per thread, the paper's
+//!    1-thread blocks 128. Measured: 128-thread blocks are 1.5-3.3x faster
+//!    than LLVM's choice on those loops (NOTES.md §2). When a raised cap
+//!    (`thread_limit`/launch bounds) makes chunks larger than LLVM's 128
+//!    threads and there are at least as many chunks as SMs, 128 threads per
+//!    block are faster than cap-wide blocks (probe_cap, NOTES.md §2); with
+//!    fewer chunks than SMs the whole chunk width is used.
+//! 2. **One block per chunk.** Blocks beyond the number of chunks idle.
+//! 3. **Long loops keep hardware load balancing.** Capping the grid at one
+//!    wave of resident blocks (the paper's no-queuing rule) made streaming
+//!    stencils 10-24 % faster but load-imbalanced kernels (syrk, syr2k) up to
+//!    30 % slower; the grid is capped at `max(waves x resident blocks, 3200)`
+//!    with `waves` calibrated leave-one-out (`gridsel calibrate`), resident
+//!    blocks counted with the hardware's allocation granularities.
+//! 4. **Generic and Generic-SPMD kernels keep LLVM's grid.** Their
+//!    `distribute` splits iterations evenly over the teams; no grid in the
+//!    sweep beat LLVM's by more than the noise on the suite's nests (NOTES.md §2).
 
 use super::Rule;
-use super::llvm::DEFAULT_THREADS;
+use super::llvm::{DEFAULT_BLOCKS, DEFAULT_THREADS, llvm19};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
@@ -26,24 +33,30 @@ use crate::occupancy::resident_blocks;
 
 /// The `auto` grid and the rule that chose it.
 pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
+    if matches!(
+        kernel.exec_mode,
+        Some(ExecMode::Generic | ExecMode::GenericSpmd)
+    ) {
+        return (llvm19(device, kernel, launch), Rule::AutoKeepsLlvm);
+    }
     let cap = super::thread_cap(device, kernel);
-    let trip = launch.trip_count.max(1);
-    let (threads, teams_wanted) = match kernel.exec_mode.unwrap_or(ExecMode::Spmd) {
-        ExecMode::Spmd => {
-            // Unknown cap (no cubin): clang's default, which is also the chunk.
-            let chunk = kernel
-                .distribute_chunk()
-                .unwrap_or(DEFAULT_THREADS)
-                .clamp(1, cap);
-            (chunk, div_ceil(trip, u64::from(chunk)))
-        }
-        ExecMode::GenericSpmd | ExecMode::Generic => (cap.min(DEFAULT_THREADS), trip),
+    // Unknown cap (no cubin): clang's default, which is also the chunk.
+    let chunk = kernel
+        .distribute_chunk()
+        .unwrap_or(DEFAULT_THREADS)
+        .clamp(1, cap);
+    let chunks = div_ceil(launch.trip_count.max(1), u64::from(chunk));
+    let threads = if chunks >= u64::from(device.sm_count) {
+        chunk.min(DEFAULT_THREADS)
+    } else {
+        chunk
     };
-    let limit =
+    let waves =
         u64::from(resident_blocks(device, kernel, threads)) * u64::from(device.waves.max(1));
-    if teams_wanted <= limit {
+    let limit = waves.max(DEFAULT_BLOCKS);
+    if chunks <= limit {
         (
-            Geometry::new(threads, saturate(teams_wanted)),
+            Geometry::new(threads, saturate(chunks)),
             Rule::AutoOneTeamPerChunk,
         )
     } else {
@@ -86,44 +99,59 @@ mod tests {
             Geometry::new(128, 8)
         );
         assert_eq!(auto(&d, &k, &LaunchDesc::open(1)).0, Geometry::new(128, 1));
-        // A raised cap raises the chunk with it.
-        let wide = kernel(ExecMode::Spmd, 512, 32);
+        // LLVM's 32 x 3125 for 100 000 iterations becomes 128 x 782.
         assert_eq!(
-            auto(&d, &wide, &LaunchDesc::open(4096)).0,
-            Geometry::new(512, 8)
+            auto(&d, &k, &LaunchDesc::open(100_000)).0,
+            Geometry::new(128, 782)
         );
     }
 
     #[test]
-    fn long_loops_stop_at_the_calibrated_waves_of_resident_blocks() {
+    fn raised_caps_use_the_chunk_width_only_when_chunks_are_scarce() {
+        let d = h100();
+        let wide = kernel(ExecMode::Spmd, 512, 32);
+        // 8 chunks of 512 < 132 SMs: whole chunks.
+        assert_eq!(
+            auto(&d, &wide, &LaunchDesc::open(4096)).0,
+            Geometry::new(512, 8)
+        );
+        // 2048 chunks: LLVM's 128 threads loop over each chunk.
+        assert_eq!(
+            auto(&d, &wide, &LaunchDesc::open(1 << 20)).0,
+            Geometry::new(128, 2048)
+        );
+    }
+
+    #[test]
+    fn long_loops_are_capped_at_waves_of_resident_blocks_or_llvms_cap() {
         let mut d = h100();
-        let k = kernel(ExecMode::Spmd, 128, 72);
-        // 72 regs: 7 blocks of 128 per SM -> 924 resident.
+        let k = kernel(ExecMode::Spmd, 128, 32);
+        // 32 regs: 16 blocks of 128 per SM -> 2112 resident, below LLVM's 3200.
         d.waves = 1;
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(1 << 30)),
-            (Geometry::new(128, 924), Rule::AutoResidentWaves)
+            (Geometry::new(128, 3200), Rule::AutoResidentWaves)
         );
         d.waves = 4;
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(1 << 30)).0,
-            Geometry::new(128, 3696)
+            Geometry::new(128, 8448)
         );
         // Exactly at the limit is still one team per chunk.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(3696 * 128)).1,
+            auto(&d, &k, &LaunchDesc::open(8448 * 128)).1,
             Rule::AutoOneTeamPerChunk
         );
     }
 
     #[test]
-    fn generic_spmd_gets_a_team_per_iteration() {
+    fn generic_kernels_keep_llvms_grid() {
         let d = h100();
-        let k = kernel(ExecMode::GenericSpmd, 128, 50);
-        assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(500)).0,
-            Geometry::new(128, 500)
-        );
+        for mode in [ExecMode::GenericSpmd, ExecMode::Generic] {
+            let k = kernel(mode, 128, 50);
+            let l = LaunchDesc::open(500);
+            assert_eq!(auto(&d, &k, &l), (llvm19(&d, &k, &l), Rule::AutoKeepsLlvm));
+        }
     }
 
     #[test]

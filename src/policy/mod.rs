@@ -6,6 +6,7 @@
 //! place for every policy.
 
 pub mod auto;
+pub mod forest;
 pub mod lloyd;
 pub mod llvm;
 pub mod occupancy;
@@ -32,13 +33,19 @@ pub enum Policy {
     Fixed(Geometry),
     /// Cycle through the sweep space launch by launch (benchmark harness).
     Sweep,
+    /// Measure candidate grids on the first launches, then keep the fastest
+    /// ([`crate::tune`]).
+    Tune,
+    /// Least predicted time under a random forest ([`forest`], [`crate::forest`]).
+    Forest,
 }
 
 /// The policy names `GRIDSEL_POLICY` accepts, for error messages and `--help`.
-pub const POLICY_NAMES: &str = "auto, llvm, lloyd, occupancy, fixed:T,B, sweep";
+pub const POLICY_NAMES: &str = "auto, llvm, lloyd, occupancy, fixed:T,B, sweep, tune, forest";
 
-/// The default until a measured better one exists.
-pub const DEFAULT_POLICY: Policy = Policy::Lloyd;
+/// The default: `auto` beat both `llvm` and `lloyd` on the H100 suite
+/// (bench/results/h100/report.md).
+pub const DEFAULT_POLICY: Policy = Policy::Auto;
 
 impl FromStr for Policy {
     type Err = String;
@@ -62,6 +69,8 @@ impl FromStr for Policy {
             "auto" => Ok(Self::Auto),
             "occupancy" => Ok(Self::Occupancy),
             "sweep" => Ok(Self::Sweep),
+            "tune" => Ok(Self::Tune),
+            "forest" => Ok(Self::Forest),
             _ => Err(format!("unknown policy `{text}`; valid: {POLICY_NAMES}")),
         }
     }
@@ -76,6 +85,8 @@ impl fmt::Display for Policy {
             Self::Occupancy => f.write_str("occupancy"),
             Self::Fixed(g) => write!(f, "fixed:{},{}", g.threads, g.blocks),
             Self::Sweep => f.write_str("sweep"),
+            Self::Tune => f.write_str("tune"),
+            Self::Forest => f.write_str("forest"),
         }
     }
 }
@@ -89,9 +100,13 @@ pub enum Rule {
     LloydLong,
     AutoOneTeamPerChunk,
     AutoResidentWaves,
+    AutoKeepsLlvm,
     Occupancy,
     Fixed,
     SweepPoint,
+    TuneTrial,
+    TuneWinner,
+    Forest,
 }
 
 impl fmt::Display for Rule {
@@ -107,11 +122,15 @@ impl fmt::Display for Rule {
                 "one block per distribute chunk, chunk-sized blocks (NOTES.md)"
             }
             Self::AutoResidentWaves => {
-                "blocks capped at the calibrated waves of resident blocks (NOTES.md)"
+                "blocks capped at max(waves x resident blocks, LLVM's 3200) (NOTES.md)"
             }
+            Self::AutoKeepsLlvm => "Generic/Generic-SPMD kernel: LLVM's grid (NOTES.md)",
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
             Self::SweepPoint => "sweep point",
+            Self::TuneTrial => "trial launch of online tuning",
+            Self::TuneWinner => "fastest measured grid (online tuning)",
+            Self::Forest => "least predicted time under the random forest",
         })
     }
 }
@@ -127,8 +146,8 @@ pub struct Decision {
 }
 
 /// Chooses a grid for an open launch with a stateless policy; `None` for
-/// policies that need launch history ([`Policy::Sweep`]), which the runtime
-/// resolves through [`sweep::space`].
+/// policies that need launch history ([`Policy::Sweep`], [`Policy::Tune`]),
+/// which the runtime resolves through [`sweep::space`] and [`crate::tune`].
 pub fn decide(
     policy: &Policy,
     device: &DeviceDesc,
@@ -142,7 +161,8 @@ pub fn decide(
         Policy::Auto => auto::auto(device, kernel, launch),
         Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
         Policy::Fixed(g) => (*g, Rule::Fixed),
-        Policy::Sweep => return None,
+        Policy::Forest => forest::embedded(device, kernel, launch),
+        Policy::Sweep | Policy::Tune => return None,
     };
     let (geometry, clamped) = clamp(geometry, device, kernel);
     Some(Decision {
@@ -198,6 +218,8 @@ mod tests {
             "lloyd",
             "occupancy",
             "sweep",
+            "tune",
+            "forest",
             "fixed:128,264",
         ] {
             assert_eq!(text.parse::<Policy>().unwrap().to_string(), text);

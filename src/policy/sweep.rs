@@ -18,7 +18,6 @@ use super::{Decision, Policy, decide};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::KernelDesc;
-use std::collections::HashSet;
 
 /// Largest number of blocks in the paper's space (2^16).
 pub const MAX_SWEEP_BLOCKS: u32 = 1 << 16;
@@ -52,12 +51,36 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
         })
         .collect();
 
+    let class = super::lloyd::classify(device, kernel, launch.trip_count);
+    out.extend(
+        grid(device, kernel, launch)
+            .into_iter()
+            .map(|geometry| Candidate {
+                label: "grid".to_string(),
+                decision: Decision {
+                    geometry,
+                    class,
+                    rule: super::Rule::SweepPoint,
+                    clamped: false,
+                },
+            }),
+    );
+    out
+}
+
+/// The space's grid points without the policies' (what [`space`] labels
+/// `grid`), in the same order; also `forest`'s candidates.
+pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
+    let mut out = Vec::new();
     let cap = super::thread_cap(device, kernel);
     let trip = launch.trip_count.max(1);
     let chunk = u64::from(kernel.distribute_chunk().unwrap_or(1).max(1));
-    let mut seen = HashSet::new();
-    let threads =
-        std::iter::once(1).chain((1..=cap / device.warp_size).map(|w| w * device.warp_size));
+    let mut threads: Vec<u32> = std::iter::once(1)
+        .chain((1..=cap / device.warp_size).map(|w| w * device.warp_size))
+        .collect();
+    threads.dedup();
+    // Distinct thread counts and, per count, distinct block counts: every
+    // unclamped point is new.
     for t in threads {
         let mut blocks: Vec<u32> = (0..=16).map(|p| 1u32 << p).collect();
         blocks.extend((1..=SM_MULTIPLES).map(|m| m * device.sm_count));
@@ -77,20 +100,9 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
                 continue;
             }
             let (geometry, clamped) = super::clamp(Geometry::new(t, b), device, kernel);
-            if clamped || !seen.insert(geometry) {
-                continue;
+            if !clamped {
+                out.push(geometry);
             }
-            let class = super::lloyd::classify(device, kernel, launch.trip_count);
-            let decision = Decision {
-                geometry,
-                class,
-                rule: super::Rule::SweepPoint,
-                clamped: false,
-            };
-            out.push(Candidate {
-                label: "grid".to_string(),
-                decision,
-            });
         }
     }
     out
@@ -100,6 +112,7 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
 mod tests {
     use super::*;
     use crate::kernel::ExecMode;
+    use std::collections::HashSet;
 
     fn spmd(cap: u32) -> KernelDesc {
         KernelDesc {

@@ -27,16 +27,13 @@ pub fn profile_dir() -> PathBuf {
     deps.parent().expect("profile dir").to_path_buf()
 }
 
-/// `libgridsel.so` of the same profile as the test. `cargo test` builds the
-/// package's cdylib with the tests; when it is missing (a test executable run
-/// by hand) it is built once here.
+/// `libgridsel.so` of the same profile as the test, rebuilt once per test
+/// executable: `cargo test` builds the library's rlib for the tests but does
+/// not always relink the cdylib, and a stale one would test old code.
 pub fn lib() -> PathBuf {
     static BUILD: Once = Once::new();
     let path = profile_dir().join("libgridsel.so");
     BUILD.call_once(|| {
-        if path.exists() {
-            return;
-        }
         let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         cmd.args(["build", "--lib"]).current_dir(repo());
         if profile_dir().file_name().is_some_and(|n| n == "release") {
@@ -260,6 +257,12 @@ pub fn run_with(program: &Path, args: &[&str], env: &[(&str, &str)], preload: &[
     }
     // Two host threads per team keeps the host plugin quiet and fast.
     cmd.env("OMP_NUM_THREADS", "2");
+    // The tests pin the paper's policy, whose grids they spell out; a test
+    // that needs another (or the default, `auto`) sets GRIDSEL_POLICY itself,
+    // or removes it with an empty value.
+    if !preload.is_empty() {
+        cmd.env("GRIDSEL_POLICY", "lloyd");
+    }
     if !preload.is_empty() {
         let list: Vec<String> = preload
             .iter()

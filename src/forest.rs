@@ -1,0 +1,534 @@
+//! The random-forest model behind `GRIDSEL_POLICY=forest`: loading,
+//! validation, features and inference.
+//!
+//! Lloyd et al. 2018 (§III) trained a random forest to predict a kernel's time
+//! from its features and a candidate grid, and launched the grid of least
+//! predicted time. Their prediction cost more than most kernels ran; this one
+//! is flattened arrays of a few shallow trees (the H100 model: 12 trees of
+//! depth <= 8), searched once per (kernel, trip count, device) and cached by
+//! the runtime.
+//!
+//! ## Model file (format `gridsel-forest`, version 1)
+//!
+//! One JSON object, written by `bench/forest/train.py` (scikit-learn's
+//! `RandomForestRegressor`, exported node by node):
+//!
+//! ```json
+//! {
+//!  "format": "gridsel-forest",
+//!  "version": 1,
+//!  "target": "ln_rel",
+//!  "features": ["trip_count", "registers", ...],
+//!  "meta": { "device": "...", "params": {...}, ... },
+//!  "trees": [
+//!   {"feature": [9, -1, -1], "threshold": [48.0, 0.0, 0.0],
+//!    "left": [1, -1, -1], "right": [2, -1, -1], "value": [0.0, 0.12, -0.3]}
+//!  ]
+//! }
+//! ```
+//!
+//! - `features` must equal [`FEATURES`], name for name: a model trained on
+//!   other features is refused rather than misread.
+//! - `target`: `ln_ms` (natural log of the kernel's median milliseconds) or
+//!   `ln_rel` (the same less the case's median over its grids). Only the
+//!   argmin over candidates is used, so both choose alike; `meta` is free-form.
+//! - Each tree is five arrays of equal length, node 0 the root, in
+//!   scikit-learn's order. An internal node has `feature` in `0..FEATURES.len()`,
+//!   a finite `threshold` and children `left` (taken when
+//!   `x[feature] <= threshold`) and `right`, both later in the array; a leaf
+//!   has `feature`, `left` and `right` -1 and its prediction in `value`.
+//! - The forest's prediction is the mean of its trees' leaves. Features are
+//!   computed in `f64` and rounded to `f32` before comparison, as
+//!   scikit-learn does, so the library reproduces the training tool's
+//!   predictions to the last bits (tests/forest.rs checks it).
+//!
+//! A missing, unreadable, corrupt or wrong-version model is a [`ForestError`];
+//! the runtime logs it once and falls back to the default policy.
+
+use crate::device::DeviceDesc;
+use crate::geometry::Geometry;
+use crate::kernel::{ExecMode, KernelDesc};
+use crate::occupancy::resident_blocks_per_sm;
+use serde::Deserialize;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+/// The value of the file's `format` field.
+pub const FORMAT: &str = "gridsel-forest";
+/// The model version this build reads.
+pub const VERSION: u64 = 1;
+/// The H100 model, embedded (regenerate with bench/forest/train.py).
+pub const EMBEDDED_H100: &str = include_str!("../models/h100-forest.json");
+
+/// Feature names, in model order (bench/forest/train.py `FEATURES`).
+pub const FEATURES: [&str; 16] = [
+    "trip_count",
+    "registers",
+    "shared_mem",
+    "local_mem",
+    "code_size",
+    "total_work",
+    "exec_mode",
+    "thread_cap",
+    "chunk",
+    "threads",
+    "blocks",
+    "iters_per_thread",
+    "chunks_per_block",
+    "threads_per_chunk",
+    "waves",
+    "occupancy",
+];
+
+/// Number of features.
+pub const N_FEATURES: usize = FEATURES.len();
+
+/// Marks a leaf in [`Node::feature`].
+const LEAF: u32 = u32::MAX;
+
+/// Candidates that walk a tree together in [`Forest::argmin`].
+const LANES: usize = 16;
+
+/// One flattened node: 16 bytes, every tree in one array.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Node {
+    /// The largest `f32` not above the model's `f64` threshold, so that
+    /// `x <= threshold` on the `f32` feature is exactly scikit-learn's test.
+    threshold: f32,
+    /// Feature index, or [`LEAF`].
+    feature: u32,
+    /// Absolute index of the left child; a leaf points at itself.
+    left: u32,
+    /// Absolute index of the right child; a leaf points at itself.
+    right: u32,
+}
+
+/// A loaded, validated forest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forest {
+    nodes: Vec<Node>,
+    /// Leaf values by node index (0 for internal nodes).
+    values: Vec<f64>,
+    /// Root index and depth (edges on the longest path) of every tree.
+    roots: Vec<(u32, u32)>,
+    /// The model's `target` field.
+    pub target: String,
+}
+
+/// Why a model could not be loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ForestError {
+    /// The file could not be read.
+    Io(String),
+    /// Not JSON, or not the expected shape.
+    Syntax(String),
+    /// Another format or version than this build reads.
+    Version(String),
+    /// Well-formed JSON whose trees or features are inconsistent.
+    Invalid(String),
+}
+
+impl fmt::Display for ForestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(m) => write!(f, "cannot read forest model: {m}"),
+            Self::Syntax(m) => write!(f, "corrupt forest model: {m}"),
+            Self::Version(m) => write!(f, "wrong forest model version: {m}"),
+            Self::Invalid(m) => write!(f, "invalid forest model: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ForestError {}
+
+#[derive(Deserialize)]
+struct ModelFile {
+    target: String,
+    features: Vec<String>,
+    trees: Vec<TreeFile>,
+}
+
+#[derive(Deserialize)]
+struct TreeFile {
+    feature: Vec<i64>,
+    threshold: Vec<f64>,
+    left: Vec<i64>,
+    right: Vec<i64>,
+    value: Vec<f64>,
+}
+
+/// The largest `f32` that is `<= t` (`t` finite).
+fn f32_at_or_below(t: f64) -> f32 {
+    let c = t as f32;
+    if f64::from(c) <= t {
+        return c;
+    }
+    // One step toward -inf (c is not NaN; c may be +inf when t > f32::MAX).
+    let bits = c.to_bits();
+    if c == 0.0 {
+        -f32::from_bits(1)
+    } else if c > 0.0 {
+        f32::from_bits(bits - 1)
+    } else {
+        f32::from_bits(bits + 1)
+    }
+}
+
+impl Forest {
+    /// Parses and validates a model file's text.
+    pub fn from_json(text: &str) -> Result<Self, ForestError> {
+        let raw: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ForestError::Syntax(e.to_string()))?;
+        let format = raw.get("format").and_then(|v| v.as_str());
+        if format != Some(FORMAT) {
+            return Err(ForestError::Version(format!(
+                "format {}, expected \"{FORMAT}\"",
+                raw.get("format")
+                    .map_or("missing".to_string(), |v| v.to_string())
+            )));
+        }
+        match raw.get("version").and_then(|v| v.as_u64()) {
+            Some(VERSION) => {}
+            other => {
+                return Err(ForestError::Version(format!(
+                    "version {}, this gridsel reads version {VERSION} (retrain with bench/forest/train.py)",
+                    other.map_or("missing".to_string(), |v| v.to_string())
+                )));
+            }
+        }
+        let file: ModelFile =
+            serde_json::from_value(raw).map_err(|e| ForestError::Syntax(e.to_string()))?;
+        Self::from_file(file)
+    }
+
+    fn from_file(file: ModelFile) -> Result<Self, ForestError> {
+        let invalid = |m: String| Err(ForestError::Invalid(m));
+        if file.features != FEATURES {
+            return invalid(format!(
+                "features {:?} differ from this gridsel's {:?}",
+                file.features, FEATURES
+            ));
+        }
+        if !matches!(file.target.as_str(), "ln_ms" | "ln_rel") {
+            return invalid(format!("unknown target `{}`", file.target));
+        }
+        if file.trees.is_empty() {
+            return invalid("no trees".to_string());
+        }
+        let mut forest = Self {
+            nodes: Vec::new(),
+            values: Vec::new(),
+            roots: Vec::with_capacity(file.trees.len()),
+            target: file.target,
+        };
+        for (t, tree) in file.trees.iter().enumerate() {
+            forest
+                .add_tree(tree)
+                .map_err(|m| ForestError::Invalid(format!("tree {t}: {m}")))?;
+        }
+        Ok(forest)
+    }
+
+    fn add_tree(&mut self, tree: &TreeFile) -> Result<(), String> {
+        let n = tree.feature.len();
+        if n == 0 {
+            return Err("no nodes".to_string());
+        }
+        let lens = [
+            tree.threshold.len(),
+            tree.left.len(),
+            tree.right.len(),
+            tree.value.len(),
+        ];
+        if lens.iter().any(|&l| l != n) {
+            return Err(format!(
+                "node arrays differ in length (feature {n}, threshold {}, left {}, right {}, value {})",
+                lens[0], lens[1], lens[2], lens[3]
+            ));
+        }
+        let base = self.nodes.len();
+        if base + n > (LEAF - 1) as usize {
+            return Err("too many nodes".to_string());
+        }
+        let mut depth = vec![0u32; n];
+        for i in 0..n {
+            let (f, l, r) = (tree.feature[i], tree.left[i], tree.right[i]);
+            let node = if f == -1 {
+                if l != -1 || r != -1 {
+                    return Err(format!("leaf {i} has children"));
+                }
+                if !tree.value[i].is_finite() {
+                    return Err(format!("leaf {i} value is not finite"));
+                }
+                self.values.push(tree.value[i]);
+                Node {
+                    threshold: 0.0,
+                    feature: LEAF,
+                    left: (base + i) as u32,
+                    right: (base + i) as u32,
+                }
+            } else {
+                if !(0..N_FEATURES as i64).contains(&f) {
+                    return Err(format!("node {i} feature {f} out of 0..{N_FEATURES}"));
+                }
+                let child_ok = |c: i64| c > i as i64 && c < n as i64;
+                if !child_ok(l) || !child_ok(r) {
+                    return Err(format!(
+                        "node {i} children {l}, {r} not after it within {n} nodes"
+                    ));
+                }
+                if !tree.threshold[i].is_finite() {
+                    return Err(format!("node {i} threshold is not finite"));
+                }
+                // Children come later, so parents' depths are final here.
+                depth[l as usize] = depth[i] + 1;
+                depth[r as usize] = depth[i] + 1;
+                self.values.push(0.0);
+                Node {
+                    threshold: f32_at_or_below(tree.threshold[i]),
+                    feature: f as u32,
+                    left: (base as i64 + l) as u32,
+                    right: (base as i64 + r) as u32,
+                }
+            };
+            self.nodes.push(node);
+        }
+        let max_depth = depth.iter().copied().max().unwrap_or(0);
+        self.roots.push((base as u32, max_depth));
+        Ok(())
+    }
+
+    /// Reads and validates a model file.
+    pub fn load(path: &Path) -> Result<Self, ForestError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ForestError::Io(format!("{}: {e}", path.display())))?;
+        Self::from_json(&text).map_err(|e| match e {
+            ForestError::Io(m) => ForestError::Io(m),
+            ForestError::Syntax(m) => ForestError::Syntax(format!("{}: {m}", path.display())),
+            ForestError::Version(m) => ForestError::Version(format!("{}: {m}", path.display())),
+            ForestError::Invalid(m) => ForestError::Invalid(format!("{}: {m}", path.display())),
+        })
+    }
+
+    /// The embedded H100 model, parsed once per process.
+    pub fn embedded() -> Result<Arc<Self>, ForestError> {
+        static EMBEDDED: OnceLock<Result<Arc<Forest>, ForestError>> = OnceLock::new();
+        EMBEDDED
+            .get_or_init(|| Self::from_json(EMBEDDED_H100).map(Arc::new))
+            .clone()
+    }
+
+    /// `GRIDSEL_MODEL`'s file when given, else the embedded model.
+    pub fn load_or_embedded(path: Option<&Path>) -> Result<Arc<Self>, ForestError> {
+        match path {
+            Some(p) => Self::load(p).map(Arc::new),
+            None => Self::embedded(),
+        }
+    }
+
+    /// Number of trees.
+    pub fn trees(&self) -> usize {
+        self.roots.len()
+    }
+
+    /// Number of nodes over all trees.
+    pub fn nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// One step down: leaves step onto themselves. `feature & 15` keeps the
+    /// index in range without a branch (a leaf's test is irrelevant).
+    #[inline(always)]
+    fn step(&self, at: u32, x: &[f32; N_FEATURES]) -> u32 {
+        let n = self.nodes[at as usize];
+        let left = x[(n.feature as usize) % N_FEATURES] <= n.threshold;
+        // Branch-free select: all ones when going right.
+        let mask = u32::from(left).wrapping_sub(1);
+        n.left ^ ((n.left ^ n.right) & mask)
+    }
+
+    /// The leaf `x` reaches in the tree at `root`.
+    fn leaf(&self, root: u32, x: &[f32; N_FEATURES]) -> f64 {
+        let mut at = root;
+        while self.nodes[at as usize].feature != LEAF {
+            at = self.step(at, x);
+        }
+        self.values[at as usize]
+    }
+
+    /// The forest's prediction for one feature row (mean over trees, summed in
+    /// tree order as scikit-learn does).
+    pub fn predict(&self, x: &[f32; N_FEATURES]) -> f64 {
+        let sum: f64 = self.roots.iter().map(|&(r, _)| self.leaf(r, x)).sum();
+        sum / self.roots.len() as f64
+    }
+
+    /// Index of the row of least predicted time (the first on ties), with
+    /// the prediction; `None` for no rows.
+    ///
+    /// Tree-major, so each tree's nodes stay in cache while every candidate
+    /// walks it, and [`LANES`] candidates walk in lockstep for exactly the
+    /// tree's depth (leaves loop onto themselves): no data-dependent branch,
+    /// and independent loads the CPU overlaps. Sums are per candidate in tree
+    /// order, so the values equal [`Forest::predict`]'s.
+    pub fn argmin(&self, rows: &[[f32; N_FEATURES]]) -> Option<(usize, f64)> {
+        let mut sums = vec![0.0f64; rows.len()];
+        for &(root, depth) in &self.roots {
+            let mut chunks = rows.chunks_exact(LANES);
+            let mut sum_chunks = sums.chunks_exact_mut(LANES);
+            for (xs, ss) in (&mut chunks).zip(&mut sum_chunks) {
+                let mut at = [root; LANES];
+                for _ in 0..depth {
+                    for l in 0..LANES {
+                        at[l] = self.step(at[l], &xs[l]);
+                    }
+                }
+                for l in 0..LANES {
+                    ss[l] += self.values[at[l] as usize];
+                }
+            }
+            for (x, s) in chunks.remainder().iter().zip(sum_chunks.into_remainder()) {
+                *s += self.leaf(root, x);
+            }
+        }
+        let n = self.roots.len() as f64;
+        sums.iter()
+            .enumerate()
+            .fold(None, |best: Option<(usize, f64)>, (i, &s)| match best {
+                Some((_, b)) if b <= s => best,
+                _ => Some((i, s)),
+            })
+            .map(|(i, s)| (i, s / n))
+    }
+}
+
+/// Candidate-independent features of one (kernel, trip count), computed once
+/// per decision.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelFeatures {
+    trip: f64,
+    registers: f64,
+    shared_mem: f64,
+    local_mem: f64,
+    code_size: f64,
+    exec_mode: f64,
+    thread_cap: f64,
+    chunk: f64,
+    chunks: f64,
+    eff_chunk: f64,
+}
+
+impl KernelFeatures {
+    /// The kernel's and the trip count's features (unknown facts count 0).
+    pub fn new(device: &DeviceDesc, kernel: &KernelDesc, trip_count: u64) -> Self {
+        let trip = trip_count.max(1);
+        let chunk = match kernel.exec_mode {
+            Some(ExecMode::Spmd) => kernel.max_threads.unwrap_or(0),
+            Some(ExecMode::Generic | ExecMode::GenericSpmd) => 1,
+            None => 0,
+        };
+        let eff_chunk = u64::from(chunk.max(1));
+        Self {
+            trip: trip as f64,
+            registers: f64::from(kernel.registers.unwrap_or(0)),
+            shared_mem: f64::from(kernel.shared_mem.unwrap_or(0)),
+            local_mem: f64::from(kernel.local_mem.unwrap_or(0)),
+            code_size: f64::from(kernel.code_size.unwrap_or(0)),
+            exec_mode: f64::from(kernel.exec_mode.map_or(0, ExecMode::raw)),
+            thread_cap: f64::from(crate::policy::thread_cap(device, kernel)),
+            chunk: f64::from(chunk),
+            chunks: trip.div_ceil(eff_chunk) as f64,
+            eff_chunk: eff_chunk as f64,
+        }
+    }
+
+    /// The full feature row for one candidate grid; `resident_per_sm` is
+    /// [`resident_blocks_per_sm`] for `grid.threads`.
+    pub fn row(
+        &self,
+        device: &DeviceDesc,
+        grid: Geometry,
+        resident_per_sm: u32,
+    ) -> [f32; N_FEATURES] {
+        let threads = f64::from(grid.threads.max(1));
+        let blocks = f64::from(grid.blocks.max(1));
+        let resident = u64::from(resident_per_sm)
+            .saturating_mul(u64::from(device.sm_count))
+            .max(1) as f64;
+        let warp = u64::from(device.warp_size.max(1));
+        let warps = u64::from(grid.threads.max(1)).div_ceil(warp);
+        let occupancy = (u64::from(resident_per_sm) * warps) as f64
+            / (f64::from(device.max_threads_per_sm) / f64::from(device.warp_size.max(1)));
+        let f = [
+            self.trip,
+            self.registers,
+            self.shared_mem,
+            self.local_mem,
+            self.code_size,
+            self.code_size * self.trip,
+            self.exec_mode,
+            self.thread_cap,
+            self.chunk,
+            threads,
+            blocks,
+            self.trip / (threads * blocks),
+            self.chunks / blocks,
+            threads / self.eff_chunk,
+            blocks / resident,
+            occupancy,
+        ];
+        f.map(|v| v as f32)
+    }
+}
+
+/// The feature row of one (kernel, trip count, grid), as the training tool
+/// computes it.
+pub fn features(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    trip_count: u64,
+    grid: Geometry,
+) -> [f32; N_FEATURES] {
+    KernelFeatures::new(device, kernel, trip_count).row(
+        device,
+        grid,
+        resident_blocks_per_sm(device, kernel, grid.threads),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_round_down_to_f32() {
+        for t in [
+            0.5,
+            1.0,
+            48.5,
+            1e-40,
+            -3.3,
+            1e300,
+            -1e300,
+            0.1,
+            16_777_217.0,
+        ] {
+            let c = f32_at_or_below(t);
+            assert!(f64::from(c) <= t, "{t}");
+            // Nothing between c and t: the next f32 up exceeds t.
+            let up = if c >= 0.0 {
+                f32::from_bits(c.to_bits() + 1)
+            } else {
+                f32::from_bits(c.to_bits() - 1)
+            };
+            assert!(f64::from(up) > t || c == f32::MAX, "{t}");
+        }
+    }
+
+    #[test]
+    fn the_embedded_model_loads() {
+        let f = Forest::embedded().unwrap();
+        assert!(f.trees() > 0 && f.nodes() > f.trees());
+    }
+}

@@ -1,0 +1,629 @@
+//! `tune`: online empirical tuning for programs that launch the same kernel
+//! with the same trip count many times.
+//!
+//! Static policies guess; a program that runs one loop hundreds of times can
+//! afford to measure. Under `GRIDSEL_POLICY=tune` the first launches of each
+//! (kernel, device, trip count) try a short list of grids, the runtime times
+//! each forwarded launch (launch and wait), and once the search has
+//! converged every later launch gets the winner, which costs one hash lookup
+//! on the launch path. With `GRIDSEL_CACHE=<file>` winners are saved and the
+//! next run starts tuned ([`cache`]).
+//!
+//! The search (a [`Tuner`]) is IterML's (Cui and Feng) iterate-and-prune
+//! loop with the model replaced by a ranking:
+//!
+//! 1. **Candidates** ([`candidates`]): `auto`'s grid first (the best static
+//!    policy), then its neighbours (threads in {cap, cap/2, ...} down to a
+//!    warp, blocks x{1/4, 1/2, 1, 2, 4}) nearest first, then the other
+//!    policies' grids (`occupancy`, `lloyd`, `llvm`), then the rest of the
+//!    [`sweep::space`] by distance from `auto` (log2 of threads and blocks).
+//!    The list is cut to what the budget can measure ([`Params`]).
+//! 2. **Rounds** (successive halving): one warm-up launch (discarded: the
+//!    first launch may load the image), every candidate once, then the best
+//!    half (IterML's cut ratio 0.5) measured [`Params::repeats`] more times,
+//!    and so on until one grid is left. Candidates are ranked by the median
+//!    of all their samples; launches of a round are interleaved, so drift
+//!    hits every candidate alike.
+//! 3. **Budget**: at most [`BUDGET`] launches per (kernel, device, trip
+//!    count) are spent exploring (the default plan: 20 candidates, 61
+//!    launches). The info log reports what was spent and the speedup over
+//!    the first candidate.
+//!
+//! [`Tuner`] is a pure state machine (no clock, no I/O): tests and
+//! `gridsel tune-sim` drive it with stand-in timers.
+
+pub mod cache;
+
+use crate::device::DeviceDesc;
+use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
+use crate::kernel::{ExecMode, KernelDesc};
+use crate::policy::{self, Decision, Policy, Rule, sweep};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+/// Most launches spent exploring per (kernel, device, trip count).
+pub const BUDGET: u32 = 64;
+
+/// The knobs of the search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Most launches handed out for exploration, warm-up included.
+    pub budget: u32,
+    /// Most candidates measured (fewer when the budget cannot cover them).
+    pub max_candidates: usize,
+    /// Launches of the first candidate whose time is thrown away.
+    pub warmup: u32,
+    /// Samples of every candidate in the first round (IterML's pick).
+    pub first_repeats: u32,
+    /// Samples added to each survivor in every later round.
+    pub repeats: u32,
+    /// Fraction of the survivors kept after each round (1 - IterML's cut ratio).
+    pub keep: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            budget: BUDGET,
+            max_candidates: 20,
+            warmup: 1,
+            first_repeats: 1,
+            repeats: 2,
+            keep: 0.5,
+        }
+    }
+}
+
+impl Params {
+    /// Survivors kept out of `m` (at least one, fewer than `m` when `m > 1`).
+    fn kept(&self, m: usize) -> usize {
+        if m <= 1 {
+            return m;
+        }
+        ((m as f64 * self.keep).ceil() as usize).clamp(1, m - 1)
+    }
+
+    /// Launches a search over `n` candidates takes from start to winner.
+    pub fn planned_launches(&self, n: usize) -> u64 {
+        let mut total = u64::from(self.warmup) + n as u64 * u64::from(self.first_repeats);
+        let mut m = self.kept(n);
+        while m > 1 {
+            total += m as u64 * u64::from(self.repeats);
+            m = self.kept(m);
+        }
+        total
+    }
+
+    /// The most candidates (up to `available`) the budget covers.
+    pub fn candidates_within_budget(&self, available: usize) -> usize {
+        let mut n = available.min(self.max_candidates);
+        while n > 1 && self.planned_launches(n) > u64::from(self.budget) {
+            n -= 1;
+        }
+        n
+    }
+}
+
+/// What a converged search found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub winner: Geometry,
+    /// Median time of the winner.
+    pub winner_ns: u64,
+    /// The first candidate (`auto`'s grid in the runtime) and its median time.
+    pub first: Geometry,
+    pub first_ns: u64,
+    /// Launches handed out for exploration, warm-up included.
+    pub launches: u32,
+    /// Candidates measured.
+    pub candidates: usize,
+}
+
+impl Report {
+    /// How much faster the winner is than the first candidate.
+    pub fn speedup(&self) -> f64 {
+        self.first_ns as f64 / self.winner_ns.max(1) as f64
+    }
+}
+
+/// The search state for one (kernel, device, trip count).
+#[derive(Clone, Debug)]
+pub struct Tuner {
+    params: Params,
+    candidates: Vec<Geometry>,
+    samples: Vec<Vec<u64>>,
+    /// Launches handed out and not yet observed, per candidate.
+    pending: Vec<u32>,
+    warmups_pending: u32,
+    survivors: Vec<usize>,
+    queue: VecDeque<(usize, bool)>,
+    spent: u32,
+    winner: Option<usize>,
+}
+
+impl Tuner {
+    /// A search over `candidates` (best guess first, duplicates dropped, cut
+    /// to the budget); `None` when there is nothing to try.
+    pub fn new(candidates: Vec<Geometry>, params: Params) -> Option<Self> {
+        let mut seen = HashSet::new();
+        let mut candidates: Vec<Geometry> =
+            candidates.into_iter().filter(|g| seen.insert(*g)).collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        candidates.truncate(params.candidates_within_budget(candidates.len()));
+        let n = candidates.len();
+        let mut tuner = Self {
+            params,
+            samples: vec![Vec::new(); n],
+            pending: vec![0; n],
+            warmups_pending: 0,
+            survivors: (0..n).collect(),
+            queue: VecDeque::new(),
+            spent: 0,
+            winner: None,
+            candidates,
+        };
+        if params.planned_launches(n) > u64::from(params.budget) {
+            // Not even one measurement fits: keep the best guess.
+            tuner.winner = Some(0);
+            return Some(tuner);
+        }
+        tuner.queue.extend((0..params.warmup).map(|_| (0, true)));
+        for _ in 0..params.first_repeats.max(1) {
+            tuner.queue.extend((0..n).map(|i| (i, false)));
+        }
+        Some(tuner)
+    }
+
+    /// The candidates, in the order they are tried.
+    pub fn candidates(&self) -> &[Geometry] {
+        &self.candidates
+    }
+
+    /// The grid for the next launch: the next trial while exploring, the
+    /// best so far while a round waits for its last times, the winner after.
+    // Not an Iterator: it never ends, and what it returns depends on observe().
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Geometry {
+        if let Some(w) = self.winner {
+            return self.candidates[w];
+        }
+        match self.queue.pop_front() {
+            Some((i, warmup)) => {
+                self.spent += 1;
+                if warmup {
+                    self.warmups_pending += 1;
+                } else {
+                    self.pending[i] += 1;
+                }
+                self.candidates[i]
+            }
+            None => self.candidates[self.incumbent_index()],
+        }
+    }
+
+    /// Records the time of a launch of `grid`. Times nobody asked for
+    /// (grids outside the list, launches made while a round waits) are
+    /// ignored, so the caller may time every launch it likes.
+    pub fn observe(&mut self, grid: Geometry, ns: u64) {
+        if self.winner.is_some() {
+            return;
+        }
+        let Some(i) = self.candidates.iter().position(|g| *g == grid) else {
+            return;
+        };
+        if i == 0 && self.warmups_pending > 0 {
+            self.warmups_pending -= 1;
+        } else if self.pending[i] > 0 {
+            self.pending[i] -= 1;
+            self.samples[i].push(ns);
+        } else {
+            return;
+        }
+        if self.queue.is_empty()
+            && self.warmups_pending == 0
+            && self.pending.iter().all(|&p| p == 0)
+        {
+            self.finish_round();
+        }
+    }
+
+    fn finish_round(&mut self) {
+        let mut ranked = self.survivors.clone();
+        ranked.sort_by_key(|&i| (self.median(i), i));
+        ranked.truncate(self.params.kept(ranked.len()));
+        self.survivors = ranked;
+        if self.survivors.len() <= 1 {
+            self.winner = self.survivors.first().copied().or(Some(0));
+            return;
+        }
+        for _ in 0..self.params.repeats.max(1) {
+            self.queue
+                .extend(self.survivors.iter().map(|&i| (i, false)));
+        }
+    }
+
+    /// Median of a candidate's samples (`u64::MAX` without any).
+    fn median(&self, i: usize) -> u64 {
+        let mut s = self.samples[i].clone();
+        if s.is_empty() {
+            return u64::MAX;
+        }
+        s.sort_unstable();
+        let m = s.len() / 2;
+        if s.len() % 2 == 1 {
+            s[m]
+        } else {
+            s[m - 1] / 2 + s[m] / 2 + (s[m - 1] % 2 + s[m] % 2) / 2
+        }
+    }
+
+    fn incumbent_index(&self) -> usize {
+        (0..self.candidates.len())
+            .filter(|&i| !self.samples[i].is_empty())
+            .min_by_key(|&i| (self.median(i), i))
+            .unwrap_or(0)
+    }
+
+    /// The grid this search would keep if it stopped now.
+    pub fn incumbent(&self) -> Geometry {
+        self.candidates[self.winner.unwrap_or_else(|| self.incumbent_index())]
+    }
+
+    /// The winner, once the search is over.
+    pub fn converged(&self) -> Option<Geometry> {
+        self.winner.map(|w| self.candidates[w])
+    }
+
+    /// Launches handed out for exploration so far (never above the budget).
+    pub fn spent(&self) -> u32 {
+        self.spent
+    }
+
+    /// The outcome, once converged.
+    pub fn report(&self) -> Option<Report> {
+        let w = self.winner?;
+        let known = |i: usize| {
+            let m = self.median(i);
+            if m == u64::MAX { 0 } else { m }
+        };
+        Some(Report {
+            winner: self.candidates[w],
+            winner_ns: known(w),
+            first: self.candidates[0],
+            first_ns: known(0),
+            launches: self.spent,
+            candidates: self.candidates.len(),
+        })
+    }
+}
+
+/// Log2 distance between two grids, the ranking's model of "similar".
+fn distance(a: Geometry, b: Geometry) -> f64 {
+    let l = |x: u32| f64::from(x.max(1)).log2();
+    (l(a.threads) - l(b.threads)).abs() + BLOCK_WEIGHT * (l(a.blocks) - l(b.blocks)).abs()
+}
+
+/// Times change more slowly with blocks than with threads (H100 sweep).
+const BLOCK_WEIGHT: f64 = 0.25;
+
+/// The candidate grids for one launch, best guess first, each allowed by
+/// `available` (everything in the runtime; the measured grids in
+/// `gridsel tune-sim`). See the module documentation for the order.
+pub fn candidates(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    available: impl Fn(Geometry) -> bool,
+) -> Vec<Geometry> {
+    let decide =
+        |p: &Policy| policy::decide(p, device, kernel, launch).map(|d: Decision| d.geometry);
+    let Some(auto) = decide(&Policy::Auto) else {
+        return Vec::new();
+    };
+    let trip = launch.trip_count.max(1);
+    let spmd = kernel.exec_mode.unwrap_or(ExecMode::Spmd) == ExecMode::Spmd;
+    let chunk = kernel
+        .distribute_chunk()
+        .filter(|_| spmd)
+        .unwrap_or(1)
+        .max(1);
+    // Teams beyond the number of chunks idle (sweep.rs).
+    let useful_blocks = saturate(div_ceil(trip, u64::from(chunk)));
+    let sensible = |g: Geometry| {
+        let busy = u64::from(g.blocks.min(useful_blocks)) * u64::from(g.threads);
+        div_ceil(trip, busy.max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD
+    };
+    let by_distance = |mut v: Vec<Geometry>| {
+        v.sort_by(|a, b| distance(*a, auto).total_cmp(&distance(*b, auto)));
+        v
+    };
+
+    let cap = policy::thread_cap(device, kernel);
+    let mut threads = vec![auto.threads];
+    let mut t = cap;
+    while t >= device.warp_size.min(cap) && t > 0 {
+        threads.push(t);
+        t /= 2;
+    }
+    let mut neighbours = Vec::new();
+    for &t in &threads {
+        for (num, den) in [(1, 1), (1, 2), (2, 1), (1, 4), (4, 1), (16, 1), (64, 1)] {
+            let blocks = u64::from(auto.blocks) * num / den;
+            let blocks = saturate(blocks.max(1))
+                .min(useful_blocks.max(1))
+                .min(sweep::MAX_SWEEP_BLOCKS);
+            let (g, _) = policy::clamp(Geometry::new(t, blocks), device, kernel);
+            neighbours.push(g);
+        }
+    }
+    let policies: Vec<Geometry> = [Policy::Occupancy, Policy::Lloyd, Policy::Llvm]
+        .iter()
+        .filter_map(decide)
+        .collect();
+    let rest: Vec<Geometry> = sweep::space(device, kernel, launch)
+        .into_iter()
+        .map(|c| c.decision.geometry)
+        .collect();
+
+    let mut seen = HashSet::new();
+    std::iter::once(auto)
+        .chain(by_distance(neighbours))
+        .chain(policies)
+        .chain(by_distance(rest))
+        .filter(|&g| sensible(g) && available(g) && seen.insert(g))
+        .collect()
+}
+
+// ---- the runtime's side ------------------------------------------------------
+
+/// Where one (device, trip count) of a kernel stands.
+#[derive(Clone, Debug)]
+pub enum State {
+    Tuning(Box<Tuner>),
+    /// Tuned in this process, or read from the cache.
+    Done(Geometry),
+}
+
+/// Per-kernel states, keyed by (device id, trip count).
+pub type States = Mutex<HashMap<(i64, u64), State>>;
+
+/// The process's tuning settings and the cache read at start.
+pub struct Session {
+    cache_path: Option<PathBuf>,
+    cache: OnceLock<cache::Table>,
+}
+
+impl Session {
+    pub fn new(cache_path: Option<PathBuf>) -> Self {
+        Self {
+            cache_path,
+            cache: OnceLock::new(),
+        }
+    }
+
+    /// The cache file's entries, read once; a corrupt or foreign file is
+    /// one warning and an empty table.
+    fn table(&self) -> &cache::Table {
+        self.cache.get_or_init(|| {
+            let Some(path) = &self.cache_path else {
+                return cache::Table::default();
+            };
+            match cache::load(path) {
+                Ok(t) => {
+                    log::info!("tune: cache {}: {} tuned grids", path.display(), t.len());
+                    t
+                }
+                Err(e) => {
+                    log::warn!("tune: cache {}: {e}; ignored", path.display());
+                    cache::Table::default()
+                }
+            }
+        })
+    }
+
+    /// The grid for one launch, and whether its time should be observed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn plan(
+        &self,
+        name: &str,
+        states: &States,
+        device: &DeviceDesc,
+        kernel: &KernelDesc,
+        device_id: i64,
+        launch: &LaunchDesc,
+    ) -> (Decision, bool) {
+        let class = policy::lloyd::classify(device, kernel, launch.trip_count);
+        let decision = |geometry, rule| Decision {
+            geometry,
+            class,
+            rule,
+            clamped: false,
+        };
+        let mut states = states.lock().unwrap_or_else(|e| e.into_inner());
+        let state = states
+            .entry((device_id, launch.trip_count))
+            .or_insert_with(|| self.start(name, device, kernel, launch));
+        match state {
+            State::Done(g) => (decision(*g, Rule::TuneWinner), false),
+            State::Tuning(t) => (decision(t.next(), Rule::TuneTrial), true),
+        }
+    }
+
+    fn start(
+        &self,
+        name: &str,
+        device: &DeviceDesc,
+        kernel: &KernelDesc,
+        launch: &LaunchDesc,
+    ) -> State {
+        let trip = launch.trip_count;
+        if let Some(hit) = self.table().get(name, &device.name, device.sm_arch, trip) {
+            let (g, _) = policy::clamp(Geometry::new(hit.threads, hit.blocks), device, kernel);
+            log::info!(
+                "tune: {name} trip {trip}: {g} from the cache {} (measured {} ns, found in {} launches); not tuning",
+                self.cache_path
+                    .as_ref()
+                    .map_or_else(String::new, |p| p.display().to_string()),
+                hit.ns,
+                hit.launches
+            );
+            return State::Done(g);
+        }
+        let list = candidates(device, kernel, launch, |_| true);
+        match Tuner::new(list, Params::default()) {
+            Some(t) => State::Tuning(Box::new(t)),
+            None => State::Done(
+                policy::decide(&Policy::Auto, device, kernel, launch)
+                    .map_or(Geometry::new(1, 1), |d| d.geometry),
+            ),
+        }
+    }
+
+    /// Feeds the time of a launch made with `grid`; on convergence logs the
+    /// result and saves it to the cache.
+    #[allow(clippy::too_many_arguments)]
+    pub fn observe(
+        &self,
+        name: &str,
+        states: &States,
+        device: &DeviceDesc,
+        device_id: i64,
+        trip: u64,
+        grid: Geometry,
+        ns: u64,
+    ) {
+        let report = {
+            let mut states = states.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(State::Tuning(t)) = states.get_mut(&(device_id, trip)) else {
+                return;
+            };
+            t.observe(grid, ns);
+            let Some(report) = t.report() else {
+                return;
+            };
+            states.insert((device_id, trip), State::Done(report.winner));
+            report
+        };
+        let saved = match &self.cache_path {
+            Some(path) => {
+                let entry = cache::Entry {
+                    kernel: name.to_string(),
+                    device: device.name.clone(),
+                    sm_arch: device.sm_arch,
+                    trip_count: trip,
+                    threads: report.winner.threads,
+                    blocks: report.winner.blocks,
+                    ns: report.winner_ns,
+                    launches: report.launches,
+                };
+                match cache::store(path, std::slice::from_ref(&entry)) {
+                    Ok(()) => format!("; saved to {}", path.display()),
+                    Err(e) => {
+                        log::warn!("tune: cannot write the cache {}: {e}", path.display());
+                        String::new()
+                    }
+                }
+            }
+            None => String::new(),
+        };
+        log::info!(
+            "tune: {name} trip {trip} on {}: converged to {} ({} ns) after {} launches of {} candidates (budget {BUDGET}); {:.2}x over the first candidate {} ({} ns){saved}",
+            device.name,
+            report.winner,
+            report.winner_ns,
+            report.launches,
+            report.candidates,
+            report.speedup(),
+            report.first,
+            report.first_ns,
+        );
+    }
+}
+
+// ---- gridsel tune-sim ----------------------------------------------------------
+
+/// One replay of the search against measured times.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    /// Launches after which the grid the search would keep stays within 95 %
+    /// of the best measured performance (best / time >= 0.95); `None` if
+    /// it never gets there.
+    pub launches_to_95pct: Option<u32>,
+    pub report: Report,
+    /// Time of the winner and of the best measured grid.
+    pub winner_time: f64,
+    pub best_time: f64,
+}
+
+/// Runs a [`Tuner`] over `candidates` with a stand-in timer (`time` of a
+/// grid, in any unit), to convergence.
+pub fn replay(
+    candidates: Vec<Geometry>,
+    params: Params,
+    time: impl Fn(Geometry) -> f64,
+    best_time: f64,
+) -> Option<Replay> {
+    let mut tuner = Tuner::new(candidates, params)?;
+    let good = |g: Geometry| best_time / time(g) >= 0.95;
+    let mut reached: Option<u32> = good(tuner.incumbent()).then_some(0);
+    // Every launch hands out a trial; guard against a search that stalls.
+    for _ in 0..=params.budget {
+        if tuner.converged().is_some() {
+            break;
+        }
+        let g = tuner.next();
+        let t = time(g);
+        tuner.observe(g, (t * 1e6).round().max(1.0) as u64);
+        if good(tuner.incumbent()) {
+            reached.get_or_insert(tuner.spent());
+        } else {
+            reached = None;
+        }
+    }
+    let report = tuner.report()?;
+    Some(Replay {
+        launches_to_95pct: reached,
+        winner_time: time(report.winner),
+        best_time,
+        report,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_plan_fits_the_budget() {
+        let p = Params::default();
+        assert_eq!(p.candidates_within_budget(100), 20);
+        assert_eq!(p.planned_launches(20), 61);
+        assert!(p.planned_launches(21) > u64::from(BUDGET));
+        assert_eq!(p.planned_launches(1), 2);
+        assert_eq!(p.planned_launches(2), 3);
+    }
+
+    #[test]
+    fn candidates_start_with_auto_and_respect_the_cap() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let k = KernelDesc {
+            max_threads: Some(128),
+            exec_mode: Some(ExecMode::Spmd),
+            registers: Some(32),
+            shared_mem: Some(0),
+            ..KernelDesc::named("k")
+        };
+        let l = LaunchDesc::open(1 << 20);
+        let c = candidates(&d, &k, &l, |_| true);
+        let auto = policy::decide(&Policy::Auto, &d, &k, &l).unwrap().geometry;
+        assert_eq!(c[0], auto);
+        assert!(c.iter().all(|g| g.threads <= 128 && g.blocks >= 1));
+        assert!(c.contains(&Geometry::new(64, auto.blocks)));
+        let unique: HashSet<_> = c.iter().collect();
+        assert_eq!(unique.len(), c.len());
+        assert_eq!(c, candidates(&d, &k, &l, |_| true));
+    }
+}

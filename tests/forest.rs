@@ -1,0 +1,276 @@
+//! The `forest` policy's model: Rust inference against the training tool's
+//! own predictions, and every kind of bad model file.
+//!
+//! tests/fixtures/forest/ is written by
+//! `python3 bench/forest/train.py ... --fixture tests/fixtures/forest`:
+//! a 4-tree model and scikit-learn's predictions for sample (kernel, trip
+//! count, grid) rows.
+
+use gridsel::config::Config;
+use gridsel::device::DeviceDesc;
+use gridsel::forest::{self, Forest, ForestError};
+use gridsel::geometry::{Geometry, LaunchDesc};
+use gridsel::kernel::{ExecMode, KernelDesc};
+use gridsel::policy::{self, Policy};
+use gridsel::runtime::Runtime;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/forest")
+        .join(name)
+}
+
+fn opt(text: &str) -> Option<u32> {
+    (!text.is_empty()).then(|| text.parse().unwrap())
+}
+
+#[test]
+fn predictions_match_the_training_tool() {
+    let model = Forest::load(&fixture("model.json")).unwrap();
+    let device = DeviceDesc::preset("h100").unwrap();
+    let text = std::fs::read_to_string(fixture("expected.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "registers,shared_mem,local_mem,max_threads,exec_mode,code_size,trip_count,threads,blocks,prediction"
+    );
+    let mut n = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let kernel = KernelDesc {
+            registers: opt(f[0]),
+            shared_mem: opt(f[1]),
+            local_mem: opt(f[2]),
+            max_threads: opt(f[3]),
+            exec_mode: match f[4] {
+                "spmd" => Some(ExecMode::Spmd),
+                "generic" => Some(ExecMode::Generic),
+                "generic-spmd" => Some(ExecMode::GenericSpmd),
+                _ => None,
+            },
+            code_size: opt(f[5]),
+            sm_arch: Some(90),
+            ..KernelDesc::named("k")
+        };
+        let trip: u64 = f[6].parse().unwrap();
+        let grid = Geometry::new(f[7].parse().unwrap(), f[8].parse().unwrap());
+        let expected: f64 = f[9].parse().unwrap();
+        let got = model.predict(&forest::features(&device, &kernel, trip, grid));
+        assert!(
+            (got - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+            "{line}: rust {got}, scikit-learn {expected}"
+        );
+        n += 1;
+    }
+    assert!(n >= 20, "only {n} rows");
+}
+
+#[test]
+fn the_embedded_model_decides_through_the_policy_interface() {
+    let device = DeviceDesc::preset("h100").unwrap();
+    let kernel = KernelDesc {
+        registers: Some(40),
+        shared_mem: Some(0),
+        local_mem: Some(0),
+        max_threads: Some(128),
+        exec_mode: Some(ExecMode::Spmd),
+        code_size: Some(3000),
+        sm_arch: Some(90),
+        ..KernelDesc::named("k")
+    };
+    let policy: Policy = "forest".parse().unwrap();
+    let launch = LaunchDesc::open(1 << 20);
+    let d = policy::decide(&policy, &device, &kernel, &launch).unwrap();
+    assert_eq!(d.rule, policy::Rule::Forest);
+    assert!(policy::forest::candidates(&device, &kernel, &launch).contains(&d.geometry));
+    // Deterministic.
+    assert_eq!(policy::decide(&policy, &device, &kernel, &launch), Some(d));
+}
+
+fn fixture_json() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("model.json")).unwrap()).unwrap()
+}
+
+/// A bad model: what is wrong, the file's text, the error kind expected and a
+/// word its message must contain.
+type BadModel = (&'static str, String, fn(&ForestError) -> bool, &'static str);
+
+fn bad_models() -> Vec<BadModel> {
+    let mut out: Vec<BadModel> = vec![
+        (
+            "corrupt JSON",
+            "{\"format\": \"gridsel-forest\", \"version\": 1, \"trees\": [".to_string(),
+            |e| matches!(e, ForestError::Syntax(_)),
+            "corrupt",
+        ),
+        (
+            "not an object",
+            "[1, 2, 3]".to_string(),
+            |e| matches!(e, ForestError::Version(_)),
+            "format",
+        ),
+    ];
+    let mut v = fixture_json();
+    v["version"] = 2.into();
+    out.push((
+        "wrong version",
+        v.to_string(),
+        |e| matches!(e, ForestError::Version(_)),
+        "version 2",
+    ));
+    let mut v = fixture_json();
+    v["format"] = "xgboost".into();
+    out.push((
+        "wrong format",
+        v.to_string(),
+        |e| matches!(e, ForestError::Version(_)),
+        "xgboost",
+    ));
+    let mut v = fixture_json();
+    v["trees"][1]["threshold"].as_array_mut().unwrap().pop();
+    out.push((
+        "arrays of different lengths",
+        v.to_string(),
+        |e| matches!(e, ForestError::Invalid(_)),
+        "tree 1: node arrays differ",
+    ));
+    let mut v = fixture_json();
+    v["trees"][0]["left"][0] = 0.into();
+    out.push((
+        "a cycle",
+        v.to_string(),
+        |e| matches!(e, ForestError::Invalid(_)),
+        "not after it",
+    ));
+    let mut v = fixture_json();
+    v["trees"][0]["right"][0] = 100_000.into();
+    out.push((
+        "a child out of range",
+        v.to_string(),
+        |e| matches!(e, ForestError::Invalid(_)),
+        "not after it",
+    ));
+    let mut v = fixture_json();
+    v["trees"][0]["feature"][0] = 99.into();
+    out.push((
+        "a feature out of range",
+        v.to_string(),
+        |e| matches!(e, ForestError::Invalid(_)),
+        "feature 99",
+    ));
+    let mut v = fixture_json();
+    v["features"][0] = "tripcount".into();
+    out.push((
+        "other features",
+        v.to_string(),
+        |e| matches!(e, ForestError::Invalid(_)),
+        "features",
+    ));
+    let mut v = fixture_json();
+    v["trees"] = serde_json::json!([]);
+    out.push((
+        "no trees",
+        v.to_string(),
+        |e| matches!(e, ForestError::Invalid(_)),
+        "no trees",
+    ));
+    let mut v = fixture_json();
+    v["trees"][0]["value"] = serde_json::json!("many");
+    out.push((
+        "a wrong type",
+        v.to_string(),
+        |e| matches!(e, ForestError::Syntax(_)),
+        "corrupt",
+    ));
+    out
+}
+
+#[test]
+fn bad_model_files_are_clear_errors() {
+    let dir = std::env::temp_dir().join(format!("gridsel-forest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing.json");
+    let e = Forest::load(&missing).unwrap_err();
+    assert!(matches!(e, ForestError::Io(_)), "{e}");
+    assert!(e.to_string().contains("missing.json"), "{e}");
+    for (what, text, kind, word) in bad_models() {
+        let path = dir.join("bad.json");
+        std::fs::write(&path, &text).unwrap();
+        let e = Forest::load(&path).unwrap_err();
+        assert!(kind(&e), "{what}: {e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains(word), "{what}: {msg}");
+        assert!(msg.contains("bad.json"), "{what}: {msg}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Collects log lines for the runtime fallback test.
+struct Capture(Mutex<Vec<(log::Level, String)>>);
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((record.level(), record.args().to_string()));
+    }
+    fn flush(&self) {}
+}
+
+static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
+
+#[test]
+fn a_bad_model_at_run_time_logs_one_error_and_falls_back() {
+    log::set_logger(&CAPTURE).unwrap();
+    log::set_max_level(log::LevelFilter::Debug);
+    let dir = std::env::temp_dir().join(format!("gridsel-forest-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cases = vec![("missing".to_string(), dir.join("nothing-here.json"))];
+    for (i, (what, text, _, _)) in bad_models().into_iter().enumerate() {
+        let path = dir.join(format!("bad{i}.json"));
+        std::fs::write(&path, text).unwrap();
+        cases.push((what.to_string(), path));
+    }
+    for (what, path) in cases {
+        CAPTURE.0.lock().unwrap().clear();
+        let rt = Runtime::new(Config {
+            policy: Policy::Forest,
+            model: Some(path.clone()),
+            device: DeviceDesc::preset("h100"),
+            ..Config::default()
+        });
+        assert_eq!(rt.config.policy, policy::DEFAULT_POLICY, "{what}");
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let errors: Vec<String> = CAPTURE
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(level, _)| *level == log::Level::Error)
+            .map(|(_, m)| m.clone())
+            .collect();
+        assert_eq!(errors.len(), 1, "{what}: {errors:?}");
+        assert!(errors[0].contains(name), "{what}: {}", errors[0]);
+        assert!(
+            errors[0].contains(&format!("default policy {}", policy::DEFAULT_POLICY)),
+            "{what}: {}",
+            errors[0]
+        );
+    }
+    // A good file and the embedded model keep the policy.
+    for model in [Some(fixture("model.json")), None] {
+        let rt = Runtime::new(Config {
+            policy: Policy::Forest,
+            model,
+            ..Config::default()
+        });
+        assert_eq!(rt.config.policy, Policy::Forest);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,242 @@
+//! `tune`: the search state machine with stand-in timers, and the cache file.
+
+use gridsel::Geometry;
+use gridsel::tune::cache::{self, Entry, Table};
+use gridsel::tune::{BUDGET, Params, Tuner, replay};
+use std::path::PathBuf;
+
+/// A grid of the test space: threads in {32..1024}, blocks in {1..65536}.
+fn space() -> Vec<Geometry> {
+    let mut out = Vec::new();
+    for t in [128, 64, 256, 32, 512, 1024] {
+        for b in [1024, 512, 2048, 256, 4096, 128, 8192, 16384] {
+            out.push(Geometry::new(t, b));
+        }
+    }
+    out
+}
+
+/// A convex bowl in log2 space around `best`, in ns (>= 100 000).
+fn bowl(best: Geometry) -> impl Fn(Geometry) -> f64 {
+    move |g: Geometry| {
+        let l = |x: u32| f64::from(x).log2();
+        let dt = l(g.threads) - l(best.threads);
+        let db = l(g.blocks) - l(best.blocks);
+        100_000.0 * (1.0 + 0.15 * (dt * dt + db * db))
+    }
+}
+
+/// A deterministic multiplicative noise in [1 - amp, 1 + amp] (xorshift).
+struct Noise(u64, f64);
+
+impl Noise {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        1.0 + self.1 * ((self.0 % 2001) as f64 / 1000.0 - 1.0)
+    }
+}
+
+/// Drives a tuner to convergence with a timer; returns (winner, launches made).
+fn drive(mut t: Tuner, time: impl Fn(Geometry) -> f64, noise: &mut Noise) -> (Tuner, u32) {
+    let mut launches = 0;
+    while t.converged().is_none() {
+        let g = t.next();
+        launches += 1;
+        // The first launch pays for loading the image.
+        let extra = if launches == 1 { 50.0 } else { 1.0 };
+        t.observe(g, (time(g) * noise.next() * extra) as u64);
+        assert!(launches <= 10 * BUDGET, "no convergence");
+    }
+    (t, launches)
+}
+
+#[test]
+fn converges_to_the_true_best_within_the_budget_despite_noise() {
+    let best = Geometry::new(64, 4096);
+    for seed in 1..=20u64 {
+        let t = Tuner::new(space(), Params::default()).unwrap();
+        assert_eq!(t.candidates().len(), 20);
+        let (t, launches) = drive(t, bowl(best), &mut Noise(seed * 7919, 0.04));
+        assert_eq!(t.converged(), Some(best), "seed {seed}");
+        assert!(t.spent() <= BUDGET && launches <= BUDGET, "seed {seed}");
+        let r = t.report().unwrap();
+        assert_eq!(r.first, Geometry::new(128, 1024));
+        assert!(r.speedup() > 1.2, "{r:?}");
+        assert_eq!(r.launches, 61);
+        // After convergence: always the winner, nothing more spent.
+        let mut t = t;
+        for _ in 0..100 {
+            assert_eq!(t.next(), best);
+            t.observe(best, 1);
+        }
+        assert_eq!(t.spent(), 61);
+    }
+}
+
+#[test]
+fn is_deterministic() {
+    let run = || {
+        let t = Tuner::new(space(), Params::default()).unwrap();
+        let mut noise = Noise(42, 0.1);
+        let mut seq = Vec::new();
+        let mut t = t;
+        while t.converged().is_none() {
+            let g = t.next();
+            seq.push(g);
+            t.observe(g, (bowl(Geometry::new(256, 512))(g) * noise.next()) as u64);
+        }
+        (seq, t.converged())
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn never_exceeds_the_budget_whatever_the_parameters() {
+    for budget in [0, 1, 2, 3, 10, 33, 64, 200] {
+        for repeats in [1, 2, 5] {
+            let params = Params {
+                budget,
+                repeats,
+                max_candidates: 100,
+                ..Params::default()
+            };
+            let t = Tuner::new(space(), params).unwrap();
+            let (t, _) = drive(t, bowl(Geometry::new(32, 128)), &mut Noise(9, 0.0));
+            assert!(t.spent() <= budget, "budget {budget} repeats {repeats}");
+            assert!(t.converged().is_some());
+        }
+    }
+}
+
+#[test]
+fn single_candidate_converges_after_warmup_and_one_sample() {
+    let g = Geometry::new(128, 8);
+    let mut t = Tuner::new(vec![g, g], Params::default()).unwrap();
+    assert_eq!(t.candidates(), [g]);
+    assert_eq!(t.next(), g);
+    t.observe(g, 1_000_000); // warm-up, discarded
+    assert_eq!(t.next(), g);
+    t.observe(g, 500);
+    assert_eq!(t.converged(), Some(g));
+    assert_eq!(t.report().unwrap().winner_ns, 500);
+    assert!(Tuner::new(Vec::new(), Params::default()).is_none());
+}
+
+#[test]
+fn launches_waiting_for_a_round_get_the_incumbent_and_foreign_times_are_ignored() {
+    let a = Geometry::new(128, 8);
+    let b = Geometry::new(64, 16);
+    let mut t = Tuner::new(vec![a, b], Params::default()).unwrap();
+    // Three launches in flight at once (warm-up, a, b), then a fourth.
+    let issued = [t.next(), t.next(), t.next()];
+    assert_eq!(issued, [a, a, b]);
+    assert_eq!(t.next(), a, "nothing measured yet: the first guess");
+    t.observe(Geometry::new(1, 1), 1); // not a candidate
+    t.observe(a, 9_000_000); // warm-up
+    t.observe(b, 100);
+    assert_eq!(t.next(), b, "incumbent");
+    t.observe(b, 1); // not asked for: ignored
+    assert_eq!(t.converged(), None);
+    t.observe(a, 200);
+    assert_eq!(t.converged(), Some(b));
+    assert_eq!(t.spent(), 3);
+}
+
+#[test]
+fn replay_counts_launches_to_95_percent_of_best() {
+    let best = Geometry::new(64, 4096);
+    let time = bowl(best);
+    let r = replay(space(), Params::default(), &time, time(best)).unwrap();
+    assert_eq!(r.report.winner, best);
+    assert_eq!(r.winner_time, r.best_time);
+    let n = r.launches_to_95pct.unwrap();
+    // Reached once the best grid has been measured, within the first round.
+    assert!((2..=21).contains(&n), "{n}");
+}
+
+// ---- cache ---------------------------------------------------------------------
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gridsel-tune-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("cache.json")
+}
+
+fn entry(kernel: &str, trip: u64, threads: u32) -> Entry {
+    Entry {
+        kernel: kernel.into(),
+        device: "H100".into(),
+        sm_arch: 90,
+        trip_count: trip,
+        threads,
+        blocks: 8,
+        ns: 1234,
+        launches: 61,
+    }
+}
+
+#[test]
+fn cache_round_trip_and_merge() {
+    let path = temp("round_trip");
+    assert_eq!(
+        cache::load(&path).unwrap(),
+        Table::default(),
+        "missing = empty"
+    );
+    cache::store(&path, &[entry("k1", 1000, 128)]).unwrap();
+    cache::store(&path, &[entry("k2", 1000, 64), entry("k1", 1000, 96)]).unwrap();
+    let t = cache::load(&path).unwrap();
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.get("k1", "H100", 90, 1000).unwrap().threads, 96);
+    assert_eq!(t.get("k2", "H100", 90, 1000), Some(&entry("k2", 1000, 64)));
+    assert!(t.get("k1", "H100", 80, 1000).is_none());
+    assert!(t.get("k1", "H100", 90, 999).is_none());
+    // No temporary files left behind.
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn concurrent_writers_keep_every_entry() {
+    let path = temp("concurrent");
+    std::thread::scope(|s| {
+        for w in 0..8u64 {
+            let path = &path;
+            s.spawn(move || {
+                for i in 0..10u64 {
+                    cache::store(path, &[entry(&format!("k{w}"), i, 32)]).unwrap();
+                }
+            });
+        }
+    });
+    let t = cache::load(&path).unwrap();
+    assert_eq!(t.len(), 80);
+}
+
+#[test]
+fn corrupt_or_foreign_files_are_reported_and_replaced() {
+    let path = temp("corrupt");
+    for (text, why) in [
+        ("{not json", "not a cache file"),
+        ("", "not a cache file"),
+        ("{\"version\": 99, \"entries\": []}", "version 99"),
+        ("{\"entries\": []}", "version missing"),
+        (
+            "{\"version\": 1, \"entries\": [{\"kernel\": 3}]}",
+            "not a cache file",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let err = cache::load(&path).unwrap_err();
+        assert!(err.contains(why), "{text}: {err}");
+        cache::store(&path, &[entry("k", 1, 32)]).unwrap();
+        assert_eq!(cache::load(&path).unwrap().len(), 1);
+    }
+}

@@ -44,6 +44,16 @@ pub struct Case {
 }
 
 impl Case {
+    /// The measured time of `grid`: LLVM's own measurement when it is LLVM's
+    /// grid (so choosing LLVM's grid is exactly a speedup of 1), else the
+    /// grid's median.
+    pub fn time_of(&self, grid: Geometry) -> Option<f64> {
+        match self.llvm {
+            Some((llvm, t)) if llvm == grid => Some(t),
+            _ => self.times.get(&grid).copied(),
+        }
+    }
+
     fn best(&self) -> f64 {
         self.times.values().copied().fold(f64::INFINITY, f64::min)
     }
@@ -174,10 +184,7 @@ fn auto_time(
         ..device.clone()
     };
     let (grid, _) = auto(&device, kernel, &LaunchDesc::open(case.trip_count));
-    match case.llvm {
-        Some((llvm, t)) if llvm == grid => Some((grid, t)),
-        _ => case.times.get(&grid).map(|&t| (grid, t)),
-    }
+    case.time_of(grid).map(|t| (grid, t))
 }
 
 /// The waves whose `auto` grids regress the fewest cases against LLVM's grid

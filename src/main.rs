@@ -47,6 +47,18 @@ enum Command {
     },
     /// Derive a device profile (ThreadsPerBlock, waves) from sweep results,
     /// leave-one-out, and write it as TOML.
+    /// Evaluate a stateless policy offline: its grid for every measured case of
+    /// points.csv and that grid's measured median (CSV for `add-policy`).
+    Evaluate {
+        #[arg(long)]
+        points: PathBuf,
+        #[arg(long)]
+        binaries: PathBuf,
+        #[arg(long)]
+        policy: String,
+        #[arg(long, default_value = "h100")]
+        device: String,
+    },
     /// Check the cubin parser and the occupancy model against the CUDA driver:
     /// load each binary's cubin and compare attributes and resident blocks.
     CheckDriver {
@@ -465,6 +477,34 @@ fn run(cli: Cli) -> Result<(), String> {
                         );
                     }
                 }
+            }
+        }
+        Command::Evaluate {
+            points,
+            binaries,
+            policy,
+            device,
+        } => {
+            let device = DeviceDesc::load(&device).map_err(|e| e.to_string())?;
+            let policy: Policy = policy.parse()?;
+            let text = std::fs::read_to_string(&points)
+                .map_err(|e| format!("{}: {e}", points.display()))?;
+            let kernels = kernels_in(&binaries, device.sm_arch)?;
+            println!("program,kernel,trip_count,threads,blocks,median_ms");
+            for case in calibrate::read_points(&text)? {
+                let Some(kernel) = kernels.get(&case.kernel) else {
+                    continue;
+                };
+                let launch = LaunchDesc::open(case.trip_count);
+                let Some(d) = policy::decide(&policy, &device, kernel, &launch) else {
+                    continue;
+                };
+                let g = d.geometry;
+                let time = case.time_of(g).map_or_else(String::new, |t| t.to_string());
+                println!(
+                    "{},{},{},{},{},{time}",
+                    case.program, case.kernel, case.trip_count, g.threads, g.blocks
+                );
             }
         }
         Command::CheckDriver { binaries, ordinal } => {

@@ -10,6 +10,11 @@
 use crate::device::DeviceDesc;
 use crate::kernel::KernelDesc;
 
+/// Warps limited by registers come in multiples of this many (the CUDA
+/// occupancy calculator's "warp allocation granularity", 4 on every compute
+/// capability from 5.0 to 9.0; `gridsel check-driver` confirmed it on the H100).
+const WARP_ALLOCATION_GRANULARITY: u64 = 4;
+
 /// Rounds `value` up to a multiple of `unit` (`unit > 0`).
 fn round_up(value: u64, unit: u64) -> u64 {
     value.div_ceil(unit) * unit
@@ -28,7 +33,8 @@ pub fn resident_blocks_per_sm(device: &DeviceDesc, kernel: &KernelDesc, threads:
             u64::from(regs) * warp,
             u64::from(device.register_alloc_unit),
         );
-        let warps_by_regs = u64::from(device.max_registers_per_sm) / per_warp;
+        let warps = u64::from(device.max_registers_per_sm) / per_warp;
+        let warps_by_regs = warps / WARP_ALLOCATION_GRANULARITY * WARP_ALLOCATION_GRANULARITY;
         limit = limit.min(warps_by_regs / warps_per_block);
     }
     if let Some(shared) = kernel.shared_mem {
@@ -76,10 +82,14 @@ mod tests {
         // threads: 64 warps / 4 = 16; shared: (0+1024) -> 228 blocks. -> 16.
         assert_eq!(resident_blocks_per_sm(&d, &kernel(32, 0), 128), 16);
         // 72 regs (gemm): 72*32 = 2304 regs/warp (already a multiple of 256) ->
-        // 65536/2304 = 28 warps -> 7 blocks of 4 warps.
+        // 65536/2304 = 28 warps (a multiple of 4) -> 7 blocks of 4 warps.
         assert_eq!(resident_blocks_per_sm(&d, &kernel(72, 0), 128), 7);
-        // 37 regs round to 40*32=1280/warp -> 51 warps -> 12 blocks.
+        // 37 regs round to 40*32=1280/warp -> 51 warps, 48 in whole
+        // allocation units of 4 -> 12 blocks.
         assert_eq!(resident_blocks_per_sm(&d, &kernel(37, 0), 128), 12);
+        // 48 regs, 64 threads: 65536/1536 = 42 warps -> 40 -> 20 blocks (the
+        // driver's answer for cg's update_xr kernel; 21 without the granule).
+        assert_eq!(resident_blocks_per_sm(&d, &kernel(48, 0), 64), 20);
         // Shared memory bound: 48 KiB + 1 KiB reserve -> 233472/50176 = 4.
         assert_eq!(resident_blocks_per_sm(&d, &kernel(16, 48 * 1024), 128), 4);
         // Block limit: 32 threads -> 64 warps would allow 64 blocks; limit 32.

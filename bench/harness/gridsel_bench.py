@@ -790,6 +790,11 @@ def cmd_add_policy(a):
         w = csv.DictWriter(f, fieldnames=SUMMARY_HEADER)
         w.writeheader()
         w.writerows(rows)
+    prov_path = os.path.join(a.results, "offline-policies.json")
+    prov = json.load(open(prov_path)) if os.path.exists(prov_path) else {}
+    prov[a.name] = {"file": os.path.basename(a.file), "rows": added}
+    with open(prov_path, "w") as f:
+        json.dump(prov, f, indent=1, sort_keys=True)
     log(f"add-policy: {added} rows of {a.name} in {path}")
     return 0
 
@@ -946,6 +951,14 @@ def cmd_report(a):
               f"max {pct(ns['within'], max)}; between the runs of one call the medians differ by median "
               f"{pct(ns['between'], statistics.median)}, max {pct(ns['between'], max)}"
               + (f"; across all calls {ns['across']:.1f} %." if ns["across"] is not None else "."))
+    prov_path = os.path.join(a.results, "offline-policies.json")
+    if os.path.exists(prov_path):
+        prov = json.load(open(prov_path))
+        md.append("- Policies evaluated offline on the measured points (each case's time is the measured "
+                  "median of the grid the policy picks under the final descriptors; a policy with "
+                  "calibrated constants uses those of the fold that left the case out): "
+                  + ", ".join(f"{n} ({v['file']}, {v['rows']} cases)" for n, v in sorted(prov.items()))
+                  + ". See NOTES.md.")
     if thinned:
         md.append("- Kernels with many trip counts are shown (and counted in the geomeans) at "
                   f"{a.max_trips_per_kernel} trip counts spread over their range: "
@@ -1032,36 +1045,36 @@ def plot_fig8(results, an, policies):
     for c in classes:
         ordered.extend(sorted((r for r in rows if r["class"] == c), key=lambda r: r["sp"].get("best", 1)))
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(8, 0.35 * len(ordered) * len(series) ** 0.5 + 2), 5))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    xs = list(range(len(ordered)))
-    for si, p in enumerate(series):
-        ys = [r["sp"].get(p, float("nan")) for r in ordered]
-        # Bars start at 1 so that slowdowns hang down (log scale, as in the paper).
-        ax.bar([x - 0.4 + width * (si + 0.5) for x in xs], [y - 1 for y in ys], width, bottom=1,
-               label=p, color="black" if p == "best" else colors[si % len(colors)],
-               alpha=0.45 if p == "best" else 0.9)
-    ax.set_yscale("log")
+    # One panel per loop class, stacked, so the figure stays readable
+    # (about 2800 px wide) however many kernels there are.
+    counts = [sum(1 for r in ordered if r["class"] == c) for c in classes]
+    fig, axes = plt.subplots(len(classes), 1, squeeze=False,
+                             figsize=(min(28, 0.1 * max(counts) * len(series) + 3), 4.2 * len(classes)),
+                             gridspec_kw={"height_ratios": [1] * len(classes)})
     from matplotlib.ticker import FuncFormatter
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
-    ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([f"{short_kernel(r['pk'][0], r['pk'][1])} {r['pk'][2]}" for r in ordered],
-                       rotation=90, fontsize=7)
-    ax.set_ylabel("speedup over LLVM 19 (log scale)")
-    pos = 0
-    for c in classes:
-        n = sum(1 for r in ordered if r["class"] == c)
-        if pos:
-            ax.axvline(pos - 0.5, color="black", linewidth=0.8, linestyle="--")
-        ax.text(pos + n / 2 - 0.5, 1.02, f"{c} loops", transform=ax.get_xaxis_transform(), ha="center")
-        pos += n
-    ax.set_xlim(-0.6, len(ordered) - 0.4)
-    ax.legend(loc="upper right", fontsize=8)
+    for ax, c in zip((a[0] for a in axes), classes):
+        part = [r for r in ordered if r["class"] == c]
+        xs = list(range(len(part)))
+        for si, p in enumerate(series):
+            ys = [r["sp"].get(p, float("nan")) for r in part]
+            # Bars start at 1 so that slowdowns hang down (log scale, as in the paper).
+            ax.bar([x - 0.4 + width * (si + 0.5) for x in xs], [y - 1 for y in ys], width, bottom=1,
+                   label=p, color="black" if p == "best" else colors[si % len(colors)],
+                   alpha=0.45 if p == "best" else 0.9)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{short_kernel(r['pk'][0], r['pk'][1])} {r['pk'][2]}" for r in part],
+                           rotation=90, fontsize=6)
+        ax.set_ylabel("speedup over LLVM 19")
+        ax.set_title(f"{c} loops ({len(part)} kernels x trip counts)", fontsize=10)
+        ax.set_xlim(-0.6, len(part) - 0.4)
+        ax.legend(loc="upper left", fontsize=7, ncol=len(series))
     fig.tight_layout()
     for ext in ("svg", "png"):
-        fig.savefig(os.path.join(results, f"fig8.{ext}"), dpi=150)
+        fig.savefig(os.path.join(results, f"fig8.{ext}"), dpi=100)
     plt.close(fig)
     log(f"wrote {os.path.join(results, 'fig8.svg')} and fig8.png")
 

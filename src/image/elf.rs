@@ -306,12 +306,26 @@ pub fn sm_arch(e_flags: u32, abi_version: u8) -> u32 {
     }
 }
 
+/// Shared memory the system reserves per block from sm_80 on.
+const RESERVED_SHARED_SM80: u32 = 1024;
+
 pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
     let flags = e.header.e_flags(e.endian);
     let abi = e.header.e_ident().abi_version;
     let arch = sm_arch(flags, abi);
     let linked = e.header.e_type(e.endian) == elf::ET_EXEC;
     let syms = symbols(e, elf::SHT_SYMTAB)?;
+    // From sm_80 the driver reserves 1 KiB of shared memory per block; a
+    // linked cubin that uses it (`.nv.reservedSmem.offset0`) places it at the
+    // start of every kernel's `.nv.shared.K`. The driver's SHARED_SIZE_BYTES,
+    // and so the static shared memory here, leaves it out (checked with
+    // `gridsel check-driver` on the H100: every section was 1024 bytes over).
+    let reserved_in_section =
+        if linked && arch >= 80 && syms.iter().any(|s| s.name == ".nv.reservedSmem.offset0") {
+            RESERVED_SHARED_SM80
+        } else {
+            0
+        };
     let sections = section_map(e);
     let envs = env_symbols(&syms);
 
@@ -366,7 +380,9 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
         // (plain SPMD kernels at -O3 have none). An unlinked object cannot
         // tell, since the device runtime's share is added at link time.
         let shared_mem = match sections.get(format!(".nv.shared.{name}").as_bytes()) {
-            Some((_, s)) => u32::try_from(s.sh_size(e.endian)).ok(),
+            Some((_, s)) => u32::try_from(s.sh_size(e.endian))
+                .ok()
+                .map(|size| size.saturating_sub(reserved_in_section)),
             None => linked.then_some(0),
         };
         let code_size = sections
@@ -384,7 +400,13 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             name: name.to_owned(),
             registers: global.regcount.get(&sym_index).copied(),
             shared_mem,
-            local_mem: global.frame_size.get(&sym_index).copied(),
+            local_mem: match (
+                global.frame_size.get(&sym_index),
+                global.stack_size.get(&sym_index),
+            ) {
+                (Some(&f), Some(&st)) => Some(f.max(st)),
+                (f, st) => f.or(st).copied(),
+            },
             max_threads,
             min_threads: env.min_threads,
             max_teams: env.max_teams,

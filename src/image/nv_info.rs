@@ -111,6 +111,10 @@ pub struct NvInfoAttrs {
     pub regcount: HashMap<u32, u32>,
     /// `EIATTR_FRAME_SIZE` by symbol index.
     pub frame_size: HashMap<u32, u32>,
+    /// The larger of `EIATTR_MIN_STACK_SIZE` and `EIATTR_MAX_STACK_SIZE` by
+    /// symbol index: the stack a kernel needs with its callees (the CUDA
+    /// driver's `LOCAL_SIZE_BYTES`; measured on the H100).
+    pub stack_size: HashMap<u32, u32>,
     /// `EIATTR_MAX_THREADS` (x, y, z).
     pub max_threads: Option<(u32, u32, u32)>,
 }
@@ -152,6 +156,11 @@ pub fn parse(section: &str, bytes: &[u8]) -> Result<NvInfoAttrs, ImageError> {
             EIATTR_FRAME_SIZE => {
                 let [sym, bytes] = pair()?;
                 out.frame_size.insert(sym, bytes);
+            }
+            EIATTR_MIN_STACK_SIZE | EIATTR_MAX_STACK_SIZE => {
+                let [sym, bytes] = pair()?;
+                let entry = out.stack_size.entry(sym).or_insert(0);
+                *entry = (*entry).max(bytes);
             }
             EIATTR_MAX_THREADS => {
                 if r.format != EIFMT_SVAL {

@@ -92,7 +92,13 @@ fn launch_once(rt: &Runtime) -> c_int {
 
 fn launch(c: &mut Criterion) {
     // `forest` here is the cached decision: every launch after the first.
-    for policy in [Policy::Lloyd, Policy::Llvm, Policy::Forest] {
+    for policy in [
+        Policy::Auto,
+        Policy::Lloyd,
+        Policy::Llvm,
+        Policy::Forest,
+        Policy::Tune,
+    ] {
         let rt = runtime(policy.clone());
         c.bench_function(&format!("launch_path/{policy}"), |b| {
             b.iter(|| launch_once(&rt))

@@ -46,5 +46,26 @@ pub use geometry::{Geometry, LaunchDesc, LoopClass};
 pub use kernel::{ExecMode, KernelDesc};
 pub use policy::{Decision, Policy};
 
+/// Locks `mutex`, taking over a lock poisoned by a panic elsewhere: every
+/// update behind gridsel's locks is a single insert or append, so the state
+/// stays consistent, and a launch must never fail for gridsel's sake.
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// [`lock`] for the read side of an `RwLock`.
+pub(crate) fn read_lock<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// [`lock`] for the write side of an `RwLock`.
+pub(crate) fn write_lock<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The crate version, as the C API reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

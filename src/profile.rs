@@ -41,7 +41,7 @@ impl Profile {
 
     /// Appends one launch.
     pub fn record(&self, kernel: &str, trip_count: u64, policy: &str, grid: Geometry, ns: u64) {
-        let mut guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::lock(&self.out);
         let (out, last_flush) = &mut *guard;
         let quote = if policy.contains(',') { "\"" } else { "" };
         // A full disk must not take the program down; the row is dropped.
@@ -57,7 +57,7 @@ impl Profile {
     }
 
     pub fn flush(&self) {
-        let _ = self.out.lock().unwrap_or_else(|e| e.into_inner()).0.flush();
+        let _ = crate::lock(&self.out).0.flush();
     }
 }
 

@@ -183,10 +183,7 @@ impl Runtime {
     }
 
     fn report_once(&self, what: Once) -> bool {
-        self.reported
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(what)
+        crate::lock(&self.reported).insert(what)
     }
 
     /// Records a registered binary's kernels: `entries` are (host address,
@@ -208,7 +205,7 @@ impl Runtime {
         let has_cubin = parsed
             .iter()
             .any(|i| matches!(i.kind, ImageKind::Cubin { .. }));
-        let mut table = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        let mut table = crate::write_lock(&self.kernels);
         for (addr, name) in entries {
             let descs: Vec<KernelDesc> = parsed
                 .iter()
@@ -244,7 +241,7 @@ impl Runtime {
 
     /// Forgets the kernels of an unregistered binary and flushes the profile.
     pub fn unregister(&self, entries: &[(usize, String)]) {
-        let mut table = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        let mut table = crate::write_lock(&self.kernels);
         for (addr, _) in entries {
             table.remove(addr);
         }
@@ -256,22 +253,13 @@ impl Runtime {
 
     /// The kernel behind a host entry address.
     pub fn kernel(&self, host_ptr: usize) -> Option<Arc<KernelEntry>> {
-        self.kernels
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&host_ptr)
-            .cloned()
+        crate::read_lock(&self.kernels).get(&host_ptr).cloned()
     }
 
     /// The description of device `id`: forced by the settings, or read once
     /// from the CUDA driver that libomptarget loaded.
     pub fn device(&self, id: i64) -> Option<Arc<DeviceDesc>> {
-        if let Some(found) = self
-            .devices
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
+        if let Some(found) = crate::read_lock(&self.devices).get(&id) {
             return found.clone();
         }
         let desc = match &self.config.device {
@@ -291,9 +279,7 @@ impl Runtime {
                 None
             }
         };
-        self.devices
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
+        crate::write_lock(&self.devices)
             .entry(id)
             .or_insert(desc)
             .clone()
@@ -433,29 +419,16 @@ impl Runtime {
     ) -> Option<policy::Decision> {
         let model = self.forest.as_deref()?;
         let key = (device_id, launch.trip_count);
-        if let Some(d) = entry
-            .forest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
+        if let Some(d) = crate::lock(&entry.forest).get(&key) {
             return Some(*d);
         }
         let d = policy::forest::decide_with(model, device, kernel, launch);
-        entry
-            .forest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, d);
+        crate::lock(&entry.forest).insert(key, d);
         Some(d)
     }
 
     fn first_sighting(&self, entry: &KernelEntry, device_id: i64, trip: u64) -> bool {
-        entry
-            .logged
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert((device_id, trip))
+        crate::lock(&entry.logged).insert((device_id, trip))
     }
 
     fn next_sweep_point(
@@ -466,7 +439,7 @@ impl Runtime {
         device_id: i64,
         launch: &LaunchDesc,
     ) -> sweep::Candidate {
-        let mut sweeps = entry.sweep.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sweeps = crate::lock(&entry.sweep);
         let (space, next) = sweeps
             .entry((device_id, launch.trip_count))
             .or_insert_with(|| (sweep::space(device, kernel, launch).into(), 0));

@@ -442,7 +442,7 @@ impl Session {
             rule,
             clamped: false,
         };
-        let mut states = states.lock().unwrap_or_else(|e| e.into_inner());
+        let mut states = crate::lock(states);
         let state = states
             .entry((device_id, launch.trip_count))
             .or_insert_with(|| self.start(name, device, kernel, launch));
@@ -496,7 +496,7 @@ impl Session {
         ns: u64,
     ) {
         let report = {
-            let mut states = states.lock().unwrap_or_else(|e| e.into_inner());
+            let mut states = crate::lock(states);
             let Some(State::Tuning(t)) = states.get_mut(&(device_id, trip)) else {
                 return;
             };

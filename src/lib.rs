@@ -23,7 +23,9 @@
 //!
 //! All `unsafe` code, the C ABI and the CUDA driver live in [`ffi`]; everything
 //! else is plain data. Every export catches panics and forwards the call
-//! unchanged, so gridsel can make a program slower or faster but never wrong.
+//! unchanged. A grid gridsel writes never exceeds the kernel's compiled cap or
+//! the device's limits, and is only written where the OpenMP program left the
+//! grid to the implementation, so results do not depend on it.
 
 pub mod calibrate;
 pub mod config;
@@ -46,9 +48,9 @@ pub use geometry::{Geometry, LaunchDesc, LoopClass};
 pub use kernel::{ExecMode, KernelDesc};
 pub use policy::{Decision, Policy};
 
-/// Locks `mutex`, taking over a lock poisoned by a panic elsewhere: every
-/// update behind gridsel's locks is a single insert or append, so the state
-/// stays consistent, and a launch must never fail for gridsel's sake.
+/// Locks `mutex`, taking over a lock poisoned by a panic elsewhere: the state
+/// behind gridsel's locks only steers grid choices, every one of which is
+/// clamped before use, and a launch must never fail for gridsel's sake.
 pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()

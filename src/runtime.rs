@@ -49,27 +49,23 @@ impl KernelEntry {
     }
 
     /// The descriptor for the image the device runs: same SM architecture,
-    /// else the first cubin, else whatever is known.
-    pub fn desc_for(&self, device: &DeviceDesc) -> KernelDescRef<'_> {
+    /// else the first cubin, else whatever is known (`descs` is never empty:
+    /// a kernel no image describes gets a descriptor with only its name).
+    pub fn desc_for(&self, device: &DeviceDesc) -> &KernelDesc {
         let exact = self
             .descs
             .iter()
             .find(|d| d.sm_arch == Some(device.sm_arch));
-        match exact
+        exact
             .or_else(|| self.descs.iter().find(|d| d.sm_arch.is_some()))
-            .or(self.descs.first())
-        {
-            Some(d) => KernelDescRef::Known(d),
-            None => KernelDescRef::Unknown,
-        }
+            .unwrap_or(&self.descs[0])
     }
 }
 
-/// A borrowed descriptor, or none at all.
-pub enum KernelDescRef<'a> {
-    Known(&'a KernelDesc),
-    Unknown,
-}
+/// Trip counts per kernel for which `forest` and `tune` keep a search; past
+/// this, launches get `auto`'s grid, so memory and launch-path work stay
+/// bounded in programs whose trip count changes at every launch.
+pub const MAX_TRIP_COUNTS: usize = 256;
 
 /// What the launch path decided, for the export to apply and record.
 pub struct LaunchPlan {
@@ -109,6 +105,8 @@ enum Once {
 pub struct Runtime {
     pub config: Config,
     policy_label: Arc<str>,
+    /// The label of launches forwarded as LLVM chose them.
+    llvm_label: Arc<str>,
     kernels: RwLock<HashMap<usize, Arc<KernelEntry>>>,
     devices: RwLock<HashMap<i64, Option<Arc<DeviceDesc>>>>,
     reported: Mutex<HashSet<Once>>,
@@ -151,6 +149,7 @@ impl Runtime {
         let tune = tune::Session::new(config.cache.clone());
         Self {
             policy_label: config.policy.to_string().into(),
+            llvm_label: Arc::from("llvm"),
             config,
             kernels: RwLock::default(),
             devices: RwLock::default(),
@@ -205,23 +204,25 @@ impl Runtime {
         let has_cubin = parsed
             .iter()
             .any(|i| matches!(i.kind, ImageKind::Cubin { .. }));
-        let mut table = crate::write_lock(&self.kernels);
+        let mut by_name: HashMap<&str, Vec<KernelDesc>> = HashMap::new();
+        for k in parsed.iter().flat_map(|i| i.kernels.iter()) {
+            by_name.entry(k.name.as_str()).or_default().push(k.clone());
+        }
+        // Built and logged before taking the table's lock: launches on other
+        // threads go on meanwhile.
+        let mut built = Vec::with_capacity(entries.len());
         for (addr, name) in entries {
-            let descs: Vec<KernelDesc> = parsed
+            let mut descs = by_name.remove(name.as_str()).unwrap_or_default();
+            if descs.is_empty() {
+                descs.push(KernelDesc::named(name.clone()));
+            }
+            let entry = KernelEntry::new(name.clone(), descs);
+            let unknown = entry
+                .descs
                 .iter()
-                .flat_map(|i| i.kernels.iter())
-                .filter(|k| &k.name == name)
-                .cloned()
-                .collect();
-            let unknown = descs.iter().find(|d| d.sm_arch.is_some()).map_or_else(
-                || {
-                    descs.first().map_or_else(
-                        || KernelDesc::named(name.clone()).unknown_fields(),
-                        |d| d.unknown_fields(),
-                    )
-                },
-                |d| d.unknown_fields(),
-            );
+                .find(|d| d.sm_arch.is_some())
+                .unwrap_or(&entry.descs[0])
+                .unknown_fields();
             if !unknown.is_empty() {
                 let why = if has_cubin {
                     "not found in the cubin"
@@ -230,8 +231,9 @@ impl Runtime {
                 };
                 log::info!("kernel {name}: {why}; unknown: {}", unknown.join(", "));
             }
-            table.insert(*addr, Arc::new(KernelEntry::new(name.clone(), descs)));
+            built.push((*addr, Arc::new(entry)));
         }
+        crate::write_lock(&self.kernels).extend(built);
         log::info!(
             "registered {} offload entries from {} device images",
             entries.len(),
@@ -285,17 +287,27 @@ impl Runtime {
             .clone()
     }
 
-    /// Decides one launch. `launch` is what the program passed.
-    pub fn plan_launch(&self, device_id: i64, host_ptr: usize, launch: LaunchDesc) -> LaunchPlan {
+    /// `llvm` without a profile: every launch is forwarded untouched.
+    pub fn passes_everything(&self) -> bool {
+        self.config.policy == Policy::Llvm && self.profile.is_none()
+    }
+
+    /// Decides one launch. `waits` is false for `nowait` launches, whose call
+    /// returns before the kernel ends: `tune` cannot time them and gives them
+    /// `auto`'s grid.
+    pub fn plan_launch(
+        &self,
+        device_id: i64,
+        host_ptr: usize,
+        launch: LaunchDesc,
+        waits: bool,
+    ) -> LaunchPlan {
         let profiling = self.profile.is_some();
         let pass = |record| LaunchPlan {
             request: None,
             record,
             observe: None,
         };
-        if self.config.policy == Policy::Llvm && !profiling {
-            return pass(None);
-        }
         let Some(entry) = self.kernel(host_ptr) else {
             if self.report_once(Once::UnknownKernel(host_ptr)) {
                 log::warn!("launch of unregistered kernel at {host_ptr:#x}; passing it through");
@@ -305,11 +317,7 @@ impl Runtime {
         let Some(device) = self.device(device_id) else {
             return pass(None);
         };
-        let fallback = KernelDesc::named(entry.name.clone());
-        let kernel = match entry.desc_for(&device) {
-            KernelDescRef::Known(d) => d,
-            KernelDescRef::Unknown => &fallback,
-        };
+        let kernel = entry.desc_for(&device);
         let llvm = llvm19(&device, kernel, &launch);
         let record = |label: &Arc<str>, grid| {
             profiling.then(|| Record {
@@ -325,10 +333,15 @@ impl Runtime {
             {
                 log::debug!("{}: kept as given: {keep}", entry.name);
             }
-            return pass(record(&Arc::from("llvm"), llvm));
+            return pass(record(&self.llvm_label, llvm));
         }
         let mut observe = None;
         let (decision, label) = match &self.config.policy {
+            Policy::Tune if !waits => match policy::decide(&Policy::Auto, &device, kernel, &launch)
+            {
+                Some(d) => (d, self.policy_label.clone()),
+                None => return pass(record(&self.llvm_label, llvm)),
+            },
             Policy::Tune => {
                 let (d, timed) = self.tune.plan(
                     &entry.name,
@@ -350,7 +363,7 @@ impl Runtime {
             Policy::Forest => {
                 match self.forest_decision(&entry, &device, kernel, device_id, &launch) {
                     Some(d) => (d, self.policy_label.clone()),
-                    None => return pass(record(&Arc::from("llvm"), llvm)),
+                    None => return pass(record(&self.llvm_label, llvm)),
                 }
             }
             Policy::Sweep => {
@@ -359,7 +372,7 @@ impl Runtime {
             }
             other => match policy::decide(other, &device, kernel, &launch) {
                 Some(d) => (d, self.policy_label.clone()),
-                None => return pass(record(&Arc::from("llvm"), llvm)),
+                None => return pass(record(&self.llvm_label, llvm)),
             },
         };
         if self.config.policy == Policy::Llvm {
@@ -421,6 +434,10 @@ impl Runtime {
         let key = (device_id, launch.trip_count);
         if let Some(d) = crate::lock(&entry.forest).get(&key) {
             return Some(*d);
+        }
+        if crate::lock(&entry.forest).len() >= MAX_TRIP_COUNTS {
+            // A kernel whose trip count keeps changing: no search per launch.
+            return policy::decide(&Policy::Auto, device, kernel, launch);
         }
         let d = policy::forest::decide_with(model, device, kernel, launch);
         crate::lock(&entry.forest).insert(key, d);

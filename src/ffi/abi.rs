@@ -159,7 +159,8 @@ unsafe fn read_entries(begin: *const u8, end: *const u8) -> Result<Vec<(usize, S
     if len == 0 {
         return Ok(Vec::new());
     }
-    if len < 8 {
+    // Both layouts hold pointers: a table the compiler emitted is aligned.
+    if len < 8 || (begin as usize) % align_of::<u64>() != 0 {
         return Err(AbiError::BadRange("offload entry table"));
     }
     // SAFETY: at least 8 readable bytes; the first field is a u64 or a pointer.
@@ -221,6 +222,11 @@ pub struct KernelArgs {
     ptr: *mut KernelArgsHead,
     pub version: u32,
     pub trip_count: u64,
+    /// `Flags.NoWait` (v2+): the call returns before the kernel ends.
+    pub nowait: bool,
+    /// A y or z dimension was given (v2+): gridsel writes only x, so such
+    /// launches are left alone.
+    pub multi_dimensional: bool,
 }
 
 impl KernelArgs {
@@ -233,11 +239,25 @@ impl KernelArgs {
         // SAFETY: checked for null; every version starts with this head.
         let head = unsafe { ptr.as_ref() }.ok_or(AbiError::Null("KernelArgs"))?;
         match head.version {
-            1..=3 => Ok(Self {
+            1 => Ok(Self {
                 ptr,
-                version: head.version,
+                version: 1,
                 trip_count: head.tripcount,
+                nowait: false,
+                multi_dimensional: false,
             }),
+            2..=3 => {
+                // SAFETY: versions 2-3 have this layout.
+                let v2 = unsafe { &*(ptr as *const KernelArgsV2) };
+                Ok(Self {
+                    ptr,
+                    version: head.version,
+                    trip_count: head.tripcount,
+                    nowait: v2.flags & 1 != 0,
+                    multi_dimensional: v2.num_teams[1..] != [0, 0]
+                        || v2.thread_limit[1..] != [0, 0],
+                })
+            }
             v => Err(AbiError::UnknownKernelArgsVersion(v)),
         }
     }
@@ -252,5 +272,72 @@ impl KernelArgs {
             args.num_teams = [num_teams as u32, 0, 0];
             args.thread_limit = [thread_limit as u32, 0, 0];
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v3(flags: u64, num_teams: [u32; 3], thread_limit: [u32; 3]) -> KernelArgsV2 {
+        KernelArgsV2 {
+            head: KernelArgsHead {
+                version: 3,
+                num_args: 0,
+                pointers: [std::ptr::null(); 6],
+                tripcount: 1000,
+            },
+            flags,
+            num_teams,
+            thread_limit,
+            dyn_cgroup_mem: 0,
+        }
+    }
+
+    #[test]
+    fn reads_nowait_and_extra_dimensions_and_writes_x_only() {
+        let mut plain = v3(0, [0; 3], [0; 3]);
+        // SAFETY: a well-formed version 3 struct.
+        let mut args = unsafe { KernelArgs::read((&raw mut plain).cast()) }.unwrap();
+        assert_eq!(
+            (args.trip_count, args.nowait, args.multi_dimensional),
+            (1000, false, false)
+        );
+        args.write_grid(264, 128);
+        assert_eq!(
+            (plain.num_teams, plain.thread_limit),
+            ([264, 0, 0], [128, 0, 0])
+        );
+
+        let mut nowait = v3(1, [0; 3], [0; 3]);
+        // SAFETY: as above.
+        assert!(
+            unsafe { KernelArgs::read((&raw mut nowait).cast()) }
+                .unwrap()
+                .nowait
+        );
+        let mut two_d = v3(0, [0, 4, 0], [0; 3]);
+        // SAFETY: as above.
+        assert!(
+            unsafe { KernelArgs::read((&raw mut two_d).cast()) }
+                .unwrap()
+                .multi_dimensional
+        );
+    }
+
+    #[test]
+    fn unknown_versions_and_null_are_errors() {
+        let mut args = v3(0, [0; 3], [0; 3]);
+        args.head.version = 9;
+        // SAFETY: a readable struct with an unknown version.
+        assert_eq!(
+            unsafe { KernelArgs::read((&raw mut args).cast()) }.err(),
+            Some(AbiError::UnknownKernelArgsVersion(9))
+        );
+        // SAFETY: null is allowed and rejected.
+        assert_eq!(
+            unsafe { KernelArgs::read(std::ptr::null_mut()) }.err(),
+            Some(AbiError::Null("KernelArgs"))
+        );
     }
 }

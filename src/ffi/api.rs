@@ -67,9 +67,10 @@ pub unsafe extern "C" fn __tgt_unregister_lib(desc: *mut BinDesc) {
 
 /// Chooses the grid of an OpenMP kernel launch and forwards it.
 ///
-/// Returns libomptarget's result; 0 is success, anything else makes the host
-/// run the region's fallback. When libomptarget cannot be found the call
-/// fails that way, so the program still computes its results on the host.
+/// Returns libomptarget's result; 0 is success, anything else makes the
+/// program run the region's host fallback (or stop, under
+/// `OMP_TARGET_OFFLOAD=MANDATORY`). When libomptarget cannot be found the
+/// call fails that way: there is nothing to forward to.
 ///
 /// # Safety
 /// The arguments are those clang passes to libomptarget's function.
@@ -136,7 +137,20 @@ pub unsafe fn launch_with(
             num_teams,
             thread_limit,
         };
-        let plan = rt.plan_launch(dl::resolve_device(device_id), host_ptr as usize, launch);
+        // Nothing to do: skip even the device look-up.
+        if rt.passes_everything() {
+            return None;
+        }
+        if kernel_args.multi_dimensional {
+            return None;
+        }
+        let waits = !kernel_args.nowait;
+        let plan = rt.plan_launch(
+            dl::resolve_device(device_id),
+            host_ptr as usize,
+            launch,
+            waits,
+        );
         if let Some((teams, threads)) = plan.request {
             kernel_args.write_grid(teams, threads);
         }
@@ -157,9 +171,9 @@ pub unsafe fn launch_with(
             if let (Some(r), Some(p)) = (&record, &rt.profile) {
                 p.record(&r.kernel.name, r.trip_count, &r.label, r.grid, ns);
             }
-            // A failed launch measured nothing.
-            if let Some(o) = observe.as_ref().filter(|_| rc == 0) {
-                rt.observe(o, ns);
+            // A failed trial ranks last, so the search still finishes its round.
+            if let Some(o) = &observe {
+                rt.observe(o, if rc == 0 { ns } else { u64::MAX });
             }
         });
     }

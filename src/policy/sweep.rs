@@ -83,7 +83,7 @@ pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Ve
     // unclamped point is new.
     for t in threads {
         let mut blocks: Vec<u32> = (0..=16).map(|p| 1u32 << p).collect();
-        blocks.extend((1..=SM_MULTIPLES).map(|m| m * device.sm_count));
+        blocks.extend((1..=SM_MULTIPLES).map(|m| m.saturating_mul(device.sm_count)));
         // Whole waves of resident blocks, and one block per distribute chunk.
         let resident = crate::occupancy::resident_blocks(device, kernel, t);
         blocks.extend([1, 2, 4].map(|w| resident.saturating_mul(w).min(MAX_SWEEP_BLOCKS)));

@@ -132,6 +132,14 @@ pub fn load(path: &Path) -> Result<Table, String> {
     }
 }
 
+/// Whether `text` is a cache of a later format version than this one.
+fn newer_version(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("version").and_then(serde_json::Value::as_u64))
+        .is_some_and(|v| v > u64::from(VERSION))
+}
+
 /// `<path><suffix>`, next to the file.
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -144,7 +152,21 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 pub fn store(path: &Path, entries: &[Entry]) -> io::Result<()> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let _lock = fs::lock_exclusive(&sibling(path, ".lock"))?;
-    let mut table = load(path).unwrap_or_default();
+    // Start afresh only from a missing or corrupt file, never from one that
+    // could not be read or that a newer gridsel wrote.
+    let mut table = match std::fs::read_to_string(path) {
+        Ok(text) => match Table::parse(&text) {
+            Ok(t) => t,
+            Err(_) if newer_version(&text) => {
+                return Err(io::Error::other(
+                    "written by a newer gridsel; left as it is",
+                ));
+            }
+            Err(_) => Table::default(),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Table::default(),
+        Err(e) => return Err(e),
+    };
     for e in entries {
         table.insert(e.clone());
     }

@@ -443,8 +443,14 @@ impl Session {
             clamped: false,
         };
         let mut states = crate::lock(states);
+        let key = (device_id, launch.trip_count);
+        if !states.contains_key(&key) && states.len() >= crate::runtime::MAX_TRIP_COUNTS {
+            if let Some(d) = policy::decide(&Policy::Auto, device, kernel, launch) {
+                return (d, false);
+            }
+        }
         let state = states
-            .entry((device_id, launch.trip_count))
+            .entry(key)
             .or_insert_with(|| self.start(name, device, kernel, launch));
         match state {
             State::Done(g) => (decision(*g, Rule::TuneWinner), false),

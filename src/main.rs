@@ -45,19 +45,13 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
-    /// Derive a device profile (ThreadsPerBlock, waves) from sweep results,
-    /// leave-one-out, and write it as TOML.
     /// Evaluate a stateless policy offline: its grid for every measured case of
     /// points.csv and that grid's measured median (CSV for `add-policy`).
     Evaluate {
-        #[arg(long)]
-        points: PathBuf,
-        #[arg(long)]
-        binaries: PathBuf,
+        #[command(flatten)]
+        sweep: Measured,
         #[arg(long)]
         policy: String,
-        #[arg(long, default_value = "h100")]
-        device: String,
     },
     /// Check the cubin parser and the occupancy model against the CUDA driver:
     /// load each binary's cubin and compare attributes and resident blocks.
@@ -66,16 +60,11 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         ordinal: i32,
     },
+    /// Derive a device profile (ThreadsPerBlock, waves) from sweep results,
+    /// leave-one-out, and write it as TOML.
     Calibrate {
-        /// The harness's points.csv.
-        #[arg(long)]
-        points: PathBuf,
-        /// Folder of the benchmark binaries that were measured.
-        #[arg(long)]
-        binaries: PathBuf,
-        /// Preset or profile the calibration starts from.
-        #[arg(long, default_value = "h100")]
-        device: String,
+        #[command(flatten)]
+        sweep: Measured,
         /// Where to write the profile (stdout when absent).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -86,15 +75,45 @@ enum Command {
     /// Replay `tune`'s search on sweep results: the stand-in timer of each
     /// (kernel, trip count) is its measured median per grid. Prints CSV.
     TuneSim {
-        /// The harness's points.csv.
-        #[arg(long)]
-        points: PathBuf,
-        /// Folder of the benchmark binaries that were measured.
-        #[arg(long)]
-        binaries: PathBuf,
-        #[arg(long, default_value = "h100")]
-        device: String,
+        #[command(flatten)]
+        sweep: Measured,
     },
+}
+
+/// Sweep results and what was measured: the harness's points.csv, the
+/// binaries that ran, and the device they ran on.
+#[derive(Args)]
+struct Measured {
+    /// The harness's points.csv.
+    #[arg(long)]
+    points: PathBuf,
+    /// Folder of the benchmark binaries that were measured.
+    #[arg(long)]
+    binaries: PathBuf,
+    /// Preset or profile of the measured device.
+    #[arg(long, default_value = "h100")]
+    device: String,
+}
+
+impl Measured {
+    /// The device, the measured cases and the kernels' descriptors by name.
+    fn load(
+        &self,
+    ) -> Result<
+        (
+            DeviceDesc,
+            Vec<calibrate::Case>,
+            HashMap<String, KernelDesc>,
+        ),
+        String,
+    > {
+        let device = DeviceDesc::load(&self.device).map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(&self.points)
+            .map_err(|e| format!("{}: {e}", self.points.display()))?;
+        let cases = calibrate::read_points(&text)?;
+        let kernels = kernels_in(&self.binaries, device.sm_arch)?;
+        Ok((device, cases, kernels))
+    }
 }
 
 /// The device, the kernel and the trip count of a launch.
@@ -201,16 +220,12 @@ fn kernels_in(dir: &PathBuf, sm_arch: u32) -> Result<HashMap<String, KernelDesc>
 }
 
 fn calibrate_cmd(
-    points: &PathBuf,
-    binaries: &PathBuf,
-    device: &str,
+    sweep: &Measured,
     out: Option<&PathBuf>,
     loo_csv: Option<&PathBuf>,
 ) -> Result<(), String> {
-    let base = DeviceDesc::load(device).map_err(|e| e.to_string())?;
-    let text = std::fs::read_to_string(points).map_err(|e| format!("{}: {e}", points.display()))?;
-    let cases = calibrate::read_points(&text)?;
-    let kernels = kernels_in(binaries, base.sm_arch)?;
+    let (base, cases, kernels) = sweep.load()?;
+    let device = sweep.device.as_str();
     let cal = calibrate::calibrate(&base, &cases, &kernels);
     let judged: Vec<f64> = cal
         .folds
@@ -272,11 +287,8 @@ fn calibrate_cmd(
     Ok(())
 }
 
-fn tune_sim(points: &PathBuf, binaries: &PathBuf, device: &str) -> Result<(), String> {
-    let device = DeviceDesc::load(device).map_err(|e| e.to_string())?;
-    let text = std::fs::read_to_string(points).map_err(|e| format!("{}: {e}", points.display()))?;
-    let cases = calibrate::read_points(&text)?;
-    let kernels = kernels_in(binaries, device.sm_arch)?;
+fn tune_sim(sweep: &Measured) -> Result<(), String> {
+    let (device, cases, kernels) = sweep.load()?;
     let params = tune::Params::default();
     println!(
         "program,kernel,trip_count,launches_to_95pct_of_best,launches_spent,winner_threads,winner_blocks,winner_ms,best_ms,candidates,space_points"
@@ -479,19 +491,11 @@ fn run(cli: Cli) -> Result<(), String> {
                 }
             }
         }
-        Command::Evaluate {
-            points,
-            binaries,
-            policy,
-            device,
-        } => {
-            let device = DeviceDesc::load(&device).map_err(|e| e.to_string())?;
+        Command::Evaluate { sweep, policy } => {
             let policy: Policy = policy.parse()?;
-            let text = std::fs::read_to_string(&points)
-                .map_err(|e| format!("{}: {e}", points.display()))?;
-            let kernels = kernels_in(&binaries, device.sm_arch)?;
+            let (device, cases, kernels) = sweep.load()?;
             println!("program,kernel,trip_count,threads,blocks,median_ms");
-            for case in calibrate::read_points(&text)? {
+            for case in cases {
                 let Some(kernel) = kernels.get(&case.kernel) else {
                     continue;
                 };
@@ -515,19 +519,13 @@ fn run(cli: Cli) -> Result<(), String> {
             }
         }
         Command::Calibrate {
-            points,
-            binaries,
-            device,
+            sweep,
             out,
             loo_csv,
         } => {
-            calibrate_cmd(&points, &binaries, &device, out.as_ref(), loo_csv.as_ref())?;
+            calibrate_cmd(&sweep, out.as_ref(), loo_csv.as_ref())?;
         }
-        Command::TuneSim {
-            points,
-            binaries,
-            device,
-        } => tune_sim(&points, &binaries, &device)?,
+        Command::TuneSim { sweep } => tune_sim(&sweep)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
             println!("label,threads,blocks");

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Turns the merged sweep (bench/results/h100/raw, jobs.jsonl) into the
 # published results, reproducibly, on the development machine:
+#   bench/harness/finalize.sh [RESULTS [PROFILE]]   (GRIDSEL_BASE_DEVICE: the GPU's preset)
 #   summary.csv/points.csv       per-point medians (harness summarize)
-#   profiles/h100.toml           calibrated constants (gridsel calibrate, leave-one-out)
+#   PROFILE (profiles/h100.toml) calibrated constants (gridsel calibrate, leave-one-out)
 #   auto-loo.csv                 auto's grid per case with its fold's constants
 #   {lloyd,occupancy}-eval.csv   the stateless policies' grids under the final descriptors
 #   forest-loo.csv               the forest, leave-one-kernel-out (bench/forest/train.py)
-#   tune-sim.csv, tune-eval.csv  the tuner replayed on the measured medians, its converged grids
+#   tune-sim.csv                 the tuner replayed on the measured medians, its converged grids
 #   report.md, fig8.svg/png      Table I and Fig. 8 over all of them
 # Every policy's time is the MEASURED median of the grid it picks (a grid the
 # sweep did not measure leaves that case out of that policy's rows).
@@ -14,43 +15,24 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 R=${1:-bench/results/h100}
+PROFILE=${2:-profiles/h100.toml}
+D=${GRIDSEL_BASE_DEVICE:-h100}   # the preset (or profile) of the measured GPU
 B=${GRIDSEL_BIN_DIR:-bench/build/sm_90}
 G=target/release/gridsel
 H="python3 bench/harness/gridsel_bench.py"
 cargo build --release --quiet
 
 $H summarize "$R" --gridsel "$G" --bin-dir "$B"
-$G calibrate --points "$R/points.csv" --binaries "$B" --out profiles/h100.toml --loo-csv "$R/auto-loo.csv"
+$G calibrate --points "$R/points.csv" --binaries "$B" --device "$D" --out "$PROFILE" --loo-csv "$R/auto-loo.csv"
 $H add-policy "$R" --name auto --file "$R/auto-loo.csv"
 for p in lloyd occupancy; do
-  $G evaluate --points "$R/points.csv" --binaries "$B" --policy "$p" > "$R/$p-eval.csv"
+  $G evaluate --points "$R/points.csv" --binaries "$B" --device "$D" --policy "$p" > "$R/$p-eval.csv"
   $H add-policy "$R" --name "$p" --file "$R/$p-eval.csv"
 done
 python3 bench/forest/train.py --results "$R" --binaries "$B" --out models/h100-forest.json \
   --report "$R/forest-loo.csv"
-python3 - "$R" <<'PY'
-import csv, sys
-r = sys.argv[1]
-with open(f"{r}/forest-loo.csv") as f, open(f"{r}/forest-eval.csv", "w", newline="") as o:
-    w = csv.writer(o)
-    w.writerow(["program", "kernel", "trip_count", "threads", "blocks", "median_ms"])
-    for row in csv.DictReader(f):
-        if row["measured"] == "yes":
-            w.writerow([row["program"], row["kernel"], row["trip_count"],
-                        row["forest_threads"], row["forest_blocks"], row["forest_ms"]])
-PY
-$H add-policy "$R" --name forest --file "$R/forest-eval.csv"
-$G tune-sim --points "$R/points.csv" --binaries "$B" > "$R/tune-sim.csv"
+$H add-policy "$R" --name forest --file "$R/forest-loo.csv" --columns forest_threads,forest_blocks,forest_ms
+$G tune-sim --points "$R/points.csv" --binaries "$B" --device "$D" > "$R/tune-sim.csv"
 # tune's grid after convergence (its exploration launches are counted in tune-sim.csv).
-python3 - "$R" <<'PY'
-import csv, sys
-r = sys.argv[1]
-with open(f"{r}/tune-sim.csv") as f, open(f"{r}/tune-eval.csv", "w", newline="") as o:
-    w = csv.writer(o)
-    w.writerow(["program", "kernel", "trip_count", "threads", "blocks", "median_ms"])
-    for row in csv.DictReader(f):
-        w.writerow([row["program"], row["kernel"], row["trip_count"],
-                    row["winner_threads"], row["winner_blocks"], row["winner_ms"]])
-PY
-$H add-policy "$R" --name tune --file "$R/tune-eval.csv"
+$H add-policy "$R" --name tune --file "$R/tune-sim.csv" --columns winner_threads,winner_blocks,winner_ms
 $H report "$R" --gridsel "$G" --policies lloyd,occupancy,forest,tune,auto

@@ -759,9 +759,9 @@ def cmd_summarize(a):
 def cmd_add_policy(a):
     """Puts a policy evaluated offline (leave-one-out) into summary.csv.
 
-    FILE has columns program,kernel,trip_count,threads,blocks,median_ms: the
-    grid the policy chose for each case and that grid's MEASURED median (from
-    points.csv). Rows of the same policy name already in the summary are
+    FILE has columns program,kernel,trip_count and the policy's threads,
+    blocks and time (named by --columns): the grid the policy chose for each
+    case and that grid's MEASURED median (from points.csv). Rows of the same policy name already in the summary are
     replaced; cases without a row (or without a time) are left out of it.
     """
     spreads = {}
@@ -776,14 +776,15 @@ def cmd_add_policy(a):
         rows = [r for r in csv.DictReader(f) if r["policy"] != a.name]
     classes = {(r["program"], r["kernel"], int(r["trip_count"])): r["class"] for r in rows}
     added = 0
+    tcol, bcol, mcol = a.columns.split(",")
     with open(a.file, newline="") as f:
         for r in csv.DictReader(f):
             pk = (r["program"], r["kernel"], int(r["trip_count"]))
-            if pk not in classes or not r.get("median_ms"):
+            if pk not in classes or not r.get(mcol):
                 continue
-            t, b = int(r["threads"]), int(r["blocks"])
+            t, b = int(r[tcol]), int(r[bcol])
             rows.append({"program": pk[0], "kernel": pk[1], "trip_count": pk[2], "class": classes[pk],
-                         "policy": a.name, "threads": t, "blocks": b, "median_ms": r["median_ms"],
+                         "policy": a.name, "threads": t, "blocks": b, "median_ms": r[mcol],
                          "spread_pct": f"{spreads.get(pk + (t, b), 0.0):.2f}"})
             added += 1
     with open(path, "w", newline="") as f:
@@ -1193,7 +1194,9 @@ def main(argv=None):
     ap_ = sub.add_parser("add-policy", help="put an offline (leave-one-out) policy into summary.csv")
     ap_.add_argument("results")
     ap_.add_argument("--name", required=True)
-    ap_.add_argument("--file", required=True, help="CSV: program,kernel,trip_count,threads,blocks,median_ms")
+    ap_.add_argument("--file", required=True, help="CSV: program,kernel,trip_count and the columns below")
+    ap_.add_argument("--columns", default="threads,blocks,median_ms",
+                     help="names of FILE's threads, blocks and time columns (default: %(default)s)")
     ap_.set_defaults(fn=cmd_add_policy)
 
     p = sub.add_parser("report", help="RESULTS/report.md and fig8.svg/png")

@@ -80,6 +80,13 @@ enum Command {
     },
 }
 
+/// The device, the measured cases and the kernels' descriptors by name.
+type Loaded = (
+    DeviceDesc,
+    Vec<calibrate::Case>,
+    HashMap<String, KernelDesc>,
+);
+
 /// Sweep results and what was measured: the harness's points.csv, the
 /// binaries that ran, and the device they ran on.
 #[derive(Args)]
@@ -97,16 +104,7 @@ struct Measured {
 
 impl Measured {
     /// The device, the measured cases and the kernels' descriptors by name.
-    fn load(
-        &self,
-    ) -> Result<
-        (
-            DeviceDesc,
-            Vec<calibrate::Case>,
-            HashMap<String, KernelDesc>,
-        ),
-        String,
-    > {
+    fn load(&self) -> Result<Loaded, String> {
         let device = DeviceDesc::load(&self.device).map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&self.points)
             .map_err(|e| format!("{}: {e}", self.points.display()))?;

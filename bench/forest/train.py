@@ -79,7 +79,7 @@ H100 = dict(sm_count=132, max_threads_per_sm=2048, max_registers_per_sm=65536,
 
 MODE = {"generic": 1, "spmd": 2, "generic-spmd": 3}
 
-DEFAULT_PARAMS = dict(n_estimators=12, max_depth=8, min_samples_leaf=3, max_features=0.5,
+DEFAULT_PARAMS = dict(n_estimators=8, max_depth=8, min_samples_leaf=3, max_features=0.5,
                       bootstrap=True, random_state=1)
 
 

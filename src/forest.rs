@@ -4,9 +4,11 @@
 //! Lloyd et al. 2018 (§III) trained a random forest to predict a kernel's time
 //! from its features and a candidate grid, and launched the grid of least
 //! predicted time. Their prediction cost more than most kernels ran; this one
-//! is flattened arrays of a few shallow trees (the H100 model: 12 trees of
-//! depth <= 8), searched once per (kernel, trip count, device) and cached by
-//! the runtime.
+//! is flattened arrays of a few shallow trees (the H100 model: 8 trees of
+//! depth 8), searched once per (kernel, trip count, device) and cached by the
+//! runtime. The search ([`Forest::argmin`]) walks each tree once per thread
+//! count with the range of block counts that reach each node, not once per
+//! candidate, because every feature is monotonic in the blocks.
 //!
 //! ## Model file (format `gridsel-forest`, version 1)
 //!
@@ -84,11 +86,12 @@ pub const FEATURES: [&str; 16] = [
 /// Number of features.
 pub const N_FEATURES: usize = FEATURES.len();
 
+/// Deepest tree accepted (leaves at most this many edges below the root
+/// minus one): bounds [`Forest::argmin`]'s stack.
+pub const MAX_DEPTH: usize = 64;
+
 /// Marks a leaf in [`Node::feature`].
 const LEAF: u32 = u32::MAX;
-
-/// Candidates that walk a tree together in [`Forest::argmin`].
-const LANES: usize = 16;
 
 /// One flattened node: 16 bytes, every tree in one array.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,9 +101,9 @@ struct Node {
     threshold: f32,
     /// Feature index, or [`LEAF`].
     feature: u32,
-    /// Absolute index of the left child; a leaf points at itself.
+    /// Absolute index of the left child (a leaf's own index).
     left: u32,
-    /// Absolute index of the right child; a leaf points at itself.
+    /// Absolute index of the right child (a leaf's own index).
     right: u32,
 }
 
@@ -110,8 +113,8 @@ pub struct Forest {
     nodes: Vec<Node>,
     /// Leaf values by node index (0 for internal nodes).
     values: Vec<f64>,
-    /// Root index and depth (edges on the longest path) of every tree.
-    roots: Vec<(u32, u32)>,
+    /// Root index of every tree.
+    roots: Vec<u32>,
     /// The model's `target` field.
     pub target: String,
 }
@@ -251,7 +254,7 @@ impl Forest {
         if base + n > (LEAF - 1) as usize {
             return Err("too many nodes".to_string());
         }
-        let mut depth = vec![0u32; n];
+        let mut depth = vec![0usize; n];
         for i in 0..n {
             let (f, l, r) = (tree.feature[i], tree.left[i], tree.right[i]);
             let node = if f == -1 {
@@ -281,7 +284,10 @@ impl Forest {
                 if !tree.threshold[i].is_finite() {
                     return Err(format!("node {i} threshold is not finite"));
                 }
-                // Children come later, so parents' depths are final here.
+                // Children come later, so a parent's depth is final here.
+                if depth[i] + 1 >= MAX_DEPTH {
+                    return Err(format!("deeper than {MAX_DEPTH} levels"));
+                }
                 depth[l as usize] = depth[i] + 1;
                 depth[r as usize] = depth[i] + 1;
                 self.values.push(0.0);
@@ -294,8 +300,7 @@ impl Forest {
             };
             self.nodes.push(node);
         }
-        let max_depth = depth.iter().copied().max().unwrap_or(0);
-        self.roots.push((base as u32, max_depth));
+        self.roots.push(base as u32);
         Ok(())
     }
 
@@ -337,69 +342,118 @@ impl Forest {
         self.nodes.len()
     }
 
-    /// One step down: leaves step onto themselves. `feature & 15` keeps the
-    /// index in range without a branch (a leaf's test is irrelevant).
-    #[inline(always)]
-    fn step(&self, at: u32, x: &[f32; N_FEATURES]) -> u32 {
-        let n = self.nodes[at as usize];
-        let left = x[(n.feature as usize) % N_FEATURES] <= n.threshold;
-        // Branch-free select: all ones when going right.
-        let mask = u32::from(left).wrapping_sub(1);
-        n.left ^ ((n.left ^ n.right) & mask)
-    }
-
     /// The leaf `x` reaches in the tree at `root`.
     fn leaf(&self, root: u32, x: &[f32; N_FEATURES]) -> f64 {
-        let mut at = root;
-        while self.nodes[at as usize].feature != LEAF {
-            at = self.step(at, x);
+        let mut at = root as usize;
+        loop {
+            let n = self.nodes[at];
+            if n.feature == LEAF {
+                return self.values[at];
+            }
+            at = if x[n.feature as usize] <= n.threshold {
+                n.left
+            } else {
+                n.right
+            } as usize;
         }
-        self.values[at as usize]
     }
 
     /// The forest's prediction for one feature row (mean over trees, summed in
     /// tree order as scikit-learn does).
     pub fn predict(&self, x: &[f32; N_FEATURES]) -> f64 {
-        let sum: f64 = self.roots.iter().map(|&(r, _)| self.leaf(r, x)).sum();
+        let sum: f64 = self.roots.iter().map(|&r| self.leaf(r, x)).sum();
         sum / self.roots.len() as f64
     }
 
-    /// Index of the row of least predicted time (the first on ties), with
-    /// the prediction; `None` for no rows.
+    /// The candidate of least predicted time (the first on ties) and its
+    /// prediction, over a grid given column by column: each thread count's
+    /// features and its block counts, ascending. The index counts candidates
+    /// in that order; `None` for no candidates.
     ///
-    /// Tree-major, so each tree's nodes stay in cache while every candidate
-    /// walks it, and [`LANES`] candidates walk in lockstep for exactly the
-    /// tree's depth (leaves loop onto themselves): no data-dependent branch,
-    /// and independent loads the CPU overlaps. Sums are per candidate in tree
-    /// order, so the values equal [`Forest::predict`]'s.
-    pub fn argmin(&self, rows: &[[f32; N_FEATURES]]) -> Option<(usize, f64)> {
-        let mut sums = vec![0.0f64; rows.len()];
-        for &(root, depth) in &self.roots {
-            let mut chunks = rows.chunks_exact(LANES);
-            let mut sum_chunks = sums.chunks_exact_mut(LANES);
-            for (xs, ss) in (&mut chunks).zip(&mut sum_chunks) {
-                let mut at = [root; LANES];
-                for _ in 0..depth {
-                    for l in 0..LANES {
-                        at[l] = self.step(at[l], &xs[l]);
+    /// Exactly [`Forest::predict`] on every candidate, without walking each
+    /// one: within a column every feature is fixed or monotonic in the
+    /// blocks ([`BY_BLOCKS`]), so a split sends a prefix of the column's
+    /// candidates one way and the rest the other, found by binary search, and
+    /// a tree is walked once per column with a range of candidates. Sums
+    /// still add one leaf per tree in tree order, so the values are
+    /// `predict`'s to the bit (tests/forest.rs compares the two).
+    pub fn argmin<'a>(
+        &self,
+        columns: impl IntoIterator<Item = (ColumnFeatures, &'a [u32])>,
+    ) -> Option<(usize, f64)> {
+        let mut best: Option<(usize, f64)> = None;
+        let mut first = 0;
+        let mut sums: Vec<f64> = Vec::new();
+        let mut varying: [Vec<f32>; BY_BLOCKS.len()] = Default::default();
+        // Right-hand ranges left for later: at most one per level.
+        let mut deferred = [(0u32, 0usize, 0usize); MAX_DEPTH];
+        for (column, blocks) in columns {
+            debug_assert!(blocks.is_sorted(), "blocks ascending");
+            for v in &mut varying {
+                v.clear();
+            }
+            for &b in blocks {
+                for (v, x) in varying.iter_mut().zip(column.by_blocks(b)) {
+                    v.push(x);
+                }
+            }
+            sums.clear();
+            sums.resize(blocks.len(), 0.0);
+            for &root in &self.roots {
+                let (mut at, mut lo, mut hi) = (root, 0, blocks.len());
+                let mut pending = 0;
+                loop {
+                    let n = self.nodes[at as usize];
+                    if n.feature == LEAF {
+                        let v = self.values[at as usize];
+                        sums[lo..hi].iter_mut().for_each(|s| *s += v);
+                        if pending == 0 {
+                            break;
+                        }
+                        pending -= 1;
+                        (at, lo, hi) = deferred[pending];
+                        continue;
+                    }
+                    let f = n.feature as usize;
+                    let Some((slot, rising)) = SLOTS[f] else {
+                        at = if column.fixed[f] <= n.threshold {
+                            n.left
+                        } else {
+                            n.right
+                        };
+                        continue;
+                    };
+                    // `x <= threshold` holds on a prefix of a rising feature
+                    // and on a suffix of a falling one. Counting beats a
+                    // binary search on these short ranges: no dependent loads.
+                    let below = varying[slot][lo..hi]
+                        .iter()
+                        .map(|&x| u32::from(x <= n.threshold))
+                        .sum::<u32>() as usize;
+                    let (left, right) = if rising {
+                        ((lo, lo + below), (lo + below, hi))
+                    } else {
+                        ((hi - below, hi), (lo, hi - below))
+                    };
+                    if below == 0 {
+                        (at, lo, hi) = (n.right, right.0, right.1);
+                    } else if below == hi - lo {
+                        (at, lo, hi) = (n.left, left.0, left.1);
+                    } else {
+                        deferred[pending] = (n.right, right.0, right.1);
+                        pending += 1;
+                        (at, lo, hi) = (n.left, left.0, left.1);
                     }
                 }
-                for l in 0..LANES {
-                    ss[l] += self.values[at[l] as usize];
+            }
+            for (i, &s) in sums.iter().enumerate() {
+                if best.is_none_or(|(_, b)| s < b) {
+                    best = Some((first + i, s));
                 }
             }
-            for (x, s) in chunks.remainder().iter().zip(sum_chunks.into_remainder()) {
-                *s += self.leaf(root, x);
-            }
+            first += blocks.len();
         }
-        let n = self.roots.len() as f64;
-        sums.iter()
-            .enumerate()
-            .fold(None, |best: Option<(usize, f64)>, (i, &s)| match best {
-                Some((_, b)) if b <= s => best,
-                _ => Some((i, s)),
-            })
-            .map(|(i, s)| (i, s / n))
+        best.map(|(i, s)| (i, s / self.roots.len() as f64))
     }
 }
 
@@ -443,24 +497,23 @@ impl KernelFeatures {
         }
     }
 
-    /// The full feature row for one candidate grid; `resident_per_sm` is
-    /// [`resident_blocks_per_sm`] for `grid.threads`.
-    pub fn row(
+    /// The features shared by every grid of `threads` threads;
+    /// `resident_per_sm` is [`resident_blocks_per_sm`] at `threads`.
+    pub fn column(
         &self,
         device: &DeviceDesc,
-        grid: Geometry,
+        threads: u32,
         resident_per_sm: u32,
-    ) -> [f32; N_FEATURES] {
-        let threads = f64::from(grid.threads.max(1));
-        let blocks = f64::from(grid.blocks.max(1));
+    ) -> ColumnFeatures {
+        let threads_f = f64::from(threads.max(1));
         let resident = u64::from(resident_per_sm)
             .saturating_mul(u64::from(device.sm_count))
             .max(1) as f64;
         let warp = u64::from(device.warp_size.max(1));
-        let warps = u64::from(grid.threads.max(1)).div_ceil(warp);
+        let warps = u64::from(threads.max(1)).div_ceil(warp);
         let occupancy = (u64::from(resident_per_sm) * warps) as f64
             / (f64::from(device.max_threads_per_sm) / f64::from(device.warp_size.max(1)));
-        let f = [
+        let fixed = [
             self.trip,
             self.registers,
             self.shared_mem,
@@ -470,15 +523,76 @@ impl KernelFeatures {
             self.exec_mode,
             self.thread_cap,
             self.chunk,
-            threads,
-            blocks,
-            self.trip / (threads * blocks),
-            self.chunks / blocks,
-            threads / self.eff_chunk,
-            blocks / resident,
+            threads_f,
+            f64::NAN, // blocks
+            f64::NAN, // iters_per_thread
+            f64::NAN, // chunks_per_block
+            threads_f / self.eff_chunk,
+            f64::NAN, // waves
             occupancy,
         ];
-        f.map(|v| v as f32)
+        ColumnFeatures {
+            fixed: fixed.map(|v| v as f32),
+            trip: self.trip,
+            chunks: self.chunks,
+            threads: threads_f,
+            resident,
+        }
+    }
+}
+
+/// The features of the grids of one thread count: all but the four that
+/// depend on the block count ([`BY_BLOCKS`]) are fixed.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnFeatures {
+    /// The row with NaN where [`BY_BLOCKS`] go.
+    fixed: [f32; N_FEATURES],
+    trip: f64,
+    chunks: f64,
+    threads: f64,
+    resident: f64,
+}
+
+/// The features that vary with the block count, each monotonic in it:
+/// (feature index, whether it rises with the blocks).
+const BY_BLOCKS: [(usize, bool); 4] = [
+    (10, true),  // blocks
+    (11, false), // iters_per_thread
+    (12, false), // chunks_per_block
+    (14, true),  // waves
+];
+
+/// Each feature's place in [`BY_BLOCKS`] and direction; `None` when fixed.
+const SLOTS: [Option<(usize, bool)>; N_FEATURES] = {
+    let mut slots = [None; N_FEATURES];
+    let mut i = 0;
+    while i < BY_BLOCKS.len() {
+        slots[BY_BLOCKS[i].0] = Some((i, BY_BLOCKS[i].1));
+        i += 1;
+    }
+    slots
+};
+
+impl ColumnFeatures {
+    /// The [`BY_BLOCKS`] features of `blocks` blocks, in that order.
+    fn by_blocks(&self, blocks: u32) -> [f32; 4] {
+        let b = f64::from(blocks.max(1));
+        [
+            b,
+            self.trip / (self.threads * b),
+            self.chunks / b,
+            b / self.resident,
+        ]
+        .map(|v| v as f32)
+    }
+
+    /// The full feature row of `blocks` blocks.
+    pub fn row(&self, blocks: u32) -> [f32; N_FEATURES] {
+        let mut row = self.fixed;
+        for ((feature, _), v) in BY_BLOCKS.iter().zip(self.by_blocks(blocks)) {
+            row[*feature] = v;
+        }
+        row
     }
 }
 
@@ -490,11 +604,13 @@ pub fn features(
     trip_count: u64,
     grid: Geometry,
 ) -> [f32; N_FEATURES] {
-    KernelFeatures::new(device, kernel, trip_count).row(
-        device,
-        grid,
-        resident_blocks_per_sm(device, kernel, grid.threads),
-    )
+    KernelFeatures::new(device, kernel, trip_count)
+        .column(
+            device,
+            grid.threads,
+            resident_blocks_per_sm(device, kernel, grid.threads),
+        )
+        .row(grid.blocks)
 }
 
 #[cfg(test)]

@@ -526,12 +526,13 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::TuneSim { sweep } => tune_sim(&sweep)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
-            println!("label,threads,blocks");
+            // `forest`: whether the forest policy searches the point.
+            println!("label,threads,blocks,forest");
             for c in sweep::space(&device, &kernel, &launch) {
-                println!(
-                    "{},{},{}",
-                    c.label, c.decision.geometry.threads, c.decision.geometry.blocks
-                );
+                let g = c.decision.geometry;
+                let searched =
+                    c.label == "grid" && policy::forest::searched_threads(&device, g.threads);
+                println!("{},{},{},{}", c.label, g.threads, g.blocks, u8::from(searched));
             }
         }
     }

@@ -51,9 +51,12 @@ pub fn resident_blocks_per_sm(device: &DeviceDesc, kernel: &KernelDesc, threads:
 
 /// Blocks of `threads` threads the whole device holds at once (at least 1).
 pub fn resident_blocks(device: &DeviceDesc, kernel: &KernelDesc, threads: u32) -> u32 {
-    resident_blocks_per_sm(device, kernel, threads)
-        .saturating_mul(device.sm_count)
-        .max(1)
+    on_every_sm(device, resident_blocks_per_sm(device, kernel, threads))
+}
+
+/// `per_sm` resident blocks on each SM, over the device (at least 1).
+pub fn on_every_sm(device: &DeviceDesc, per_sm: u32) -> u32 {
+    per_sm.saturating_mul(device.sm_count).max(1)
 }
 
 /// Fraction of the SM's warp slots `threads`-thread blocks keep busy.

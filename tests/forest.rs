@@ -89,6 +89,60 @@ fn the_embedded_model_decides_through_the_policy_interface() {
     assert_eq!(policy::decide(&policy, &device, &kernel, &launch), Some(d));
 }
 
+/// The search walks each tree once per thread count with ranges of blocks;
+/// it must choose exactly what predicting every candidate one by one does.
+#[test]
+fn the_grid_search_equals_predicting_every_candidate() {
+    let device = DeviceDesc::preset("h100").unwrap();
+    let models = [
+        Forest::embedded().unwrap(),
+        std::sync::Arc::new(Forest::load(&fixture("model.json")).unwrap()),
+    ];
+    let mut searched = 0;
+    for model in &models {
+        for (mode, cap) in [
+            (ExecMode::Spmd, 128),
+            (ExecMode::Spmd, 1024),
+            (ExecMode::Spmd, 256),
+            (ExecMode::GenericSpmd, 128),
+            (ExecMode::Generic, 128),
+        ] {
+            for (registers, shared, code) in [(16, 0, 900), (40, 0, 3000), (128, 16_384, 20_000)] {
+                let kernel = KernelDesc {
+                    registers: Some(registers),
+                    shared_mem: Some(shared),
+                    local_mem: Some(0),
+                    max_threads: Some(cap),
+                    exec_mode: Some(mode),
+                    code_size: Some(code),
+                    sm_arch: Some(90),
+                    ..KernelDesc::named("k")
+                };
+                for trip in [1, 77, 4096, 100_000, 1 << 20, 3 << 24, 1 << 31] {
+                    let launch = LaunchDesc::open(trip);
+                    let grids = policy::forest::candidates(&device, &kernel, &launch);
+                    let one_by_one = grids
+                        .iter()
+                        .map(|&g| model.predict(&forest::features(&device, &kernel, trip, g)))
+                        .enumerate()
+                        .fold(None, |best: Option<(usize, f64)>, (i, p)| match best {
+                            Some((_, b)) if b <= p => best,
+                            _ => Some((i, p)),
+                        })
+                        .map(|(i, _)| grids[i]);
+                    let searched_grid = policy::forest::choose(model, &device, &kernel, &launch);
+                    assert_eq!(
+                        searched_grid, one_by_one,
+                        "{mode:?} cap {cap} regs {registers} trip {trip}"
+                    );
+                    searched += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(searched, 2 * 5 * 3 * 7);
+}
+
 fn fixture_json() -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(fixture("model.json")).unwrap()).unwrap()
 }

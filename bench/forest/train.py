@@ -11,8 +11,8 @@ Inputs: RESULTS/points.csv from `gridsel_bench.py summarize` (when RESULTS has
 no points.csv, or it is older than jobs.jsonl, RESULTS is copied to a temporary
 folder and summarized there: RESULTS itself is never written except --report),
 the descriptors from `gridsel inspect --json BINARIES/<program>`, and the
-candidate grids from `gridsel space` (the sweep space minus its policy points,
-the same list the library searches at run time).
+candidate grids from `gridsel space` (its `forest` column: the sweep space's
+grid points the library searches at run time).
 
 Outputs: the model (--out), the leave-one-kernel-out report (--report, one row
 per (program, kernel, trip count)) and a summary on stderr.
@@ -176,12 +176,12 @@ def descriptors(gridsel, binaries, programs):
 
 
 def space(gridsel, binaries, prog, kernel, trip):
-    """The library's candidates: `gridsel space` minus the policy points."""
+    """The library's candidates: the `gridsel space` points the forest searches."""
     text = subprocess.run([gridsel, "space", "--device", "h100", "--binary", os.path.join(binaries, prog),
                            "--kernel", kernel, "--trip-count", str(trip)],
                           check=True, capture_output=True, text=True).stdout
     rows = list(csv.DictReader(text.splitlines()))
-    return [(int(r["threads"]), int(r["blocks"])) for r in rows if r["label"] == "grid"]
+    return [(int(r["threads"]), int(r["blocks"])) for r in rows if r["forest"] == "1"]
 
 
 def export(model, meta, target="ln_ms"):

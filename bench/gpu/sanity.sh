@@ -8,7 +8,7 @@ fail=0
 GRIDSEL_LOG=info LIBOMPTARGET_INFO=16 LD_PRELOAD=$GRIDSEL_LIB "$repo/.stage/demo-sm_90" || fail=1
 for prog in "gemm 512" "cg 65536" "probe_nested 512" "syrk 256" "mriq 2048" "probe_cap 100000" "gramschmidt 128"; do
   set -- $prog
-  for p in "" tune lloyd; do
+  for p in "" tune lloyd forest; do
     line=$(GRIDSEL_POLICY=$p GRIDSEL_CACHE=/tmp/sanity-cache.json LD_PRELOAD=$GRIDSEL_LIB "$b/$1" "$2" 80 1 | grep check=)
     echo "$1 $2 policy=${p:-default}: $line"
     [[ $line == *check=pass* ]] || fail=1

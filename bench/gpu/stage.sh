@@ -2,6 +2,7 @@
 # Builds everything a GPU run needs, here, and stages it for the device tool:
 #   .stage/libgridsel.so, .stage/gridsel   (stripped release builds)
 #   .stage/demo-sm_90                      (the README's demo program)
+#   .stage/launch_path                     (the criterion launch-path benchmark)
 #   bench/build/{sm_90,host}/*             (the benchmark programs)
 #   .runtime.tar.xz                        (libomptarget and its libraries)
 # A device call then carries [".stage", "bench/build", ".runtime.tar.xz"]
@@ -14,6 +15,9 @@ mkdir -p .stage
 for f in libgridsel.so gridsel; do
   strip -o ".stage/$f" "target/release/$f"
 done
+bench_exe=$(cargo bench --bench launch_path --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("target", {}).get("name") == "launch_path"][-1])')
+strip -o .stage/launch_path "$bench_exe"
 clang-19 -O3 -fopenmp --offload-arch=sm_90 --cuda-path="$repo/.toolchain/cuda" \
   --libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/ -Wl,-rpath,/usr/lib/llvm-19/lib \
   examples/demo.c -o .stage/demo-sm_90 -lm

@@ -2,21 +2,49 @@
 //! (Lloyd et al. 2018, §III; the model is described in [`crate::forest`]).
 //!
 //! The candidates are the grid points of the sweep space ([`sweep::grid`]:
-//! [`sweep::space`] minus the policies' own points), the grids the training data measured, so
-//! the model is never asked about a grid it has not seen the like of. The
-//! runtime caches each decision per (kernel, trip count, device); the first
-//! one costs a forest walk per candidate (README: launch-path cost).
+//! [`sweep::space`] minus the policies' own points), the grids the training
+//! data measured, so the model is never asked about a grid it has not seen
+//! the like of; above four warps only thread counts of 2^k and 3 x 2^k warps
+//! are searched ([`searched_threads`]). The runtime caches each decision per
+//! (kernel, trip count, device); the first one walks each tree once per
+//! thread count (README: launch-path cost).
 
 use super::{Decision, Rule, sweep};
 use crate::device::DeviceDesc;
-use crate::forest::{Forest, KernelFeatures, N_FEATURES};
+use crate::forest::{Forest, KernelFeatures};
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::KernelDesc;
-use crate::occupancy::resident_blocks_per_sm;
+
+/// Whether the forest searches blocks of `threads` threads: every count up
+/// to four warps (clang's default cap, where all but one kernel of the H100
+/// suite stays), then 6, 8, 12, 16, 24, 32... warps. The search costs about
+/// 1.4 us per thread count; the full warp ladder of a 1024-thread kernel (33
+/// counts) took 46 us against a 20 us budget, and on the suite's only
+/// raised-cap kernel the ladder's best grid was within 7 % of the full
+/// space's (bench/results/h100/NOTES.md §7).
+pub fn searched_threads(device: &DeviceDesc, threads: u32) -> bool {
+    let warp = device.warp_size.max(1);
+    let warps = threads / warp;
+    threads <= 4 * warp
+        || (threads % warp == 0
+            && (warps.is_power_of_two() || (warps % 3 == 0 && (warps / 3).is_power_of_two())))
+}
+
+/// The grid's columns the forest searches, threads ascending.
+fn columns(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<sweep::Column> {
+    sweep::columns(device, kernel, launch, |t| searched_threads(device, t))
+}
 
 /// The grids the forest chooses among for one launch, in sweep order.
 pub fn candidates(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
-    sweep::grid(device, kernel, launch)
+    columns(device, kernel, launch)
+        .into_iter()
+        .flat_map(|c| {
+            c.blocks
+                .into_iter()
+                .map(move |b| Geometry::new(c.threads, b))
+        })
+        .collect()
 }
 
 /// The candidate of least predicted time with `model`; `None` when the space
@@ -27,25 +55,22 @@ pub fn choose(
     kernel: &KernelDesc,
     launch: &LaunchDesc,
 ) -> Option<Geometry> {
-    let grids = candidates(device, kernel, launch);
+    let columns = columns(device, kernel, launch);
     let base = KernelFeatures::new(device, kernel, launch.trip_count);
-    let mut resident: Option<(u32, u32)> = None;
-    let rows: Vec<[f32; N_FEATURES]> = grids
-        .iter()
-        .map(|&g| {
-            // The space is ordered by threads: one occupancy computation each.
-            let per_sm = match resident {
-                Some((t, r)) if t == g.threads => r,
-                _ => {
-                    let r = resident_blocks_per_sm(device, kernel, g.threads);
-                    resident = Some((g.threads, r));
-                    r
-                }
-            };
-            base.row(device, g, per_sm)
-        })
-        .collect();
-    model.argmin(&rows).map(|(i, _)| grids[i])
+    let (mut i, _) = model.argmin(columns.iter().map(|c| {
+        (
+            base.column(device, c.threads, c.resident_per_sm),
+            c.blocks.as_slice(),
+        )
+    }))?;
+    // The index counts candidates column by column, as `candidates` lists them.
+    columns.iter().find_map(|c| match c.blocks.get(i) {
+        Some(&b) => Some(Geometry::new(c.threads, b)),
+        None => {
+            i -= c.blocks.len();
+            None
+        }
+    })
 }
 
 /// The forest's grid and rule; `auto`'s when there is no candidate.
@@ -94,7 +119,7 @@ mod tests {
     use crate::kernel::ExecMode;
 
     #[test]
-    fn candidates_are_the_sweep_space_grid_points() {
+    fn candidates_are_the_sweep_space_grid_points_of_the_searched_thread_counts() {
         let d = DeviceDesc::preset("h100").unwrap();
         for (mode, cap) in [
             (ExecMode::Spmd, 128),
@@ -113,10 +138,20 @@ mod tests {
                     .into_iter()
                     .filter(|c| c.label == "grid")
                     .map(|c| c.decision.geometry)
+                    .filter(|g| searched_threads(&d, g.threads))
                     .collect();
                 assert_eq!(candidates(&d, &k, &l), from_space);
             }
         }
+    }
+
+    #[test]
+    fn searches_every_thread_count_to_four_warps_then_a_ladder() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let searched: Vec<u32> = (1..=1024).filter(|&t| searched_threads(&d, t)).collect();
+        let mut expected: Vec<u32> = (1..=128).collect();
+        expected.extend([192, 256, 384, 512, 768, 1024]);
+        assert_eq!(searched, expected);
     }
 
     #[test]

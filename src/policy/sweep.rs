@@ -68,45 +68,96 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
     out
 }
 
+/// One thread count of the space's grid and its block counts, ascending.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub threads: u32,
+    /// [`crate::occupancy::resident_blocks_per_sm`] at `threads`.
+    pub resident_per_sm: u32,
+    pub blocks: Vec<u32>,
+}
+
 /// The space's grid points without the policies' (what [`space`] labels
 /// `grid`), in the same order; also `forest`'s candidates.
 pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
-    let mut out = Vec::new();
+    columns(device, kernel, launch, |_| true)
+        .into_iter()
+        .flat_map(|c| {
+            c.blocks
+                .into_iter()
+                .map(move |b| Geometry::new(c.threads, b))
+        })
+        .collect()
+}
+
+/// [`grid`] by thread count, threads ascending, for the thread counts `keep`
+/// accepts: the shape `forest` searches.
+pub fn columns(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    keep: impl Fn(u32) -> bool,
+) -> Vec<Column> {
     let cap = super::thread_cap(device, kernel);
     let trip = launch.trip_count.max(1);
     let chunk = u64::from(kernel.distribute_chunk().unwrap_or(1).max(1));
-    let mut threads: Vec<u32> = std::iter::once(1)
-        .chain((1..=cap / device.warp_size).map(|w| w * device.warp_size))
-        .collect();
-    threads.dedup();
-    // Distinct thread counts and, per count, distinct block counts: every
-    // unclamped point is new.
+    let chunks = div_ceil(trip, chunk);
+    // The block counts every thread count tries: the paper's powers of two,
+    // SM multiples and one block per distribute chunk.
+    let mut common: Vec<u32> = (0..=16).map(|p| 1u32 << p).collect();
+    common.extend((1..=SM_MULTIPLES).map(|m| m.saturating_mul(device.sm_count)));
+    common.push(saturate(chunks));
+    common
+        .iter_mut()
+        .for_each(|b| *b = (*b).min(MAX_SWEEP_BLOCKS));
+    common.sort_unstable();
+    common.dedup();
+    let threads =
+        std::iter::once(1).chain((1..=cap / device.warp_size).map(|w| w * device.warp_size));
+    let mut out: Vec<Column> = Vec::new();
     for t in threads {
-        let mut blocks: Vec<u32> = (0..=16).map(|p| 1u32 << p).collect();
-        blocks.extend((1..=SM_MULTIPLES).map(|m| m.saturating_mul(device.sm_count)));
-        // Whole waves of resident blocks, and one block per distribute chunk.
-        let resident = crate::occupancy::resident_blocks(device, kernel, t);
-        blocks.extend([1, 2, 4].map(|w| resident.saturating_mul(w).min(MAX_SWEEP_BLOCKS)));
-        blocks.push(saturate(div_ceil(trip, chunk)).min(MAX_SWEEP_BLOCKS));
-        blocks.push(saturate(div_ceil(trip, u64::from(t))).min(MAX_SWEEP_BLOCKS));
-        blocks.sort_unstable();
-        blocks.dedup();
-        for b in blocks {
-            // Teams beyond the number of chunks idle, and threads beyond the
-            // chunk get no iteration (REFERENCE.md §3).
-            let busy_teams = u64::from(b).min(div_ceil(trip, chunk));
-            let busy = busy_teams * u64::from(t);
-            if div_ceil(trip, busy.max(1)) > MAX_ITERATIONS_PER_THREAD {
-                continue;
+        // Blocks never clamp (MAX_SWEEP_BLOCKS <= MAX_BLOCKS), threads may.
+        if !keep(t)
+            || super::clamp(Geometry::new(t, 1), device, kernel).1
+            || out.last().is_some_and(|c| c.threads == t)
+        {
+            continue;
+        }
+        let resident_per_sm = crate::occupancy::resident_blocks_per_sm(device, kernel, t);
+        let resident = crate::occupancy::on_every_sm(device, resident_per_sm);
+        // Whole waves of resident blocks, and ceil(trip/threads).
+        let mut blocks = common.clone();
+        for b in [1, 2, 4]
+            .map(|w| resident.saturating_mul(w))
+            .into_iter()
+            .chain([saturate(div_ceil(trip, u64::from(t)))])
+        {
+            let b = b.min(MAX_SWEEP_BLOCKS);
+            if let Err(at) = blocks.binary_search(&b) {
+                blocks.insert(at, b);
             }
-            let (geometry, clamped) = super::clamp(Geometry::new(t, b), device, kernel);
-            if !clamped {
-                out.push(geometry);
-            }
+        }
+        // Teams beyond the number of chunks idle, and threads beyond the
+        // chunk get no iteration (REFERENCE.md §3): drop the block counts
+        // that leave a thread more than MAX_ITERATIONS_PER_THREAD iterations,
+        // a prefix since the busy threads grow with the blocks.
+        let fits = |b: u32| {
+            let busy = u64::from(b).min(chunks) * u64::from(t);
+            trip <= busy.saturating_mul(MAX_ITERATIONS_PER_THREAD)
+        };
+        blocks.drain(..blocks.partition_point(|&b| !fits(b)));
+        if !blocks.is_empty() {
+            out.push(Column {
+                threads: t,
+                resident_per_sm,
+                blocks,
+            });
         }
     }
     out
 }
+
+const _: () = assert!(MAX_SWEEP_BLOCKS <= super::MAX_BLOCKS);
 
 #[cfg(test)]
 mod tests {

@@ -532,7 +532,13 @@ fn run(cli: Cli) -> Result<(), String> {
                 let g = c.decision.geometry;
                 let searched =
                     c.label == "grid" && policy::forest::searched_threads(&device, g.threads);
-                println!("{},{},{},{}", c.label, g.threads, g.blocks, u8::from(searched));
+                println!(
+                    "{},{},{},{}",
+                    c.label,
+                    g.threads,
+                    g.blocks,
+                    u8::from(searched)
+                );
             }
         }
     }

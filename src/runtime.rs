@@ -15,6 +15,7 @@ use crate::plan::{self, Choice};
 use crate::policy::{self, DEFAULT_POLICY, Policy, llvm::llvm19, sweep};
 use crate::profile::Profile;
 use crate::tune;
+use crate::{IntMap, IntSet};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -24,13 +25,13 @@ pub struct KernelEntry {
     /// One descriptor per device image that holds the kernel (e.g. sm_80 and sm_90).
     pub descs: Vec<KernelDesc>,
     /// (device, trip count) pairs already logged at info.
-    logged: Mutex<HashSet<(i64, u64)>>,
+    logged: Mutex<IntSet<(i64, u64)>>,
     /// Sweep position per (device, trip count), with the space it walks.
-    sweep: Mutex<HashMap<(i64, u64), SweepCursor>>,
+    sweep: Mutex<IntMap<(i64, u64), SweepCursor>>,
     /// `tune`'s search or winner per (device, trip count).
     tune: tune::States,
     /// `forest`'s decision per (device, trip count).
-    forest: Mutex<HashMap<(i64, u64), policy::Decision>>,
+    forest: Mutex<IntMap<(i64, u64), policy::Decision>>,
 }
 
 /// A sweep space and the index of the next point to launch.
@@ -107,8 +108,8 @@ pub struct Runtime {
     policy_label: Arc<str>,
     /// The label of launches forwarded as LLVM chose them.
     llvm_label: Arc<str>,
-    kernels: RwLock<HashMap<usize, Arc<KernelEntry>>>,
-    devices: RwLock<HashMap<i64, Option<Arc<DeviceDesc>>>>,
+    kernels: RwLock<IntMap<usize, Arc<KernelEntry>>>,
+    devices: RwLock<IntMap<i64, Option<Arc<DeviceDesc>>>>,
     reported: Mutex<HashSet<Once>>,
     pub profile: Option<Profile>,
     tune: tune::Session,

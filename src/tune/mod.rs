@@ -38,7 +38,7 @@ use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::policy::{self, Decision, Policy, Rule, sweep};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
@@ -388,7 +388,7 @@ pub enum State {
 }
 
 /// Per-kernel states, keyed by (device id, trip count).
-pub type States = Mutex<HashMap<(i64, u64), State>>;
+pub type States = Mutex<crate::IntMap<(i64, u64), State>>;
 
 /// The process's tuning settings and the cache read at start.
 pub struct Session {

@@ -6,6 +6,7 @@ Subcommands (see bench/README.md, "## Harness"):
   merge      merge run directories into one results directory (later ones win)
   summarize  RESULTS/summary.csv (policies and best grid per kernel+trip) and points.csv
   report     RESULTS/report.md (Table I, geomeans) and RESULTS/fig8.svg/.png
+  ceiling    RESULTS/static-ceiling.md: how far any static long-loop rule can go
   crosscheck profile vs. ncu device time for one program under a fixed grid
 
 The run / merge / summarize / report paths use the standard library only; the
@@ -800,6 +801,104 @@ def cmd_add_policy(a):
     return 0
 
 
+# --------------------------------------------------------------------------- ceiling
+
+def static_long_rules(sms):
+    """The family of static long-loop rules the ceiling searches: T threads,
+    blocks = min(one per 128-iteration chunk, B), B a multiple of the SM count
+    or a power of two (the sweep measured these for every thread count)."""
+    caps = sorted({sms * m for m in range(1, 9)} | {1 << k for k in range(8, 17)})
+    return [(t, b) for t in (32, 64, 96, 128) for b in caps]
+
+
+def ceiling(table, points, sms, target=0.95):
+    """How far any static rule of `static_long_rules` can take long loops, in-sample
+    (each rule judged on the very cases that choose it, so an upper bound), and what
+    the issue's geomean target would need from them. Returns a dict of numbers and rows."""
+    cases = [pk for pk, e in table.items() if "llvm" in e and "best" in e]
+    longs = [pk for pk in cases if table[pk]["class"] == "long"]
+    rows = []
+    for t, cap in static_long_rules(sms):
+        sp, regressions, within5, missing = [], 0, 0, 0
+        for pk in longs:
+            llvm, best = table[pk]["llvm"][2], table[pk]["best"][2]
+            b = min(-(-pk[2] // 128), cap, 1 << 16)
+            ms = points.get(pk, {}).get((t, b))
+            if ms is None:
+                missing += 1
+                ms = llvm
+            sp.append(llvm / ms)
+            regressions += ms > 1.03 * llvm
+            within5 += ms <= 1.05 * best
+        rows.append(dict(threads=t, cap=cap, geomean=geomean(sp), regressions=regressions,
+                         within5=within5, missing=missing))
+    rows.sort(key=lambda r: -r["geomean"])
+    ln = lambda pk, pol: math.log(table[pk]["llvm"][2] / table[pk][pol][2])
+    best_all = math.exp(sum(ln(pk, "best") for pk in cases) / len(cases))
+    other = [pk for pk in cases if pk not in longs]
+    # Short and ideal loops at their best grid, long loops under the best rule.
+    top = rows[0]["geomean"] if rows else 1.0
+    perfect_rest = sum(ln(pk, "best") for pk in other)
+    with_rule = math.exp((perfect_rest + len(longs) * math.log(top)) / len(cases))
+    need_long = math.exp((len(cases) * math.log(target * best_all) - perfect_rest) / max(len(longs), 1))
+    oracle = []
+    for pk in longs:
+        got = [points.get(pk, {}).get((t, min(-(-pk[2] // 128), cap, 1 << 16)))
+               for t, cap in static_long_rules(sms)]
+        got = [g for g in got if g]
+        if got:
+            oracle.append(table[pk]["llvm"][2] / min(got))
+    return dict(cases=len(cases), longs=len(longs), best_all=best_all, rows=rows,
+                with_rule=with_rule, need_long=need_long, oracle=geomean(oracle),
+                best_long=geomean([table[pk]["llvm"][2] / table[pk]["best"][2] for pk in longs]))
+
+
+def load_points(results):
+    """{(prog, kernel, trip): {(threads, blocks): fastest median ms of that grid}}"""
+    out = defaultdict(dict)
+    with open(os.path.join(results, "points.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            pk = (r["program"], r["kernel"], int(r["trip_count"]))
+            g = (int(r["threads"]), int(r["blocks"]))
+            ms = float(r["median_ms"])
+            out[pk][g] = min(ms, out[pk].get(g, ms))
+    return out
+
+
+def cmd_ceiling(a):
+    c = ceiling(load_summary(a.results), load_points(a.results), a.sms)
+    lines = [
+        "# What a static long-loop rule can reach (in-sample upper bound)",
+        "",
+        f"Written by `gridsel_bench.py ceiling {a.results} --sms {a.sms}` from summary.csv and points.csv.",
+        f"Family: T threads x min(one block per 128-iteration chunk, B) blocks, T in 32/64/96/128, "
+        f"B a multiple of {a.sms} (x1..8) or 2^8..2^16: {len(static_long_rules(a.sms))} rules, each judged "
+        f"on all {c['longs']} long-loop cases it would choose for (in-sample, so an upper bound on any "
+        "leave-one-out rule of the family). Speedups are over LLVM's grid, measured medians.",
+        "",
+        "| threads | B | long-loop geomean | cases > 3 % slower than llvm | within 5 % of best | not measured (counted as llvm) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in c["rows"][:10]:
+        lines.append(f"| {r['threads']} | {r['cap']} | {r['geomean']:.3f} | {r['regressions']} | "
+                     f"{r['within5']} | {r['missing']} |")
+    lines += [
+        "",
+        f"- Best grid per case (the sweep's best): long-loop geomean {c['best_long']:.3f}; "
+        f"all {c['cases']} cases {c['best_all']:.3f}.",
+        f"- Picking the family's best rule *per case* (an oracle, not a static rule): {c['oracle']:.3f}.",
+        f"- Short and ideal loops at their best grid and long loops under the best single rule: "
+        f"{c['with_rule']:.3f} = {100 * c['with_rule'] / c['best_all']:.1f} % of best's geomean.",
+        f"- Reaching 95 % of best's geomean with short and ideal loops perfect needs long loops at "
+        f"{c['need_long']:.3f}x over LLVM from a single rule.",
+    ]
+    path = os.path.join(a.results, "static-ceiling.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    log(f"wrote {path}")
+    return 0
+
+
 # --------------------------------------------------------------------------- report
 
 def load_summary(results):
@@ -1207,6 +1306,11 @@ def main(argv=None):
     p.add_argument("--max-trips-per-kernel", type=int, default=6)
     p.add_argument("--min-trip", type=int, default=0)
     p.set_defaults(fn=cmd_report)
+
+    ce = sub.add_parser("ceiling", help="RESULTS/static-ceiling.md: the best static long-loop rule, in-sample")
+    ce.add_argument("results")
+    ce.add_argument("--sms", type=int, default=132, help="the GPU's SM count (default: %(default)s, H100)")
+    ce.set_defaults(fn=cmd_ceiling)
 
     c = sub.add_parser("crosscheck", help="profile vs. ncu for one program and grid")
     c.add_argument("--bin-dir", required=True)

@@ -132,6 +132,28 @@ class SummaryMath(unittest.TestCase):
         self.assertEqual(an["within"]["lloyd"], (2, 3, 4))
         self.assertEqual(len(an["slower"]), 3)
 
+    def test_ceiling_finds_the_best_single_rule_and_the_target_gap(self):
+        # Two long cases (trip 2^20 = 8192 chunks) that both run 2x faster at
+        # 64 x 8192 than LLVM, and one ideal case already at its best.
+        long1, long2, ideal = ("p", "a", 1 << 20), ("p", "b", 1 << 20), ("p", "c", 1000)
+        table = {
+            long1: {"class": "long", "llvm": (128, 3200, 2.0, 0), "best": (64, 8192, 1.0, 0)},
+            long2: {"class": "long", "llvm": (128, 3200, 4.0, 0), "best": (64, 8192, 2.0, 0)},
+            ideal: {"class": "ideal", "llvm": (32, 32, 3.0, 0), "best": (128, 8, 1.0, 0)},
+        }
+        points = {long1: {(64, 8192): 1.0, (128, 8192): 2.2}, long2: {(64, 8192): 2.0, (32, 4096): 1.9}}
+        c = gb.ceiling(table, points, sms=132)
+        top = c["rows"][0]
+        self.assertEqual((top["threads"], top["cap"]), (64, 8192))
+        self.assertAlmostEqual(top["geomean"], 2.0)
+        self.assertEqual((top["regressions"], top["within5"], top["missing"]), (0, 2, 0))
+        # Every case at its best here, so the best rule reaches 100 % of best.
+        self.assertAlmostEqual(c["with_rule"], c["best_all"])
+        # (128, 8192) is 10 % slower than llvm on long1 and unmeasured on long2.
+        slow = next(r for r in c["rows"] if (r["threads"], r["cap"]) == (128, 8192))
+        self.assertEqual((slow["regressions"], slow["missing"]), (1, 1))
+        self.assertAlmostEqual(c["oracle"], math.sqrt(2.0 * 4.0 / 1.9))
+
     def test_merge_later_wins_and_is_idempotent(self):
         d1, d2, into = (os.path.join(self.dir, x) for x in ("r1", "r2", "res"))
         pairs = [{"kernel": "k_l1", "trip_count": 8, "class": "short"}]

@@ -101,18 +101,30 @@ struct Node {
     threshold: f32,
     /// Feature index, or [`LEAF`].
     feature: u32,
-    /// Absolute index of the left child (a leaf's own index).
-    left: u32,
-    /// Absolute index of the right child (a leaf's own index).
-    right: u32,
+    /// An internal node's children, absolute indices: left in the low half
+    /// (taken when `x <= threshold`), right in the high half. A leaf's
+    /// prediction as `f64` bits, so a walk ends without another load.
+    link: u64,
+}
+
+impl Node {
+    fn left(self) -> u32 {
+        self.link as u32
+    }
+
+    fn right(self) -> u32 {
+        (self.link >> 32) as u32
+    }
+
+    fn value(self) -> f64 {
+        f64::from_bits(self.link)
+    }
 }
 
 /// A loaded, validated forest.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Forest {
     nodes: Vec<Node>,
-    /// Leaf values by node index (0 for internal nodes).
-    values: Vec<f64>,
     /// Root index of every tree.
     roots: Vec<u32>,
     /// The model's `target` field.
@@ -221,7 +233,6 @@ impl Forest {
         }
         let mut forest = Self {
             nodes: Vec::new(),
-            values: Vec::new(),
             roots: Vec::with_capacity(file.trees.len()),
             target: file.target,
         };
@@ -264,12 +275,10 @@ impl Forest {
                 if !tree.value[i].is_finite() {
                     return Err(format!("leaf {i} value is not finite"));
                 }
-                self.values.push(tree.value[i]);
                 Node {
                     threshold: 0.0,
                     feature: LEAF,
-                    left: (base + i) as u32,
-                    right: (base + i) as u32,
+                    link: tree.value[i].to_bits(),
                 }
             } else {
                 if !(0..N_FEATURES as i64).contains(&f) {
@@ -290,12 +299,11 @@ impl Forest {
                 }
                 depth[l as usize] = depth[i] + 1;
                 depth[r as usize] = depth[i] + 1;
-                self.values.push(0.0);
+                let (left, right) = ((base as i64 + l) as u64, (base as i64 + r) as u64);
                 Node {
                     threshold: f32_at_or_below(tree.threshold[i]),
                     feature: f as u32,
-                    left: (base as i64 + l) as u32,
-                    right: (base as i64 + r) as u32,
+                    link: left | right << 32,
                 }
             };
             self.nodes.push(node);
@@ -348,12 +356,12 @@ impl Forest {
         loop {
             let n = self.nodes[at];
             if n.feature == LEAF {
-                return self.values[at];
+                return n.value();
             }
             at = if x[n.feature as usize] <= n.threshold {
-                n.left
+                n.left()
             } else {
-                n.right
+                n.right()
             } as usize;
         }
     }
@@ -389,6 +397,9 @@ impl Forest {
         let mut deferred = [(0u32, 0usize, 0usize); MAX_DEPTH];
         for (column, blocks) in columns {
             debug_assert!(blocks.is_sorted(), "blocks ascending");
+            if blocks.is_empty() {
+                continue;
+            }
             for v in &mut varying {
                 v.clear();
             }
@@ -405,7 +416,7 @@ impl Forest {
                 loop {
                     let n = self.nodes[at as usize];
                     if n.feature == LEAF {
-                        let v = self.values[at as usize];
+                        let v = n.value();
                         sums[lo..hi].iter_mut().for_each(|s| *s += v);
                         if pending == 0 {
                             break;
@@ -417,32 +428,36 @@ impl Forest {
                     let f = n.feature as usize;
                     let Some((slot, rising)) = SLOTS[f] else {
                         at = if column.fixed[f] <= n.threshold {
-                            n.left
+                            n.left()
                         } else {
-                            n.right
+                            n.right()
                         };
                         continue;
                     };
                     // `x <= threshold` holds on a prefix of a rising feature
                     // and on a suffix of a falling one. Counting beats a
                     // binary search on these short ranges: no dependent loads.
-                    let below = varying[slot][lo..hi]
-                        .iter()
-                        .map(|&x| u32::from(x <= n.threshold))
-                        .sum::<u32>() as usize;
+                    let xs = &varying[slot][lo..hi];
+                    // The range's ends settle most splits: all one way.
+                    let (first, last) = (xs[0] <= n.threshold, xs[xs.len() - 1] <= n.threshold);
+                    let below = if first == last {
+                        if first { xs.len() } else { 0 }
+                    } else {
+                        xs.iter().map(|&x| u32::from(x <= n.threshold)).sum::<u32>() as usize
+                    };
                     let (left, right) = if rising {
                         ((lo, lo + below), (lo + below, hi))
                     } else {
                         ((hi - below, hi), (lo, hi - below))
                     };
                     if below == 0 {
-                        (at, lo, hi) = (n.right, right.0, right.1);
+                        (at, lo, hi) = (n.right(), right.0, right.1);
                     } else if below == hi - lo {
-                        (at, lo, hi) = (n.left, left.0, left.1);
+                        (at, lo, hi) = (n.left(), left.0, left.1);
                     } else {
-                        deferred[pending] = (n.right, right.0, right.1);
+                        deferred[pending] = (n.right(), right.0, right.1);
                         pending += 1;
-                        (at, lo, hi) = (n.left, left.0, left.1);
+                        (at, lo, hi) = (n.left(), left.0, left.1);
                     }
                 }
             }

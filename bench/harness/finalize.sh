@@ -9,6 +9,7 @@
 #   forest-loo.csv               the forest, leave-one-kernel-out (bench/forest/train.py)
 #   tune-sim.csv                 the tuner replayed on the measured medians, its converged grids
 #   report.md, fig8.svg/png      Table I and Fig. 8 over all of them
+#   static-ceiling.md            the best any single static long-loop rule reaches (in-sample)
 # Every policy's time is the MEASURED median of the grid it picks (a grid the
 # sweep did not measure leaves that case out of that policy's rows).
 set -euo pipefail
@@ -36,3 +37,4 @@ $G tune-sim --points "$R/points.csv" --binaries "$B" --device "$D" > "$R/tune-si
 # tune's grid after convergence (its exploration launches are counted in tune-sim.csv).
 $H add-policy "$R" --name tune --file "$R/tune-sim.csv" --columns winner_threads,winner_blocks,winner_ms
 $H report "$R" --gridsel "$G" --policies lloyd,occupancy,forest,tune,auto
+$H ceiling "$R"

@@ -4,8 +4,8 @@
 //! The candidates are the grid points of the sweep space ([`sweep::grid`]:
 //! [`sweep::space`] minus the policies' own points), the grids the training
 //! data measured, so the model is never asked about a grid it has not seen
-//! the like of; above four warps only thread counts of 2^k and 3 x 2^k warps
-//! are searched ([`searched_threads`]). The runtime caches each decision per
+//! the like of; above four warps only power-of-two thread counts are
+//! searched ([`searched_threads`]). The runtime caches each decision per
 //! (kernel, trip count, device); the first one walks each tree once per
 //! thread count (README: launch-path cost).
 
@@ -17,17 +17,15 @@ use crate::kernel::KernelDesc;
 
 /// Whether the forest searches blocks of `threads` threads: every count up
 /// to four warps (clang's default cap, where all but one kernel of the H100
-/// suite stays), then 6, 8, 12, 16, 24, 32... warps. The search costs about
-/// 1.4 us per thread count; the full warp ladder of a 1024-thread kernel (33
+/// suite stays), then powers of two (8, 16, 32 warps: the sizes that fill an
+/// SM's 2048 threads exactly). The search costs 1.5-2.5 us per thread count
+/// (dev VM, H100 host); the full warp ladder of a 1024-thread kernel (33
 /// counts) took 46 us against a 20 us budget, and on the suite's only
-/// raised-cap kernel the ladder's best grid was within 7 % of the full
+/// raised-cap kernel the best grid of these counts was within 7 % of the full
 /// space's (bench/results/h100/NOTES.md §7).
 pub fn searched_threads(device: &DeviceDesc, threads: u32) -> bool {
     let warp = device.warp_size.max(1);
-    let warps = threads / warp;
-    threads <= 4 * warp
-        || (threads % warp == 0
-            && (warps.is_power_of_two() || (warps % 3 == 0 && (warps / 3).is_power_of_two())))
+    threads <= 4 * warp || (threads % warp == 0 && (threads / warp).is_power_of_two())
 }
 
 /// The grid's columns the forest searches, threads ascending.
@@ -146,11 +144,11 @@ mod tests {
     }
 
     #[test]
-    fn searches_every_thread_count_to_four_warps_then_a_ladder() {
+    fn searches_every_thread_count_to_four_warps_then_powers_of_two() {
         let d = DeviceDesc::preset("h100").unwrap();
         let searched: Vec<u32> = (1..=1024).filter(|&t| searched_threads(&d, t)).collect();
         let mut expected: Vec<u32> = (1..=128).collect();
-        expected.extend([192, 256, 384, 512, 768, 1024]);
+        expected.extend([256, 512, 1024]);
         assert_eq!(searched, expected);
     }
 

@@ -6,6 +6,7 @@ Subcommands (see bench/README.md, "## Harness"):
   merge      merge run directories into one results directory (later ones win)
   summarize  RESULTS/summary.csv (policies and best grid per kernel+trip) and points.csv
   report     RESULTS/report.md (Table I, geomeans) and RESULTS/fig8.svg/.png
+  live       RESULTS/live-check.md: whole-program runs per policy against the replay
   ceiling    RESULTS/static-ceiling.md: how far any static long-loop rule can go
   crosscheck profile vs. ncu device time for one program under a fixed grid
 
@@ -899,6 +900,99 @@ def cmd_ceiling(a):
     return 0
 
 
+# --------------------------------------------------------------------------- live
+
+LIVE_NAME = re.compile(r"^(?P<program>.+)-(?P<n>\d+)-(?P<policy>[a-z]+)-(?P<round>\d+)\.csv$")
+
+
+def live_samples(folder, warmup=1):
+    """{(program, kernel, trip): {policy: [ns, ...]}} from bench/gpu/live.sh's profiles,
+    the first `warmup` launches of each (kernel, trip) of each process left out."""
+    out = defaultdict(lambda: defaultdict(list))
+    for path in sorted(glob.glob(os.path.join(folder, "*.csv"))):
+        m = LIVE_NAME.match(os.path.basename(path))
+        if not m:
+            continue
+        seen = defaultdict(int)
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                key = (r["kernel"], int(r["trip_count"]))
+                seen[key] += 1
+                if seen[key] > warmup:
+                    out[(m["program"],) + key][m["policy"]].append(int(r["ns"]))
+    return out
+
+
+def live_table(samples, table, policies):
+    """Per case: live median speedup over llvm for each policy, the replayed one from
+    summary.csv (None when the sweep has no such case) and the live spread."""
+    rows = []
+    for pk in sorted(samples):
+        s = samples[pk]
+        if "llvm" not in s:
+            continue
+        llvm = statistics.median(s["llvm"])
+        row = {"program": pk[0], "kernel": pk[1], "trip_count": pk[2], "llvm_ms": llvm / 1e6,
+               "n_llvm": len(s["llvm"])}
+        for p in policies:
+            if p not in s:
+                continue
+            med = statistics.median(s[p])
+            row[f"{p}_ms"] = med / 1e6
+            row[f"{p}_live"] = llvm / med
+            row[f"{p}_spread_pct"] = describe(s[p])[3]
+            e = table.get(pk)
+            row[f"{p}_replay"] = (e["llvm"][2] / e[p][2]) if e and p in e and "llvm" in e else None
+        rows.append(row)
+    return rows
+
+
+def cmd_live(a):
+    policies = [p for p in a.policies.split(",") if p != "llvm"]
+    rows = live_table(live_samples(a.profiles), load_summary(a.results), policies)
+    header = ["program", "kernel", "trip_count", "llvm_ms", "n_llvm"]
+    for p in policies:
+        header += [f"{p}_ms", f"{p}_live", f"{p}_replay", f"{p}_spread_pct"]
+    with open(os.path.join(a.results, "live-check.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for r in rows:
+            w.writerow(["" if r.get(h) is None else (f"{r[h]:.6g}" if isinstance(r[h], float) else r[h])
+                        for h in header])
+    lines = ["# Live check: whole programs per policy against the replayed report", "",
+             f"Written by `gridsel_bench.py live {a.results} --profiles {a.profiles}` from "
+             "bench/gpu/live.sh: every suite program at its middle size, each policy in its own "
+             "process, policies alternating in rotating order, medians of each kernel's launches "
+             "over all rounds (first launch per process left out). *Replay* is the same case's "
+             "speedup in summary.csv (measured grids from the sweep).", "",
+             "| policy | cases | live geomean over llvm | replay geomean (same cases) | "
+             "live > 3 % slower than llvm | live and replay differ by > 10 % |",
+             "|---|---|---|---|---|---|"]
+    for p in policies:
+        have = [r for r in rows if f"{p}_live" in r]
+        both = [r for r in have if r.get(f"{p}_replay")]
+        slow = [r for r in have if r[f"{p}_live"] < 1 / 1.03]
+        differ = [r for r in both if abs(math.log(r[f"{p}_live"] / r[f"{p}_replay"])) > math.log(1.10)]
+        lines.append(f"| {p} | {len(have)} | {fmt_speedup(geomean([r[f'{p}_live'] for r in have]))} | "
+                     f"{fmt_speedup(geomean([r[f'{p}_replay'] for r in both]))} ({len(both)} cases; live on them "
+                     f"{fmt_speedup(geomean([r[f'{p}_live'] for r in both]))}) | {len(slow)} | {len(differ)} |")
+    for p in policies:
+        slow = sorted((r for r in rows if r.get(f"{p}_live", 1) < 1 / 1.03), key=lambda r: r[f"{p}_live"])
+        if slow:
+            lines += ["", f"`{p}` more than 3 % slower than llvm live:", "",
+                      "| program | kernel | trip count | llvm ms | live | replay | spread % |", "|---|---|---|---|---|---|---|"]
+            for r in slow:
+                rep = r.get(f"{p}_replay")
+                lines.append(f"| {r['program']} | {short_kernel(r['program'], r['kernel'])} | {r['trip_count']} | "
+                             f"{r['llvm_ms']:.4f} | {fmt_speedup(r[f'{p}_live'])} | "
+                             f"{fmt_speedup(rep) if rep else '-'} | {r[f'{p}_spread_pct']:.0f} |")
+    path = os.path.join(a.results, "live-check.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    log(f"wrote {path} and live-check.csv ({len(rows)} cases)")
+    return 0
+
+
 # --------------------------------------------------------------------------- report
 
 def load_summary(results):
@@ -1306,6 +1400,12 @@ def main(argv=None):
     p.add_argument("--max-trips-per-kernel", type=int, default=6)
     p.add_argument("--min-trip", type=int, default=0)
     p.set_defaults(fn=cmd_report)
+
+    lv = sub.add_parser("live", help="RESULTS/live-check.md: bench/gpu/live.sh's runs against the replay")
+    lv.add_argument("results")
+    lv.add_argument("--profiles", required=True, help="the live/ folder bench/gpu/live.sh wrote")
+    lv.add_argument("--policies", default="llvm,auto,forest")
+    lv.set_defaults(fn=cmd_live)
 
     ce = sub.add_parser("ceiling", help="RESULTS/static-ceiling.md: the best static long-loop rule, in-sample")
     ce.add_argument("results")

@@ -154,6 +154,25 @@ class SummaryMath(unittest.TestCase):
         self.assertEqual((slow["regressions"], slow["missing"]), (1, 1))
         self.assertAlmostEqual(c["oracle"], math.sqrt(2.0 * 4.0 / 1.9))
 
+    def test_live_drops_warmups_and_joins_the_replay(self):
+        folder = os.path.join(self.dir, "live")
+        os.makedirs(folder)
+        k = "__omp_offloading_fe00_1_k_l7"
+        # Per process: one warm-up launch (huge) then two timed ones.
+        for policy, ns in (("llvm", (200, 210)), ("auto", (100, 105))):
+            for rnd in (1, 2):
+                with open(os.path.join(folder, f"prog-64-{policy}-{rnd}.csv"), "w") as f:
+                    f.write(",".join(gb.PROFILE_HEADER) + "\n")
+                    for t in (10**9,) + ns:
+                        f.write(f"{k},64,{policy},1,128,{t}\n")
+        samples = gb.live_samples(folder)
+        self.assertEqual(sorted(samples[("prog", k, 64)]["auto"]), [100, 100, 105, 105])
+        table = {("prog", k, 64): {"class": "ideal", "llvm": (32, 2, 4.0, 0), "auto": (128, 1, 2.5, 0)}}
+        (row,) = gb.live_table(samples, table, ["auto"])
+        self.assertAlmostEqual(row["auto_live"], 205 / 102.5)
+        self.assertAlmostEqual(row["auto_replay"], 1.6)
+        self.assertEqual(row["n_llvm"], 4)
+
     def test_merge_later_wins_and_is_idempotent(self):
         d1, d2, into = (os.path.join(self.dir, x) for x in ("r1", "r2", "res"))
         pairs = [{"kernel": "k_l1", "trip_count": 8, "class": "short"}]

@@ -166,12 +166,13 @@ class SummaryMath(unittest.TestCase):
                     for t in (10**9,) + ns:
                         f.write(f"{k},64,{policy},1,128,{t}\n")
         samples = gb.live_samples(folder)
-        self.assertEqual(sorted(samples[("prog", k, 64)]["auto"]), [100, 100, 105, 105])
+        self.assertEqual(sorted(ns for ns, _ in samples[("prog", k, 64)]["auto"]), [100, 100, 105, 105])
+        self.assertEqual({g for _, g in samples[("prog", k, 64)]["auto"]}, {(128, 1)})
         table = {("prog", k, 64): {"class": "ideal", "llvm": (32, 2, 4.0, 0), "auto": (128, 1, 2.5, 0)}}
         (row,) = gb.live_table(samples, table, ["auto"])
         self.assertAlmostEqual(row["auto_live"], 205 / 102.5)
         self.assertAlmostEqual(row["auto_replay"], 1.6)
-        self.assertEqual(row["n_llvm"], 4)
+        self.assertEqual((row["n_llvm"], row["auto_grid"]), (4, (128, 1)))
 
     def test_merge_later_wins_and_is_idempotent(self):
         d1, d2, into = (os.path.join(self.dir, x) for x in ("r1", "r2", "res"))

@@ -7,6 +7,7 @@ Subcommands (see bench/README.md, "## Harness"):
   summarize  RESULTS/summary.csv (policies and best grid per kernel+trip) and points.csv
   report     RESULTS/report.md (Table I, geomeans) and RESULTS/fig8.svg/.png
   live       RESULTS/live-check.md: whole-program runs per policy against the replay
+  best-cache a GRIDSEL_CACHE file of the sweep's best grids, for live runs of `best`
   ceiling    RESULTS/static-ceiling.md: how far any static long-loop rule can go
   crosscheck profile vs. ncu device time for one program under a fixed grid
 
@@ -1024,6 +1025,18 @@ def cmd_live(a):
     return 0
 
 
+def cmd_best_cache(a):
+    """A GRIDSEL_CACHE file whose winners are the sweep's best grids, so that `tune`
+    launches the best grid of every measured (kernel, trip count) from the first launch."""
+    entries = [dict(kernel=pk[1], device=a.device, sm_arch=a.sm_arch, trip_count=pk[2],
+                    threads=e["best"][0], blocks=e["best"][1], ns=round(e["best"][2] * 1e6), launches=0)
+               for pk, e in load_summary(a.results).items() if "best" in e]
+    with open(a.out, "w") as f:
+        json.dump({"version": 1, "entries": entries}, f, indent=0)
+    log(f"wrote {a.out}: {len(entries)} best grids for device {a.device!r}")
+    return 0
+
+
 # --------------------------------------------------------------------------- report
 
 def load_summary(results):
@@ -1437,6 +1450,13 @@ def main(argv=None):
     lv.add_argument("--profiles", required=True, help="the live/ folder bench/gpu/live.sh wrote")
     lv.add_argument("--policies", default="llvm,auto,forest")
     lv.set_defaults(fn=cmd_live)
+
+    bc = sub.add_parser("best-cache", help="a GRIDSEL_CACHE of the sweep's best grids (live.sh's `best`)")
+    bc.add_argument("results")
+    bc.add_argument("--out", required=True)
+    bc.add_argument("--device", default="NVIDIA H100 80GB HBM3", help="the driver's device name")
+    bc.add_argument("--sm-arch", type=int, default=90)
+    bc.set_defaults(fn=cmd_best_cache)
 
     ce = sub.add_parser("ceiling", help="RESULTS/static-ceiling.md: the best static long-loop rule, in-sample")
     ce.add_argument("results")

@@ -956,10 +956,11 @@ def live_table(samples, table, policies):
 def cmd_live(a):
     policies = [p for p in a.policies.split(",") if p != "llvm"]
     rows = live_table(live_samples(a.profiles), load_summary(a.results), policies)
+    stem = os.path.join(a.results, a.name)
     header = ["program", "kernel", "trip_count", "llvm_ms", "n_llvm", "llvm_grid"]
     for p in policies:
         header += [f"{p}_grid", f"{p}_ms", f"{p}_live", f"{p}_replay", f"{p}_spread_pct"]
-    with open(os.path.join(a.results, "live-check.csv"), "w", newline="") as f:
+    with open(stem + ".csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         for r in rows:
@@ -967,7 +968,7 @@ def cmd_live(a):
                               else f"{v[0]}x{v[1]}" if isinstance(v, tuple) else v)
             w.writerow([cell(r.get(h)) for h in header])
     lines = ["# Live check: whole programs per policy against the replayed report", "",
-             f"Written by `gridsel_bench.py live {a.results} --profiles {a.profiles}` from "
+             f"Written by `gridsel_bench.py live {a.results} --profiles {a.profiles_label or a.profiles}` from "
              "bench/gpu/live.sh: every suite program at its middle size, each policy in its own "
              "process, policies alternating in rotating order, medians of each kernel's launches "
              "over all rounds (first launch per process left out). *Replay* is the same case's "
@@ -992,6 +993,29 @@ def cmd_live(a):
             f"{fmt_speedup(geomean([r[f'{p}_replay'] for r in both]))} | "
             f"{sum(r[f'{p}_live'] < 1 / 1.03 for r in both)} | {len(differ)} | {len(kernels)} | "
             f"{fmt_speedup(geomean(list(kernels.values())))} | {sum(v < 1 / 1.03 for v in kernels.values())} |")
+    table = load_summary(a.results)
+    matched = [r for r in rows if (r["program"], r["kernel"], r["trip_count"]) in table]
+    classes = [c for c in CLASS_ORDER if any(table[(r["program"], r["kernel"], r["trip_count"])]["class"] == c
+                                             for r in matched)]
+    lines += ["", "Live geomean over llvm by loop class, on the replay's cases:", "",
+              "| policy | " + " | ".join(f"{c} ({sum(table[(r['program'], r['kernel'], r['trip_count'])]['class'] == c for r in matched)})"
+                                        for c in classes) + " |",
+              "|---|" + "---|" * len(classes)]
+    for p in policies:
+        cells = []
+        for c in classes:
+            xs = [r[f"{p}_live"] for r in matched if f"{p}_live" in r
+                  and table[(r["program"], r["kernel"], r["trip_count"])]["class"] == c]
+            cells.append(fmt_speedup(geomean(xs)))
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    if "best" in policies:
+        for p in (q for q in policies if q != "best"):
+            both = [r for r in matched if f"{p}_ms" in r and "best_ms" in r]
+            w5 = sum(r[f"{p}_ms"] <= 1.05 * r["best_ms"] for r in both)
+            w10 = sum(r[f"{p}_ms"] <= 1.10 * r["best_ms"] for r in both)
+            ratio = geomean([r[f"{p}_live"] for r in both]) / geomean([r["best_live"] for r in both])
+            lines += ["", f"`{p}` against the best grids, live: {100 * ratio:.1f} % of their geomean "
+                      f"speedup; within 5 % of them on {w5}/{len(both)} cases, within 10 % on {w10}."]
     same = [abs(math.log(r[f"{p}_live"])) for p in policies for r in rows
             if r.get(f"{p}_grid") == r["llvm_grid"]]
     if same:
@@ -1018,10 +1042,9 @@ def cmd_live(a):
                       "| program | kernel | trip counts | llvm ms | live | replay | spread % |",
                       "|---|---|---|---|---|---|---|"]
             lines += [line for _, line in sorted(out)]
-    path = os.path.join(a.results, "live-check.md")
-    with open(path, "w") as f:
+    with open(stem + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
-    log(f"wrote {path} and live-check.csv ({len(rows)} cases)")
+    log(f"wrote {stem}.md and .csv ({len(rows)} cases)")
     return 0
 
 
@@ -1449,6 +1472,8 @@ def main(argv=None):
     lv.add_argument("results")
     lv.add_argument("--profiles", required=True, help="the live/ folder bench/gpu/live.sh wrote")
     lv.add_argument("--policies", default="llvm,auto,forest")
+    lv.add_argument("--profiles-label", help="how the report names --profiles (e.g. the committed tarball)")
+    lv.add_argument("--name", default="live-check", help="output files RESULTS/NAME.md and .csv")
     lv.set_defaults(fn=cmd_live)
 
     bc = sub.add_parser("best-cache", help="a GRIDSEL_CACHE of the sweep's best grids (live.sh's `best`)")

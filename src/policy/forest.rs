@@ -35,14 +35,7 @@ fn columns(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec
 
 /// The grids the forest chooses among for one launch, in sweep order.
 pub fn candidates(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
-    columns(device, kernel, launch)
-        .into_iter()
-        .flat_map(|c| {
-            c.blocks
-                .into_iter()
-                .map(move |b| Geometry::new(c.threads, b))
-        })
-        .collect()
+    sweep::points(columns(device, kernel, launch))
 }
 
 /// The candidate of least predicted time with `model`; `None` when the space

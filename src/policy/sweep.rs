@@ -78,9 +78,14 @@ pub struct Column {
 }
 
 /// The space's grid points without the policies' (what [`space`] labels
-/// `grid`), in the same order; also `forest`'s candidates.
+/// `grid`), in the same order.
 pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
-    columns(device, kernel, launch, |_| true)
+    points(columns(device, kernel, launch, |_| true))
+}
+
+/// The grids of `columns`, column by column.
+pub fn points(columns: Vec<Column>) -> Vec<Geometry> {
+    columns
         .into_iter()
         .flat_map(|c| {
             c.blocks

@@ -50,7 +50,7 @@
 use crate::device::DeviceDesc;
 use crate::geometry::Geometry;
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::resident_blocks_per_sm;
+use crate::occupancy::{occupancy_with, on_every_sm, resident_blocks_per_sm};
 use serde::Deserialize;
 use std::fmt;
 use std::path::Path;
@@ -381,8 +381,9 @@ impl Forest {
     /// Exactly [`Forest::predict`] on every candidate, without walking each
     /// one: within a column every feature is fixed or monotonic in the
     /// blocks ([`BY_BLOCKS`]), so a split sends a prefix of the column's
-    /// candidates one way and the rest the other, found by binary search, and
-    /// a tree is walked once per column with a range of candidates. Sums
+    /// candidates one way and the rest the other (settled by the range's
+    /// ends, else counted), and a tree is walked once per column with a
+    /// range of candidates. Sums
     /// still add one leaf per tree in tree order, so the values are
     /// `predict`'s to the bit (tests/forest.rs compares the two).
     pub fn argmin<'a>(
@@ -390,7 +391,8 @@ impl Forest {
         columns: impl IntoIterator<Item = (ColumnFeatures, &'a [u32])>,
     ) -> Option<(usize, f64)> {
         let mut best: Option<(usize, f64)> = None;
-        let mut first = 0;
+        // Index of the column's first candidate among all columns'.
+        let mut offset = 0;
         let mut sums: Vec<f64> = Vec::new();
         let mut varying: [Vec<f32>; BY_BLOCKS.len()] = Default::default();
         // Right-hand ranges left for later: at most one per level.
@@ -463,10 +465,10 @@ impl Forest {
             }
             for (i, &s) in sums.iter().enumerate() {
                 if best.is_none_or(|(_, b)| s < b) {
-                    best = Some((first + i, s));
+                    best = Some((offset + i, s));
                 }
             }
-            first += blocks.len();
+            offset += blocks.len();
         }
         best.map(|(i, s)| (i, s / self.roots.len() as f64))
     }
@@ -521,13 +523,8 @@ impl KernelFeatures {
         resident_per_sm: u32,
     ) -> ColumnFeatures {
         let threads_f = f64::from(threads.max(1));
-        let resident = u64::from(resident_per_sm)
-            .saturating_mul(u64::from(device.sm_count))
-            .max(1) as f64;
-        let warp = u64::from(device.warp_size.max(1));
-        let warps = u64::from(threads.max(1)).div_ceil(warp);
-        let occupancy = (u64::from(resident_per_sm) * warps) as f64
-            / (f64::from(device.max_threads_per_sm) / f64::from(device.warp_size.max(1)));
+        let resident = f64::from(on_every_sm(device, resident_per_sm));
+        let occupancy = occupancy_with(device, threads, resident_per_sm);
         let fixed = [
             self.trip,
             self.registers,

@@ -61,9 +61,19 @@ pub fn on_every_sm(device: &DeviceDesc, per_sm: u32) -> u32 {
 
 /// Fraction of the SM's warp slots `threads`-thread blocks keep busy.
 pub fn occupancy(device: &DeviceDesc, kernel: &KernelDesc, threads: u32) -> f64 {
-    let warps = u64::from(threads.max(1)).div_ceil(u64::from(device.warp_size));
-    let active = u64::from(resident_blocks_per_sm(device, kernel, threads)) * warps;
-    active as f64 / (f64::from(device.max_threads_per_sm) / f64::from(device.warp_size))
+    occupancy_with(
+        device,
+        threads,
+        resident_blocks_per_sm(device, kernel, threads),
+    )
+}
+
+/// [`occupancy`] when the resident blocks per SM are already known.
+pub fn occupancy_with(device: &DeviceDesc, threads: u32, per_sm: u32) -> f64 {
+    let warp = device.warp_size.max(1);
+    let warps = u64::from(threads.max(1)).div_ceil(u64::from(warp));
+    let active = u64::from(per_sm) * warps;
+    active as f64 / (f64::from(device.max_threads_per_sm) / f64::from(warp))
 }
 
 #[cfg(test)]

@@ -813,6 +813,11 @@ def static_long_rules(sms):
     return [(t, b) for t in (32, 64, 96, 128) for b in caps]
 
 
+def rule_blocks(trip, cap):
+    """A static long-loop rule's blocks: one per 128-iteration chunk, at most `cap` (and 2^16)."""
+    return min(-(-trip // 128), cap, 1 << 16)
+
+
 def ceiling(table, points, sms, target=0.95):
     """How far any static rule of `static_long_rules` can take long loops, in-sample
     (each rule judged on the very cases that choose it, so an upper bound), and what
@@ -824,8 +829,7 @@ def ceiling(table, points, sms, target=0.95):
         sp, regressions, within5, missing = [], 0, 0, 0
         for pk in longs:
             llvm, best = table[pk]["llvm"][2], table[pk]["best"][2]
-            b = min(-(-pk[2] // 128), cap, 1 << 16)
-            ms = points.get(pk, {}).get((t, b))
+            ms = points.get(pk, {}).get((t, rule_blocks(pk[2], cap)))
             if ms is None:
                 missing += 1
                 ms = llvm
@@ -845,7 +849,7 @@ def ceiling(table, points, sms, target=0.95):
     need_long = math.exp((len(cases) * math.log(target * best_all) - perfect_rest) / max(len(longs), 1))
     oracle = []
     for pk in longs:
-        got = [points.get(pk, {}).get((t, min(-(-pk[2] // 128), cap, 1 << 16)))
+        got = [points.get(pk, {}).get((t, rule_blocks(pk[2], cap)))
                for t, cap in static_long_rules(sms)]
         got = [g for g in got if g]
         if got:

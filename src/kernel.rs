@@ -51,6 +51,81 @@ impl fmt::Display for ExecMode {
     }
 }
 
+/// `<kernel>_kernel_environment`'s configuration, as the compiler wrote it.
+///
+/// The layout is LLVM's `ConfigurationEnvironmentTy` (offload/include/
+/// Shared/Environment.h), the first member of `KernelEnvironmentTy`; it grew
+/// over releases, and the symbol's size tells which one wrote it
+/// ([`KernelEnvironment::LAYOUTS`]). Fields a layout lacks are `None`, and so
+/// are values the compiler leaves unset (0 or negative counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelEnvironment {
+    /// Byte 0: the runtime's generic state machine serves the team's
+    /// workers (Generic mode without a custom state machine).
+    pub use_generic_state_machine: bool,
+    /// Byte 1: a `parallel` region may run inside another one. `None` when
+    /// the byte is neither 0 nor 1 (OpenMPOpt could not tell).
+    pub may_use_nested_parallelism: Option<bool>,
+    /// Byte 2: `OMP_TGT_EXEC_MODE_*` as written, also when unknown.
+    pub exec_mode: u8,
+    /// i32 at 4: `ompx_attribute(launch_bounds)`'s minimum, or 1.
+    pub min_threads: Option<u32>,
+    /// i32 at 8: the compiled thread cap (`thread_limit`, launch bounds, 128).
+    pub max_threads: Option<u32>,
+    /// i32 at 12.
+    pub min_teams: Option<u32>,
+    /// i32 at 16: a constant `num_teams` clause.
+    pub max_teams: Option<u32>,
+    /// i32 at 20: bytes of one team's partial result of a cross-team
+    /// `reduction` (the sum of the reduced variables' sizes); `None` when the
+    /// kernel does not reduce across teams.
+    pub reduction_data_size: Option<u32>,
+    /// i32 at 24: slots of the runtime's cross-team reduction buffer.
+    pub reduction_buffer_length: Option<u32>,
+}
+
+impl KernelEnvironment {
+    /// Byte sizes of `<kernel>_kernel_environment` (the whole
+    /// `KernelEnvironmentTy`: the configuration, then two pointers) and how
+    /// many configuration bytes each one holds, oldest first.
+    pub const LAYOUTS: [(u64, usize); 3] = [
+        // LLVM 17: three bytes (state machine, nesting, mode).
+        (24, 3),
+        // LLVM 18: + MinThreads, MaxThreads, MinTeams, MaxTeams.
+        (40, 20),
+        // LLVM 19: + ReductionDataSize, ReductionBufferLength.
+        (48, 28),
+    ];
+
+    /// Decodes `config`, the configuration bytes of one layout (3, 20 or 28).
+    pub fn decode(config: &[u8]) -> Self {
+        let i32_at = |o: usize| {
+            config
+                .get(o..o + 4)
+                .and_then(|s| s.try_into().ok())
+                .map(i32::from_le_bytes)
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v > 0)
+        };
+        let byte = |o: usize| config.get(o).copied().unwrap_or(0);
+        Self {
+            use_generic_state_machine: byte(0) == 1,
+            may_use_nested_parallelism: match byte(1) {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            },
+            exec_mode: byte(2),
+            min_threads: i32_at(4),
+            max_threads: i32_at(8),
+            min_teams: i32_at(12),
+            max_teams: i32_at(16),
+            reduction_data_size: i32_at(20),
+            reduction_buffer_length: i32_at(24),
+        }
+    }
+}
+
 /// Static facts about one kernel, as compiled.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelDesc {
@@ -60,17 +135,24 @@ pub struct KernelDesc {
     pub registers: Option<u32>,
     /// Static shared memory per block in bytes (size of `.nv.shared.<kernel>`).
     pub shared_mem: Option<u32>,
-    /// Local memory (stack frame) per thread in bytes (`EIATTR_FRAME_SIZE`).
+    /// Local memory (stack) per thread in bytes, callees included
+    /// (`EIATTR_FRAME_SIZE`, `MIN/MAX_STACK_SIZE`); `None` when unknown, also
+    /// when the stack has no static bound ([`Self::unbounded_stack`]).
     pub local_mem: Option<u32>,
+    /// The cubin gives the stack size as 0xFFFFFFFF: the call graph has
+    /// recursion or indirect calls (the device runtime's, in a module that
+    /// may use nested parallelism), so the driver sizes the stack at run time.
+    #[serde(default)]
+    pub unbounded_stack: bool,
     /// Compiled thread cap: the smaller of the kernel environment's MaxThreads
     /// and `EIATTR_MAX_THREADS`; no launch gets more threads per block.
     pub max_threads: Option<u32>,
-    /// Kernel environment MinThreads, when the compiler set one.
-    pub min_threads: Option<u32>,
-    /// Kernel environment MaxTeams, when the compiler set one.
-    pub max_teams: Option<u32>,
     /// Execution mode from the kernel environment.
     pub exec_mode: Option<ExecMode>,
+    /// Everything the kernel environment says; `None` without one (host
+    /// images of older compilers, JIT images, the C API).
+    #[serde(default)]
+    pub environment: Option<KernelEnvironment>,
     /// Machine code size in bytes (`.text.<kernel>`), a work-per-iteration proxy.
     pub code_size: Option<u32>,
     /// SM architecture of the cubin (e.g. 90), `None` for non-CUDA images.
@@ -105,7 +187,10 @@ impl KernelDesc {
         let facts: [(&'static str, bool); 5] = [
             ("registers", self.registers.is_some()),
             ("shared memory", self.shared_mem.is_some()),
-            ("local memory", self.local_mem.is_some()),
+            (
+                "local memory",
+                self.local_mem.is_some() || self.unbounded_stack,
+            ),
             ("thread cap", self.max_threads.is_some()),
             ("execution mode", self.exec_mode.is_some()),
         ];
@@ -115,6 +200,61 @@ impl KernelDesc {
             }
         }
         missing
+    }
+}
+
+/// One line of everything known about a kernel, for `gridsel inspect` and
+/// the info log: `SPMD, 21 regs, 36 B shared, stack 0 B, cap 128; environment:
+/// ...`. Unknown facts print as `?`.
+impl fmt::Display for KernelDesc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: Option<u32>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
+        match self.exec_mode {
+            Some(m) => write!(f, "{m}")?,
+            None => f.write_str("mode ?")?,
+        }
+        write!(
+            f,
+            ", {} regs, {} B shared, stack ",
+            show(self.registers),
+            show(self.shared_mem)
+        )?;
+        if self.unbounded_stack {
+            f.write_str("unbounded")?;
+        } else {
+            write!(f, "{} B", show(self.local_mem))?;
+        }
+        write!(f, ", cap {}", show(self.max_threads))?;
+        match &self.environment {
+            Some(env) => write!(f, "; environment: {env}"),
+            None => f.write_str("; no kernel environment"),
+        }
+    }
+}
+
+impl fmt::Display for KernelEnvironment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        write!(
+            f,
+            "mode byte {}, generic state machine {}, nested parallelism {}, threads {}..{}, teams {}..{}, ",
+            self.exec_mode,
+            yes_no(self.use_generic_state_machine),
+            self.may_use_nested_parallelism.map_or("unknown", yes_no),
+            show(self.min_threads),
+            show(self.max_threads),
+            show(self.min_teams),
+            show(self.max_teams),
+        )?;
+        match self.reduction_data_size {
+            Some(bytes) => write!(
+                f,
+                "cross-team reduction {bytes} B x {} slots",
+                show(self.reduction_buffer_length)
+            ),
+            None => f.write_str("no cross-team reduction"),
+        }
     }
 }
 

@@ -458,7 +458,7 @@ fn run(cli: Cli) -> Result<(), String> {
             if json {
                 let value: Vec<_> = images
                     .iter()
-                    .map(|i| serde_json::json!({"kind": format!("{:?}", i.kind), "kernels": i.kernels}))
+                    .map(|i| serde_json::json!({"image": i.kind, "kernels": i.kernels}))
                     .collect();
                 println!("{}", serde_json::Value::Array(value));
             } else {
@@ -473,18 +473,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     };
                     println!("{kind}: {} kernels", info.kernels.len());
                     for k in &info.kernels {
-                        let show =
-                            |v: Option<u32>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
-                        println!(
-                            "  {}  mode {}  regs {}  shared {} B  local {} B  cap {}",
-                            k.name,
-                            k.exec_mode
-                                .map_or_else(|| "?".to_string(), |m| m.to_string()),
-                            show(k.registers),
-                            show(k.shared_mem),
-                            show(k.local_mem),
-                            show(k.max_threads)
-                        );
+                        println!("  {}\n    {k}", k.name);
                     }
                 }
             }

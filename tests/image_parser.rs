@@ -63,13 +63,20 @@ fn check_cubin_kernels(info: &ImageInfo) {
         assert_eq!(k.sm_arch, Some(90), "{}", k.name);
         assert!(k.registers.is_some_and(|r| r > 0), "{}", k.name);
         assert!(k.code_size.is_some_and(|c| c > 0), "{}", k.name);
+        let env = k
+            .environment
+            .expect("every clang 19 kernel has an environment");
         assert_eq!(
-            k.min_threads,
+            env.min_threads,
             Some(1),
             "clang 19 writes MinThreads 1: {}",
             k.name
         );
-        assert_eq!(k.max_teams, None, "{}", k.name);
+        assert_eq!(env.max_teams, None, "{}", k.name);
+        assert_eq!(env.max_threads, k.max_threads, "{}", k.name);
+        assert_eq!(ExecMode::from_raw(env.exec_mode), k.exec_mode, "{}", k.name);
+        assert_eq!(env.reduction_data_size, None, "no reductions: {}", k.name);
+        assert!(!k.unbounded_stack, "{}", k.name);
     }
 
     let spmd = kernel(info, "spmd");

@@ -9,7 +9,7 @@ use object::read::elf::{FileHeader, SectionHeader, SectionTable, Sym};
 
 use super::nv_info::{self, NvInfoAttrs};
 use super::{ImageError, ImageInfo, ImageKind};
-use crate::kernel::{ExecMode, KernelDesc};
+use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
 
 type Header = elf::FileHeader64<Endianness>;
 
@@ -22,8 +22,9 @@ pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;
 /// `STO_CUDA_ENTRY` in `st_other`: the function is a kernel.
 const STO_CUDA_ENTRY: u8 = 0x10;
 const ENV_SUFFIX: &str = "_kernel_environment";
-/// Bytes of the kernel environment this parser reads (up to MaxTeams).
-const ENV_READ: u64 = 20;
+/// The stack size ptxas records when the call graph has no static bound
+/// (recursion, indirect calls): the driver sizes the stack at run time.
+const UNBOUNDED_STACK: u32 = u32::MAX;
 
 /// `object` (without its `unaligned` feature) wants ELF structures 8-byte
 /// aligned; slices from `include_bytes!` or inside an OffloadBinary need not
@@ -205,28 +206,20 @@ fn section_map<'a>(
     m
 }
 
-/// What `<kernel>_kernel_environment` says.
-#[derive(Default)]
-struct KernelEnv {
-    exec_mode: Option<ExecMode>,
-    min_threads: Option<u32>,
-    max_threads: Option<u32>,
-    max_teams: Option<u32>,
-}
-
-fn positive(v: i32) -> Option<u32> {
-    u32::try_from(v).ok().filter(|&v| v > 0)
-}
-
-fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnv, ImageError> {
+/// Reads `<kernel>_kernel_environment`. The symbol's size tells the layout
+/// ([`KernelEnvironment::LAYOUTS`]); a size of 0 (unsized symbols of
+/// hand-made or stripped images) is read as the newest layout when the
+/// section holds it, else as the oldest one.
+fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnvironment, ImageError> {
     let bad = |reason: String| ImageError::KernelEnvironment {
         kernel: kernel.to_owned(),
         reason,
     };
-    if sym.size != 0 && sym.size < ENV_READ {
+    let oldest = KernelEnvironment::LAYOUTS[0];
+    if sym.size != 0 && sym.size < oldest.0 {
         return Err(bad(format!(
-            "symbol size {} is below {ENV_READ} bytes",
-            sym.size
+            "symbol size {} is below the {} bytes of the oldest layout",
+            sym.size, oldest.0
         )));
     }
     let shndx = sym
@@ -247,34 +240,34 @@ fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnv, I
     let off = sym
         .value
         .checked_sub(section.sh_addr(e.endian))
+        .and_then(|o| usize::try_from(o).ok())
         .ok_or_else(|| bad(format!("st_value {:#x} lies before its section", sym.value)))?;
-    let bytes = usize::try_from(off)
-        .ok()
-        .and_then(|o| data.get(o..o.checked_add(ENV_READ as usize)?))
-        .ok_or_else(|| {
-            bad(format!(
-                "needs {ENV_READ} bytes at {off:#x}, section has {}",
-                data.len()
-            ))
-        })?;
-    let i32_at = |o: usize| {
-        bytes
-            .get(o..o + 4)
-            .and_then(|s| s.try_into().ok())
-            .map(i32::from_le_bytes)
-            .unwrap_or(0)
+    let rest = data.get(off..).unwrap_or_default();
+    // The newest layout not larger than the symbol (or, unsized, the data).
+    let available = if sym.size == 0 {
+        rest.len() as u64
+    } else {
+        sym.size
     };
-    let mode = bytes[2];
-    let exec_mode = ExecMode::from_raw(mode);
-    if exec_mode.is_none() {
-        log::warn!("{kernel}: unknown execution mode {mode} in the kernel environment");
+    let config_len = KernelEnvironment::LAYOUTS
+        .iter()
+        .rev()
+        .find(|(size, _)| *size <= available)
+        .map_or(oldest.1, |&(_, config)| config);
+    let config = rest.get(..config_len).ok_or_else(|| {
+        bad(format!(
+            "needs {config_len} bytes at {off:#x}, section has {}",
+            data.len()
+        ))
+    })?;
+    let env = KernelEnvironment::decode(config);
+    if ExecMode::from_raw(env.exec_mode).is_none() {
+        log::warn!(
+            "{kernel}: unknown execution mode {} in the kernel environment",
+            env.exec_mode
+        );
     }
-    Ok(KernelEnv {
-        exec_mode,
-        min_threads: positive(i32_at(4)),
-        max_threads: positive(i32_at(8)),
-        max_teams: positive(i32_at(16)),
-    })
+    Ok(env)
 }
 
 fn is_func(s: &SymInfo<'_>) -> bool {
@@ -371,10 +364,7 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             }
             None => NvInfoAttrs::default(),
         };
-        let env = match envs.get(name) {
-            Some(s) => read_env(e, name, s)?,
-            None => KernelEnv::default(),
-        };
+        let env = envs.get(name).map(|s| read_env(e, name, s)).transpose()?;
         // A linked cubin gathers all static shared memory a kernel uses,
         // its callees' included, into `.nv.shared.K`; no section means none
         // (plain SPMD kernels at -O3 have none). An unlinked object cannot
@@ -391,26 +381,27 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             .or((k.size > 0).then_some(k.size))
             .and_then(|v| u32::try_from(v).ok());
         let ei_max = own.max_threads.map(|(x, _, _)| x).filter(|&x| x > 0);
-        let max_threads = match (env.max_threads, ei_max) {
+        let max_threads = match (env.and_then(|v| v.max_threads), ei_max) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         let sym_index = k.index as u32;
+        let local_mem = match (
+            global.frame_size.get(&sym_index),
+            global.stack_size.get(&sym_index),
+        ) {
+            (Some(&f), Some(&st)) => Some(f.max(st)),
+            (f, st) => f.or(st).copied(),
+        };
         out.push(KernelDesc {
             name: name.to_owned(),
             registers: global.regcount.get(&sym_index).copied(),
             shared_mem,
-            local_mem: match (
-                global.frame_size.get(&sym_index),
-                global.stack_size.get(&sym_index),
-            ) {
-                (Some(&f), Some(&st)) => Some(f.max(st)),
-                (f, st) => f.or(st).copied(),
-            },
+            local_mem: local_mem.filter(|&b| b != UNBOUNDED_STACK),
+            unbounded_stack: local_mem == Some(UNBOUNDED_STACK),
             max_threads,
-            min_threads: env.min_threads,
-            max_teams: env.max_teams,
-            exec_mode: env.exec_mode,
+            exec_mode: env.and_then(|v| ExecMode::from_raw(v.exec_mode)),
+            environment: env,
             code_size,
             sm_arch: Some(arch),
         });
@@ -452,16 +443,15 @@ pub(super) fn parse_host(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
         if !is_kernel || !seen.insert(s.name) {
             continue;
         }
-        let env = match envs.get(s.name) {
-            Some(envsym) => read_env(e, s.name, envsym)?,
-            None => KernelEnv::default(),
-        };
+        let env = envs
+            .get(s.name)
+            .map(|envsym| read_env(e, s.name, envsym))
+            .transpose()?;
         out.push(KernelDesc {
             name: s.name.to_owned(),
-            max_threads: env.max_threads,
-            min_threads: env.min_threads,
-            max_teams: env.max_teams,
-            exec_mode: env.exec_mode,
+            max_threads: env.and_then(|v| v.max_threads),
+            exec_mode: env.and_then(|v| ExecMode::from_raw(v.exec_mode)),
+            environment: env,
             code_size: u32::try_from(s.size).ok().filter(|&v| v > 0),
             ..KernelDesc::default()
         });

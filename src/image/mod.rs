@@ -96,7 +96,8 @@ pub use error::ImageError;
 use crate::kernel::KernelDesc;
 
 /// What kind of image it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "format", rename_all = "kebab-case")]
 pub enum ImageKind {
     /// A CUDA cubin for `sm_<sm_arch>`.
     Cubin {

@@ -5,9 +5,14 @@
 //! (`GRIDSEL_DEVICE=<preset|path>`), so decisions can be inspected and tested on
 //! machines without a GPU.
 
+use crate::ffi::fs;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::io;
 use std::path::Path;
+
+/// The largest device profile read: a profile is a few hundred bytes.
+pub const MAX_PROFILE_BYTES: u64 = 64 << 10;
 
 /// Per-SM limits and the constants the policies tune on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,17 +129,17 @@ impl DeviceDesc {
         Ok(desc)
     }
 
-    /// A preset name or the path of a TOML profile.
+    /// A preset name or the path of a TOML profile (a regular file of at
+    /// most [`MAX_PROFILE_BYTES`]; see [`fs`]).
     pub fn load(spec: &str) -> Result<Self, DeviceError> {
         if let Some(desc) = Self::preset(spec) {
             return Ok(desc);
         }
         let path = Path::new(spec);
-        if !path.exists() {
-            return Err(DeviceError::UnknownPreset(spec.to_string()));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| DeviceError::Io(format!("{}: {e}", path.display())))?;
+        let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
+            _ => DeviceError::Io(format!("{}: {e}", path.display())),
+        })?;
         Self::from_toml(&text).map_err(|e| e.in_file(path))
     }
 

@@ -48,6 +48,7 @@
 //! the runtime logs it once and falls back to the default policy.
 
 use crate::device::DeviceDesc;
+use crate::ffi::fs;
 use crate::geometry::Geometry;
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::{occupancy_with, on_every_sm, resident_blocks_per_sm};
@@ -62,6 +63,11 @@ pub const FORMAT: &str = "gridsel-forest";
 pub const VERSION: u64 = 1;
 /// The H100 model, embedded (regenerate with bench/forest/train.py).
 pub const EMBEDDED_H100: &str = include_str!("../models/h100-forest.json");
+
+/// The largest model file read: the embedded one is under 100 KiB, and a
+/// forest of 32 trees of depth 10 (the largest `train.py` was tried with)
+/// a few MiB.
+pub const MAX_MODEL_BYTES: u64 = 16 << 20;
 
 /// Feature names, in model order (bench/forest/train.py `FEATURES`).
 pub const FEATURES: [&str; 16] = [
@@ -312,9 +318,10 @@ impl Forest {
         Ok(())
     }
 
-    /// Reads and validates a model file.
+    /// Reads and validates a model file (a regular file of at most
+    /// [`MAX_MODEL_BYTES`]; see [`fs`]).
     pub fn load(path: &Path) -> Result<Self, ForestError> {
-        let text = std::fs::read_to_string(path)
+        let text = fs::read_capped(path, MAX_MODEL_BYTES)
             .map_err(|e| ForestError::Io(format!("{}: {e}", path.display())))?;
         Self::from_json(&text).map_err(|e| match e {
             ForestError::Io(m) => ForestError::Io(m),

@@ -9,8 +9,9 @@
 //! unregistered, and at exit, so a program killed by a harness's timeout
 //! keeps all but its last second of rows.
 
+use crate::ffi::fs;
 use crate::geometry::Geometry;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::Mutex;
@@ -28,8 +29,10 @@ pub struct Profile {
 
 impl Profile {
     /// Opens `path` for appending; writes the header when the file is new.
+    /// Only a regular file is appended to ([`fs::open_append_regular`]): a
+    /// link, a device or a FIFO (`/dev/stdout`, `/dev/null`) is refused.
     pub fn open(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = fs::open_append_regular(path)?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         if out.get_ref().metadata()?.len() == 0 {
             writeln!(out, "{HEADER}")?;

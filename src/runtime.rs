@@ -242,7 +242,9 @@ impl Runtime {
         );
     }
 
-    /// Forgets the kernels of an unregistered binary and flushes the profile.
+    /// Forgets the kernels of an unregistered binary, flushes the profile
+    /// and saves `tune`'s winners still queued for the cache (binaries are
+    /// unregistered at exit, off the launch path).
     pub fn unregister(&self, entries: &[(usize, String)]) {
         let mut table = crate::write_lock(&self.kernels);
         for (addr, _) in entries {
@@ -252,6 +254,7 @@ impl Runtime {
         if let Some(p) = &self.profile {
             p.flush();
         }
+        self.tune.flush();
     }
 
     /// The kernel behind a host entry address.

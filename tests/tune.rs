@@ -1,9 +1,13 @@
 //! `tune`: the search state machine with stand-in timers, and the cache file.
 
 use gridsel::Geometry;
-use gridsel::tune::cache::{self, Entry, Table};
+use gridsel::tune::cache::{self, CacheError, Entry, Table};
 use gridsel::tune::{BUDGET, Params, Tuner, replay};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long the tests' stores wait for each other's lock.
+const PATIENCE: Duration = Duration::from_secs(10);
 
 /// A grid of the test space: threads in {32..1024}, blocks in {1..65536}.
 fn space() -> Vec<Geometry> {
@@ -165,6 +169,13 @@ fn temp(name: &str) -> PathBuf {
     dir.join("cache.json")
 }
 
+/// `<cache>.lock`.
+fn cache_lock(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
 fn entry(kernel: &str, trip: u64, threads: u32) -> Entry {
     Entry {
         kernel: kernel.into(),
@@ -186,8 +197,13 @@ fn cache_round_trip_and_merge() {
         Table::default(),
         "missing = empty"
     );
-    cache::store(&path, &[entry("k1", 1000, 128)]).unwrap();
-    cache::store(&path, &[entry("k2", 1000, 64), entry("k1", 1000, 96)]).unwrap();
+    cache::store(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
+    cache::store(
+        &path,
+        &[entry("k2", 1000, 64), entry("k1", 1000, 96)],
+        PATIENCE,
+    )
+    .unwrap();
     let t = cache::load(&path).unwrap();
     assert_eq!(t.len(), 2);
     assert_eq!(t.get("k1", "H100", 90, 1000).unwrap().threads, 96);
@@ -211,7 +227,7 @@ fn concurrent_writers_keep_every_entry() {
             let path = &path;
             s.spawn(move || {
                 for i in 0..10u64 {
-                    cache::store(path, &[entry(&format!("k{w}"), i, 32)]).unwrap();
+                    cache::store(path, &[entry(&format!("k{w}"), i, 32)], PATIENCE).unwrap();
                 }
             });
         }
@@ -234,15 +250,21 @@ fn corrupt_files_are_reported_and_replaced_newer_ones_kept() {
     ] {
         std::fs::write(&path, text).unwrap();
         let err = cache::load(&path).unwrap_err();
-        assert!(err.contains(why), "{text}: {err}");
-        cache::store(&path, &[entry("k", 1, 32)]).unwrap();
+        assert!(matches!(err, CacheError::Corrupt(_)), "{text}: {err}");
+        assert!(err.to_string().contains(why), "{text}: {err}");
+        cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
         assert_eq!(cache::load(&path).unwrap().len(), 1);
     }
     // A newer gridsel's file is reported and left alone, not overwritten.
     let newer = "{\"version\": 99, \"entries\": []}";
     std::fs::write(&path, newer).unwrap();
-    assert!(cache::load(&path).unwrap_err().contains("version 99"));
-    assert!(cache::store(&path, &[entry("k", 1, 32)]).is_err());
+    let err = cache::load(&path).unwrap_err();
+    assert!(matches!(err, CacheError::Newer(_)), "{err}");
+    assert!(err.to_string().contains("version 99"), "{err}");
+    assert!(matches!(
+        cache::store(&path, &[entry("k", 1, 32)], PATIENCE),
+        Err(CacheError::Newer(_))
+    ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
 }
 
@@ -271,18 +293,125 @@ fn a_failed_trial_ranks_last_and_the_search_still_finishes() {
 }
 
 #[test]
-fn the_cache_lock_gives_up_instead_of_hanging() {
-    let path = temp("held.lock");
-    let held = gridsel::ffi::fs::lock_exclusive(&path).unwrap();
+fn a_busy_lock_is_reported_not_waited_for() {
+    let path = temp("busy");
+    let held = gridsel::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
     let start = std::time::Instant::now();
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.
-    let second = gridsel::ffi::fs::lock_exclusive(&path);
-    assert_eq!(
-        second.err().map(|e| e.kind()),
-        Some(std::io::ErrorKind::TimedOut)
-    );
-    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    assert!(matches!(
+        cache::store(&path, &[entry("k", 1, 32)], Duration::ZERO),
+        Err(CacheError::Busy)
+    ));
+    assert!(start.elapsed() < Duration::from_millis(100));
     drop(held);
-    assert!(gridsel::ffi::fs::lock_exclusive(&path).is_ok());
+    cache::store(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
+    assert_eq!(cache::load(&path).unwrap().len(), 1);
+}
+
+// ---- cache files that are not plain files ----------------------------------------
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[test]
+fn planted_links_at_temporary_names_are_not_written_through() {
+    let path = temp("planted");
+    let dir = path.parent().unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // Earlier gridsels named their temporary file `<cache>.tmp.<pid>.<n>`,
+    // n counting from 0 in each process.
+    let planted: Vec<PathBuf> = (0..1000)
+        .map(|n| dir.join(format!("cache.json.tmp.{}.{n}", std::process::id())))
+        .collect();
+    for link in &planted {
+        std::os::unix::fs::symlink(&victim, link).unwrap();
+    }
+    cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(!is_symlink(&path));
+    assert_eq!(cache::load(&path).unwrap().len(), 1);
+    assert!(planted.iter().all(|l| is_symlink(l)));
+}
+
+#[test]
+fn a_linked_cache_or_lock_is_refused_and_left_alone() {
+    let path = temp("linked");
+    let dir = path.parent().unwrap();
+    let victim = dir.join("victim.json");
+    cache::store(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let before = std::fs::read_to_string(&victim).unwrap();
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    let err = cache::load(&path).unwrap_err();
+    assert!(matches!(err, CacheError::Io(_)), "{err:?}");
+    assert_eq!(err.to_string(), "a symbolic link, not a regular file");
+    let err = cache::store(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
+    assert_eq!(err.to_string(), "a symbolic link, not a regular file");
+    assert!(is_symlink(&path), "the link was replaced");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), before);
+
+    // A lock planted as a link to a file that does not exist yet.
+    let path = dir.join("other.json");
+    let target = dir.join("created-through-the-link");
+    std::os::unix::fs::symlink(&target, cache_lock(&path)).unwrap();
+    let err = cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    assert_eq!(err.to_string(), "a symbolic link, not a regular file");
+    assert!(!target.exists() && !path.exists());
+}
+
+#[test]
+fn a_device_node_cache_is_refused_not_replaced() {
+    let path = temp("device");
+    // A copy of /dev/null (needs root; skipped otherwise).
+    let made = std::process::Command::new("mknod")
+        .arg(&path)
+        .args(["c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("SKIPPED: mknod needs root");
+        return;
+    }
+    let err = cache::load(&path).unwrap_err();
+    assert_eq!(err.to_string(), "a character device, not a regular file");
+    let err = cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    assert_eq!(err.to_string(), "a character device, not a regular file");
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::symlink_metadata(&path).unwrap();
+    assert!(meta.file_type().is_char_device(), "{meta:?}");
+}
+
+#[test]
+fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
+    let path = temp("huge");
+    cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    // Valid JSON: padding after the object.
+    text.push_str(&" ".repeat(cache::MAX_BYTES as usize));
+    std::fs::write(&path, &text).unwrap();
+    let err = cache::load(&path).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "larger than 4 MiB, the most gridsel reads of it"
+    );
+    // Not replaced either: its entries might be wanted.
+    assert!(cache::store(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
+    let path = temp("stale");
+    let dir = path.parent().unwrap();
+    // Above any pid_max (at most 2^22): a process that no longer exists.
+    let stale = dir.join("cache.json.tmp.2000000000.0");
+    let live = dir.join(format!("cache.json.tmp.{}.0", std::process::id()));
+    for f in [&stale, &live] {
+        std::fs::write(f, "partial").unwrap();
+    }
+    cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert!(!stale.exists());
+    assert!(live.exists(), "a live process's file is kept");
 }

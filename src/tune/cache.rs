@@ -8,23 +8,31 @@
 //!   "ns": 5120, "launches": 61}]}
 //! ```
 //!
-//! keyed by (kernel, device name, sm_arch, trip count). It is read once per
-//! process; each converged search merges its entry in under an advisory
-//! lock on `<file>.lock` (flock), writes a temporary file next to it and
-//! renames it over the old one, so readers never see half a file and
-//! concurrent processes never lose each other's entries. A file that does
-//! not parse, or has another version, is reported by the caller and
-//! treated as empty (and replaced at the next write).
+//! keyed by (kernel, device name, sm_arch, trip count), at most
+//! [`MAX_BYTES`]. It is read once per process; [`store`] merges entries in
+//! under an advisory lock on `<file>.lock` (flock) and replaces the file
+//! atomically ([`fs::replace_atomically`]), so readers never see half a file
+//! and concurrent processes never lose each other's entries. The file, its
+//! lock and its temporary files are only ever regular files ([`fs`]). A
+//! file that does not parse, or has an older version, is treated as empty
+//! and replaced at the next store; one of a newer version, or one that
+//! cannot be read, is left as it is.
 
 use crate::ffi::fs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// The file format's version; other versions are ignored.
 pub const VERSION: u32 = 1;
+
+/// The largest cache file read or written: about 20 000 entries of some
+/// 200 bytes, far more than the 256 trip counts per kernel the runtime tunes
+/// for a program's few dozen kernels.
+pub const MAX_BYTES: u64 = 4 << 20;
 
 /// One tuned (kernel, device, trip count).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,13 +131,47 @@ impl Table {
     }
 }
 
-/// Reads a cache file; a missing file is an empty table.
-pub fn load(path: &Path) -> Result<Table, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Table::parse(&text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Table::default()),
-        Err(e) => Err(e.to_string()),
+/// Why a cache file could not be read or written.
+#[derive(Debug)]
+pub enum CacheError {
+    /// Another process holds the lock ([`store`] only): try again later.
+    Busy,
+    /// Refused, unreadable or unwritable ([`fs`]'s errors, a missing
+    /// folder, permissions, a full disk, over [`MAX_BYTES`]).
+    Io(io::Error),
+    /// Written by a newer gridsel: neither read nor replaced.
+    Newer(String),
+    /// Not a cache file of this version: ignored, replaced by the next store.
+    Corrupt(String),
+}
+
+impl fmt::Display for CacheError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Busy => write!(f, "locked by another process"),
+            Self::Io(e) => write!(f, "{e}"),
+            Self::Newer(m) => write!(f, "{m}, written by a newer gridsel"),
+            Self::Corrupt(m) => write!(f, "{m}"),
+        }
     }
+}
+
+impl std::error::Error for CacheError {}
+
+/// Reads a cache file; a missing file is an empty table.
+pub fn load(path: &Path) -> Result<Table, CacheError> {
+    let text = match fs::read_capped(path, MAX_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Table::default()),
+        Err(e) => return Err(CacheError::Io(e)),
+    };
+    Table::parse(&text).map_err(|m| {
+        if newer_version(&text) {
+            CacheError::Newer(m)
+        } else {
+            CacheError::Corrupt(m)
+        }
+    })
 }
 
 /// Whether `text` is a cache of a later format version than this one.
@@ -148,44 +190,26 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Merges `entries` into the file at `path` (created if missing; a corrupt
-/// file is replaced), under the lock, atomically.
-pub fn store(path: &Path, entries: &[Entry]) -> io::Result<()> {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let _lock = fs::lock_exclusive(&sibling(path, ".lock"))?;
+/// file is replaced), under the lock, waiting for it at most `patience`
+/// (then [`CacheError::Busy`]).
+pub fn store(path: &Path, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
+    let _lock = fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
+        io::ErrorKind::WouldBlock => CacheError::Busy,
+        _ => CacheError::Io(e),
+    })?;
     // Start afresh only from a missing or corrupt file, never from one that
     // could not be read or that a newer gridsel wrote.
-    let mut table = match std::fs::read_to_string(path) {
-        Ok(text) => match Table::parse(&text) {
-            Ok(t) => t,
-            Err(_) if newer_version(&text) => {
-                return Err(io::Error::other(
-                    "written by a newer gridsel; left as it is",
-                ));
-            }
-            Err(_) => Table::default(),
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Table::default(),
+    let mut table = match load(path) {
+        Ok(table) => table,
+        Err(CacheError::Corrupt(_)) => Table::default(),
         Err(e) => return Err(e),
     };
     for e in entries {
         table.insert(e.clone());
     }
-    let tmp = sibling(
-        path,
-        &format!(
-            ".tmp.{}.{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ),
-    );
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(table.render().as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let text = table.render();
+    if text.len() as u64 > MAX_BYTES {
+        return Err(CacheError::Io(fs::too_large(MAX_BYTES)));
     }
-    written
+    fs::replace_atomically(path, text.as_bytes()).map_err(CacheError::Io)
 }

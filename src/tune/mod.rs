@@ -39,8 +39,9 @@ use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::policy::{self, Decision, Policy, Rule, sweep};
 use std::collections::{HashSet, VecDeque};
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, TryLockError};
+use std::time::{Duration, Instant};
 
 /// Most launches spent exploring per (kernel, device, trip count).
 pub const BUDGET: u32 = 64;
@@ -390,10 +391,38 @@ pub enum State {
 /// Per-kernel states, keyed by (device id, trip count).
 pub type States = Mutex<crate::IntMap<(i64, u64), State>>;
 
-/// The process's tuning settings and the cache read at start.
+/// How long the flush at exit waits for another process's lock on the
+/// cache: long enough for dozens of processes ending together to take their
+/// turns (each holds the lock for a read, a write and an fsync), short
+/// enough that a stopped process cannot hang the program's exit.
+const EXIT_PATIENCE: Duration = Duration::from_secs(5);
+
+/// The cache file's entries, read once, and whether winners go to it.
+struct Loaded {
+    table: cache::Table,
+    /// False without a cache, or when the file could not be read or was
+    /// written by a newer gridsel: then it is left as it is.
+    save: bool,
+}
+
+/// The process's tuning settings, the cache read at start and the winners
+/// not yet saved.
+///
+/// A converged search saves its winner on the launch thread, but only if the
+/// cache's lock is free at that instant: a launch never waits for another
+/// process (nor for another thread of this one) to finish writing. Winners
+/// that could not be written stay queued for the next convergence and for
+/// [`Session::flush`] at exit, which waits up to [`EXIT_PATIENCE`]. The
+/// queue holds one entry per converged search, bounded like the searches.
 pub struct Session {
     cache_path: Option<PathBuf>,
-    cache: OnceLock<cache::Table>,
+    cache: OnceLock<Loaded>,
+    /// Winners not yet in the file.
+    unsaved: Mutex<Vec<cache::Entry>>,
+    /// Held while a thread of this process writes the cache.
+    writing: Mutex<()>,
+    /// Causes of failed writes already logged: one line per cause.
+    reported: Mutex<HashSet<String>>,
 }
 
 impl Session {
@@ -401,26 +430,43 @@ impl Session {
         Self {
             cache_path,
             cache: OnceLock::new(),
+            unsaved: Mutex::default(),
+            writing: Mutex::default(),
+            reported: Mutex::default(),
         }
     }
 
-    /// The cache file's entries, read once; a corrupt or foreign file is
-    /// one warning and an empty table.
-    fn table(&self) -> &cache::Table {
+    /// The cache file, read once; a file that cannot be used is one warning
+    /// and an empty table.
+    fn loaded(&self) -> &Loaded {
         self.cache.get_or_init(|| {
             let Some(path) = &self.cache_path else {
-                return cache::Table::default();
+                return Loaded {
+                    table: cache::Table::default(),
+                    save: false,
+                };
             };
-            match cache::load(path) {
+            let (table, save) = match cache::load(path) {
                 Ok(t) => {
                     log::info!("tune: cache {}: {} tuned grids", path.display(), t.len());
-                    t
+                    (t, true)
+                }
+                Err(e @ cache::CacheError::Corrupt(_)) => {
+                    log::warn!(
+                        "tune: cache {}: {e}; ignored (replaced at the next save)",
+                        path.display()
+                    );
+                    (cache::Table::default(), true)
                 }
                 Err(e) => {
-                    log::warn!("tune: cache {}: {e}; ignored", path.display());
-                    cache::Table::default()
+                    log::warn!(
+                        "tune: cache {}: {e}; ignored (not read or written)",
+                        path.display()
+                    );
+                    (cache::Table::default(), false)
                 }
-            }
+            };
+            Loaded { table, save }
         })
     }
 
@@ -466,7 +512,11 @@ impl Session {
         launch: &LaunchDesc,
     ) -> State {
         let trip = launch.trip_count;
-        if let Some(hit) = self.table().get(name, &device.name, device.sm_arch, trip) {
+        if let Some(hit) = self
+            .loaded()
+            .table
+            .get(name, &device.name, device.sm_arch, trip)
+        {
             let (g, _) = policy::clamp(Geometry::new(hit.threads, hit.blocks), device, kernel);
             log::info!(
                 "tune: {name} trip {trip}: {g} from the cache {} (measured {} ns, found in {} launches); not tuning",
@@ -513,28 +563,16 @@ impl Session {
             states.insert((device_id, trip), State::Done(report.winner));
             report
         };
-        let saved = match &self.cache_path {
-            Some(path) => {
-                let entry = cache::Entry {
-                    kernel: name.to_string(),
-                    device: device.name.clone(),
-                    sm_arch: device.sm_arch,
-                    trip_count: trip,
-                    threads: report.winner.threads,
-                    blocks: report.winner.blocks,
-                    ns: report.winner_ns,
-                    launches: report.launches,
-                };
-                match cache::store(path, std::slice::from_ref(&entry)) {
-                    Ok(()) => format!("; saved to {}", path.display()),
-                    Err(e) => {
-                        log::warn!("tune: cannot write the cache {}: {e}", path.display());
-                        String::new()
-                    }
-                }
-            }
-            None => String::new(),
-        };
+        let saved = self.save(cache::Entry {
+            kernel: name.to_string(),
+            device: device.name.clone(),
+            sm_arch: device.sm_arch,
+            trip_count: trip,
+            threads: report.winner.threads,
+            blocks: report.winner.blocks,
+            ns: report.winner_ns,
+            launches: report.launches,
+        });
         log::info!(
             "tune: {name} trip {trip} on {}: converged to {} ({} ns) after {} launches of {} candidates (budget {BUDGET}); {:.2}x over the first candidate {} ({} ns){saved}",
             device.name,
@@ -546,6 +584,78 @@ impl Session {
             report.first,
             report.first_ns,
         );
+    }
+
+    /// Queues a winner for the cache and writes the queue if that needs no
+    /// waiting; returns the end of the convergence's log line.
+    fn save(&self, entry: cache::Entry) -> String {
+        let Some(path) = self.cache_path.as_deref().filter(|_| self.loaded().save) else {
+            return String::new();
+        };
+        crate::lock(&self.unsaved).push(entry);
+        if self.write_unsaved(path) {
+            format!("; saved to {}", path.display())
+        } else {
+            format!("; not saved to {} yet", path.display())
+        }
+    }
+
+    /// Writes the winners still queued, waiting up to [`EXIT_PATIENCE`] for
+    /// the cache's lock. Called at exit, never on a launch thread.
+    pub fn flush(&self) {
+        let Some(path) = self.cache_path.as_deref() else {
+            return;
+        };
+        if crate::lock(&self.unsaved).is_empty() {
+            return;
+        }
+        // Waits for a write by another thread of this process, then for
+        // other processes, both bounded.
+        let _turn = crate::lock(&self.writing);
+        self.write_queue(path, EXIT_PATIENCE);
+    }
+
+    /// [`Self::write_queue`] without waiting, unless another thread of this
+    /// process is writing already (it, or a later call, takes the queue).
+    fn write_unsaved(&self, path: &Path) -> bool {
+        let _turn = match self.writing.try_lock() {
+            Ok(turn) => turn,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return false,
+        };
+        self.write_queue(path, Duration::ZERO)
+    }
+
+    /// Writes the queue (with the writing turn held) until it is empty or a
+    /// write fails; the entries of a failed write go back to the queue, and
+    /// each cause of failure is logged once (a busy lock only when waited
+    /// for). Returns whether the queue is empty.
+    fn write_queue(&self, path: &Path, patience: Duration) -> bool {
+        loop {
+            let batch = std::mem::take(&mut *crate::lock(&self.unsaved));
+            if batch.is_empty() {
+                return true;
+            }
+            let start = Instant::now();
+            match cache::store(path, &batch, patience) {
+                Ok(()) => log::debug!(
+                    "tune: cache {}: saved {} tuned grids in {} us",
+                    path.display(),
+                    batch.len(),
+                    start.elapsed().as_micros()
+                ),
+                Err(e) => {
+                    crate::lock(&self.unsaved).extend(batch);
+                    let cause = e.to_string();
+                    if (patience > Duration::ZERO || !matches!(e, cache::CacheError::Busy))
+                        && crate::lock(&self.reported).insert(cause)
+                    {
+                        log::warn!("tune: cannot save to the cache {}: {e}", path.display());
+                    }
+                    return false;
+                }
+            }
+        }
     }
 }
 

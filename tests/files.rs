@@ -1,0 +1,382 @@
+//! End-to-end tests of the files the environment names (`GRIDSEL_DEVICE`,
+//! `GRIDSEL_MODEL`, `GRIDSEL_CACHE`, `GRIDSEL_PROFILE`): programs under
+//! `LD_PRELOAD=libgridsel.so` on libomptarget's host plugin, given files that
+//! are not plain files, files over their caps and a cache shared by many
+//! processes at once. Each program runs under `timeout`, so a read that
+//! blocks fails the test instead of hanging it.
+
+mod support;
+
+use gridsel::tune::cache;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use support::*;
+
+const H100: (&str, &str) = ("GRIDSEL_DEVICE", "h100");
+const TUNE: (&str, &str) = ("GRIDSEL_POLICY", "tune");
+
+/// Launches per trip count: enough for `tune` to converge (61 with the
+/// default plan).
+const LAUNCHES: &str = "64";
+
+/// The longest a launch may take in these tests. Launches that wait out a
+/// lock held by another process took over a second (the old lock timeout);
+/// a cache write that waits for nobody takes milliseconds, and many
+/// processes on few cores add scheduling delays (200 ms measured with 32
+/// processes on 2 cores).
+const MAX_STALL: Duration = Duration::from_millis(750);
+
+/// tests/c/trips.c for the host plugin.
+fn trips() -> PathBuf {
+    host_offload("trips", "trips.c", &[])
+}
+
+/// Runs `trips LAUNCHES first count` under gridsel, killed after 60 s.
+fn run_trips(first: u32, count: u32, env: &[(&str, &str)]) -> Run {
+    let program = trips();
+    let (first, count) = (first.to_string(), count.to_string());
+    let args = [
+        "60",
+        program.to_str().unwrap(),
+        LAUNCHES,
+        first.as_str(),
+        count.as_str(),
+    ];
+    run_gridsel(Path::new("timeout"), &args, env)
+}
+
+/// The program's checksum line for the same arguments without gridsel.
+fn plain_stdout(first: u32, count: u32) -> String {
+    let (first, count) = (first.to_string(), count.to_string());
+    run_plain(&trips(), &[LAUNCHES, &first, &count], &[])
+        .ok()
+        .stdout
+}
+
+/// The program's longest launch (its first excepted), from its stderr.
+fn longest_launch(run: &Run) -> Duration {
+    let us = run
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("trips: longest launch ")?
+                .strip_suffix(" us")
+        })
+        .unwrap_or_else(|| panic!("no longest launch in\n{}", run.stderr));
+    Duration::from_micros(us.parse().unwrap())
+}
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn path_str(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+// ---- files that are not plain files ------------------------------------------------
+
+/// Each variable with a FIFO, a device and a link: the program ends with its
+/// own results, and gridsel says once what the path is.
+#[test]
+fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
+    let dir = temp_dir("not_plain_files");
+    // One FIFO per case: a reader and a writer of the same FIFO would
+    // unblock each other.
+    let fifo = |name: &str| {
+        let path = dir.join(name);
+        mkfifo(&path);
+        path_str(&path)
+    };
+    let toml = dir.join("h100.toml");
+    std::fs::write(&toml, "base = \"h100\"\n").unwrap();
+    let model = dir.join("model.json");
+    std::fs::write(&model, gridsel::forest::EMBEDDED_H100).unwrap();
+    let empty_cache = dir.join("empty.json");
+    std::fs::write(&empty_cache, "{\"version\": 1, \"entries\": []}").unwrap();
+    let csv = dir.join("profile.csv");
+    std::fs::write(&csv, "").unwrap();
+    let link_to = |target: &Path, name: &str| {
+        let link = dir.join(name);
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        path_str(&link)
+    };
+    let forest = [H100, ("GRIDSEL_POLICY", "forest")];
+    let tune = [H100, TUNE];
+    // (variable, other settings, the start of its line, a link to a good file).
+    let variables = [
+        (
+            "GRIDSEL_DEVICE",
+            &[][..],
+            "gridsel: error: GRIDSEL_DEVICE: cannot read device profile: ",
+            link_to(&toml, "device-link"),
+        ),
+        (
+            "GRIDSEL_MODEL",
+            &forest[..],
+            "gridsel: error: GRIDSEL_POLICY=forest: cannot read forest model: ",
+            link_to(&model, "model-link"),
+        ),
+        (
+            "GRIDSEL_CACHE",
+            &tune[..],
+            "gridsel: warn: tune: cache ",
+            link_to(&empty_cache, "cache-link"),
+        ),
+        (
+            "GRIDSEL_PROFILE",
+            &[H100][..],
+            "gridsel: error: GRIDSEL_PROFILE: cannot open ",
+            link_to(&csv, "profile-link"),
+        ),
+    ];
+    let mut cases = Vec::new();
+    for (var, other, line, link) in &variables {
+        cases.push((*var, *other, *line, fifo(&format!("{var}-fifo")), "a FIFO"));
+        cases.push((*var, *other, *line, link.clone(), "a symbolic link"));
+        // Never a cache at the real /dev/null: a gridsel with the old bug
+        // replaced it (tests/tune.rs checks a copy made with mknod).
+        if *var != "GRIDSEL_CACHE" {
+            let null = "/dev/null".to_string();
+            cases.push((*var, *other, *line, null, "a character device"));
+        }
+    }
+    let expected = plain_stdout(100, 2);
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .iter()
+            .map(|(var, other, _, value, _)| {
+                s.spawn(move || {
+                    let mut env = other.to_vec();
+                    env.push((var, value.as_str()));
+                    run_trips(100, 2, &env)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (run, (var, _, line, value, what)) in runs.into_iter().zip(&cases) {
+        let run = run.ok();
+        assert_eq!(run.stdout, expected, "{var}={value}");
+        let cause = format!("{value}: {what}, not a regular file; ");
+        let lines = run.gridsel_lines_with(&cause);
+        assert_eq!(lines.len(), 1, "{var}={value}:\n{}", run.stderr);
+        assert!(lines[0].starts_with(line), "{}", lines[0]);
+        if *var != "GRIDSEL_DEVICE" {
+            // Without a GPU a refused device also reports the missing driver.
+            assert_eq!(
+                run.gridsel_lines().len(),
+                1,
+                "{var}={value}:\n{}",
+                run.stderr
+            );
+        }
+    }
+    // Nothing was written through a link or created beside them.
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "");
+    assert_eq!(
+        std::fs::read_to_string(&empty_cache).unwrap(),
+        "{\"version\": 1, \"entries\": []}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "GRIDSEL_CACHE-fifo",
+            "GRIDSEL_DEVICE-fifo",
+            "GRIDSEL_MODEL-fifo",
+            "GRIDSEL_PROFILE-fifo",
+            "cache-link",
+            "device-link",
+            "empty.json",
+            "h100.toml",
+            "model-link",
+            "model.json",
+            "profile-link",
+            "profile.csv",
+        ]
+    );
+}
+
+/// A device profile or model over its cap is one error, never a partial
+/// parse, even when what fits under the cap would parse.
+#[test]
+fn files_over_their_caps_are_one_error() {
+    let dir = temp_dir("over_caps");
+    let toml = dir.join("padded.toml");
+    let padding = "#".repeat(gridsel::device::MAX_PROFILE_BYTES as usize);
+    std::fs::write(&toml, format!("base = \"h100\"\n{padding}\n")).unwrap();
+    let model = dir.join("padded.json");
+    let mut text = gridsel::forest::EMBEDDED_H100.to_string();
+    text.push_str(&" ".repeat(gridsel::forest::MAX_MODEL_BYTES as usize));
+    std::fs::write(&model, text).unwrap();
+    let expected = plain_stdout(100, 2);
+    for (env, line) in [
+        (
+            vec![("GRIDSEL_DEVICE", path_str(&toml))],
+            format!(
+                "gridsel: error: GRIDSEL_DEVICE: cannot read device profile: {}: larger than 64 KiB, the most gridsel reads of it; ",
+                toml.display()
+            ),
+        ),
+        (
+            vec![
+                ("GRIDSEL_MODEL", path_str(&model)),
+                ("GRIDSEL_POLICY", "forest".into()),
+                ("GRIDSEL_DEVICE", "h100".into()),
+            ],
+            format!(
+                "gridsel: error: GRIDSEL_POLICY=forest: cannot read forest model: {}: larger than 16 MiB, the most gridsel reads of it; ",
+                model.display()
+            ),
+        ),
+    ] {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let run = run_trips(100, 2, &env).ok();
+        assert_eq!(run.stdout, expected);
+        let lines = run.gridsel_lines_with(": larger than ");
+        assert_eq!(lines.len(), 1, "{}", run.stderr);
+        assert!(lines[0].starts_with(&line), "{}", lines[0]);
+    }
+}
+
+// ---- the cache ---------------------------------------------------------------------
+
+/// A cache that cannot be written is one warning per process, not one per
+/// converged (kernel, trip count).
+#[test]
+fn an_unwritable_cache_is_one_warning() {
+    let dir = temp_dir("unwritable_cache");
+    let cache = dir.join("no-such-folder/tune.json");
+    let cache_s = path_str(&cache);
+    let run = run_trips(100, 4, &[H100, TUNE, ("GRIDSEL_CACHE", &cache_s)]).ok();
+    assert_eq!(run.stdout, plain_stdout(100, 4));
+    let lines = run.gridsel_lines();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with(&format!(
+            "gridsel: warn: tune: cannot save to the cache {cache_s}: No such file or directory"
+        )),
+        "{}",
+        lines[0]
+    );
+}
+
+/// While another process holds the cache's lock, launches go on and the
+/// winners are saved at exit, once the lock is free.
+#[test]
+fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
+    let dir = temp_dir("locked_cache");
+    let cache_path = dir.join("tune.json");
+    let cache_s = path_str(&cache_path);
+    let lock = gridsel::ffi::fs::lock(&dir.join("tune.json.lock"), Duration::ZERO).unwrap();
+    // Longer than the program's launches take (well under a second), shorter
+    // than the flush at exit waits (5 s).
+    let held_for = Duration::from_secs(3);
+    let start = Instant::now();
+    let run = std::thread::scope(|s| {
+        let program = s.spawn(|| {
+            run_trips(
+                100,
+                2,
+                &[
+                    H100,
+                    TUNE,
+                    ("GRIDSEL_CACHE", &cache_s),
+                    ("GRIDSEL_LOG", "info"),
+                ],
+            )
+        });
+        std::thread::sleep(held_for);
+        drop(lock);
+        program.join().unwrap()
+    })
+    .ok();
+    assert!(start.elapsed() >= held_for);
+    let converged = run.gridsel_lines_with("converged to");
+    assert_eq!(converged.len(), 2, "{}", run.stderr);
+    assert!(
+        converged[0].ends_with(&format!("; not saved to {cache_s} yet")),
+        "{converged:#?}"
+    );
+    assert!(longest_launch(&run) < MAX_STALL, "{}", run.stderr);
+    assert!(
+        run.gridsel_lines_with("gridsel: warn").is_empty(),
+        "{}",
+        run.stderr
+    );
+    let table = cache::load(&cache_path).unwrap();
+    let trips: BTreeSet<u64> = table.entries().map(|e| e.trip_count).collect();
+    assert_eq!(trips, BTreeSet::from([100, 101]));
+}
+
+/// 32 processes tuning at once, 3 rounds, into one cache: every winner is in
+/// the file at the end, and no launch waits for another process's lock.
+#[test]
+fn thirty_two_processes_lose_no_cache_entry_and_stall_no_launch() {
+    const PROCESSES: u32 = 32;
+    const ROUNDS: u32 = 3;
+    const TRIPS: u32 = 4;
+    let dir = temp_dir("concurrent_cache");
+    let cache_path = dir.join("tune.json");
+    let cache_s = path_str(&cache_path);
+    let start = Instant::now();
+    let mut longest = Duration::ZERO;
+    let mut expected = BTreeSet::new();
+    for round in 0..ROUNDS {
+        let firsts: Vec<u32> = (0..PROCESSES)
+            .map(|p| 1000 + (round * PROCESSES + p) * TRIPS)
+            .collect();
+        expected.extend(firsts.iter().flat_map(|&f| (f..f + TRIPS).map(u64::from)));
+        let runs: Vec<Run> = std::thread::scope(|s| {
+            let handles: Vec<_> = firsts
+                .iter()
+                .map(|&first| {
+                    let cache_s = &cache_s;
+                    s.spawn(move || {
+                        // One host thread per team: half the work of two.
+                        let env = [
+                            H100,
+                            TUNE,
+                            ("GRIDSEL_CACHE", cache_s),
+                            ("OMP_NUM_THREADS", "1"),
+                        ];
+                        run_trips(first, TRIPS, &env)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for run in runs {
+            let run = run.ok();
+            assert!(run.gridsel_lines().is_empty(), "{}", run.stderr);
+            longest = longest.max(longest_launch(&run));
+        }
+    }
+    let table = cache::load(&cache_path).unwrap();
+    let saved: BTreeSet<u64> = table.entries().map(|e| e.trip_count).collect();
+    let lost = expected.difference(&saved).count();
+    eprintln!(
+        "{PROCESSES} processes x {ROUNDS} rounds: {lost} of {} entries lost, longest launch {longest:?}, {:?} in all",
+        expected.len(),
+        start.elapsed()
+    );
+    assert_eq!(lost, 0);
+    assert_eq!(saved, expected);
+    assert!(longest < MAX_STALL, "{longest:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "tune.json" && n != "tune.json.lock")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

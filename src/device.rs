@@ -143,33 +143,174 @@ impl DeviceDesc {
         Self::from_toml(&text).map_err(|e| e.in_file(path))
     }
 
-    /// Rejects profiles a policy could divide by or launch with.
+    /// Rejects descriptions outside what CUDA allows for NVIDIA GPUs, so no
+    /// policy divides by zero and no candidate list grows with a field (the
+    /// tune and sweep spaces step through thread counts by warps). Each
+    /// field's range and why:
+    ///
+    /// - `sm_arch` 20..=200: sm_20 (Fermi) is the oldest CUDA target clang
+    ///   knows; 200 leaves ten majors of room after Blackwell's 10.x and 12.x.
+    /// - `sm_count` 1..=1024: nearly 8x the H100's 132, room for GPUs to
+    ///   come; the sweep's SM-multiple block counts scale with it.
+    /// - `max_threads_per_sm` 32..=4096 and at least `max_threads_per_block`:
+    ///   1024 to 2048 on every CUDA GPU so far, and a block must fit on an SM.
+    /// - `max_registers_per_sm` `register_alloc_unit`..=131072: 64 Ki on every
+    ///   compute capability except 3.7 (K80: 128 Ki), which the driver path
+    ///   may report; at least one warp's allocation.
+    /// - `max_shared_mem_per_sm` 1..=262144 (256 KiB): 228 KiB on sm_90 and
+    ///   sm_100, the most so far; 0 would hold no block.
+    /// - `max_blocks_per_sm` 1..=64: 16 to 32 from sm_30 on.
+    /// - `max_threads_per_block` a multiple of 32 in 32..=1024: CUDA's limit
+    ///   since sm_20, and blocks are made of whole warps.
+    /// - `warp_size` exactly 32: every NVIDIA GPU's; the policies step thread
+    ///   counts by it, so a warp of 1 would multiply the candidate lists by 32.
+    /// - `threads_per_block` 1..=`max_threads_per_block`: a block `lloyd` can launch.
+    /// - `waves` 1..=64: `gridsel calibrate` picks 1, 2 or 4; more than 64
+    ///   waves of resident blocks is a queue, not a cap.
+    /// - `register_alloc_unit` a power of two in 32..=1024: 64 on sm_2x, 256
+    ///   from sm_30 on.
+    /// - `shared_alloc_unit` a power of two in 32..=1024: 128 or 256 bytes on
+    ///   every CUDA GPU.
+    /// - `reserved_shared_per_block` 0..=4096: 1 KiB from sm_80 on, 0 before.
+    ///
+    /// The error names the first field out of range, its value and the range.
     pub fn validate(&self) -> Result<(), DeviceError> {
-        let must_be_positive = [
-            ("sm_count", self.sm_count),
-            ("max_threads_per_sm", self.max_threads_per_sm),
-            ("max_registers_per_sm", self.max_registers_per_sm),
-            ("max_shared_mem_per_sm", self.max_shared_mem_per_sm),
-            ("max_blocks_per_sm", self.max_blocks_per_sm),
-            ("max_threads_per_block", self.max_threads_per_block),
-            ("warp_size", self.warp_size),
-            ("threads_per_block", self.threads_per_block),
-            ("waves", self.waves),
-            ("register_alloc_unit", self.register_alloc_unit),
-            ("shared_alloc_unit", self.shared_alloc_unit),
+        // Fields whose range depends on another come after that one, so the
+        // bound they are checked against is itself valid.
+        let limits = [
+            Limit::new("sm_arch", self.sm_arch, 20, 200),
+            Limit::new("sm_count", self.sm_count, 1, 1024),
+            Limit::new("warp_size", self.warp_size, WARP_SIZE, WARP_SIZE),
+            Limit::new(
+                "max_threads_per_block",
+                self.max_threads_per_block,
+                WARP_SIZE,
+                1024,
+            )
+            .multiple_of(WARP_SIZE),
+            Limit::new(
+                "max_threads_per_sm",
+                self.max_threads_per_sm,
+                WARP_SIZE,
+                4096,
+            )
+            .at_least("max_threads_per_block", self.max_threads_per_block),
+            Limit::new("max_blocks_per_sm", self.max_blocks_per_sm, 1, 64),
+            Limit::new("register_alloc_unit", self.register_alloc_unit, 32, 1024).power_of_two(),
+            Limit::new(
+                "max_registers_per_sm",
+                self.max_registers_per_sm,
+                1,
+                131_072,
+            )
+            .at_least("register_alloc_unit", self.register_alloc_unit),
+            Limit::new("shared_alloc_unit", self.shared_alloc_unit, 32, 1024).power_of_two(),
+            Limit::new(
+                "max_shared_mem_per_sm",
+                self.max_shared_mem_per_sm,
+                1,
+                256 * 1024,
+            ),
+            Limit::new(
+                "reserved_shared_per_block",
+                self.reserved_shared_per_block,
+                0,
+                4096,
+            ),
+            Limit::new("threads_per_block", self.threads_per_block, 1, 1024)
+                .at_most("max_threads_per_block", self.max_threads_per_block),
+            Limit::new("waves", self.waves, 1, 64),
         ];
-        for (field, value) in must_be_positive {
-            if value == 0 {
-                return Err(DeviceError::Invalid(format!("{field} must be positive")));
-            }
+        limits.iter().try_for_each(Limit::check)
+    }
+}
+
+/// Threads in a warp on every NVIDIA GPU.
+const WARP_SIZE: u32 = 32;
+
+/// One field's allowed values, for [`DeviceDesc::validate`].
+struct Limit {
+    field: &'static str,
+    value: u32,
+    min: u32,
+    max: u32,
+    /// Values must be multiples of this.
+    step: u32,
+    power_of_two: bool,
+    /// The other field that raised `min` or lowered `max`, for the message.
+    bound_by: Option<&'static str>,
+}
+
+impl Limit {
+    fn new(field: &'static str, value: u32, min: u32, max: u32) -> Self {
+        Self {
+            field,
+            value,
+            min,
+            max,
+            step: 1,
+            power_of_two: false,
+            bound_by: None,
         }
-        if self.threads_per_block > self.max_threads_per_block {
-            return Err(DeviceError::Invalid(format!(
-                "threads_per_block {} exceeds max_threads_per_block {}",
-                self.threads_per_block, self.max_threads_per_block
-            )));
+    }
+
+    fn multiple_of(self, step: u32) -> Self {
+        Self { step, ..self }
+    }
+
+    fn power_of_two(self) -> Self {
+        Self {
+            power_of_two: true,
+            ..self
         }
-        Ok(())
+    }
+
+    /// Raises the minimum to another field's value.
+    fn at_least(self, other: &'static str, value: u32) -> Self {
+        if value <= self.min {
+            return self;
+        }
+        Self {
+            min: value,
+            bound_by: Some(other),
+            ..self
+        }
+    }
+
+    /// Lowers the maximum to another field's value.
+    fn at_most(self, other: &'static str, value: u32) -> Self {
+        if value >= self.max {
+            return self;
+        }
+        Self {
+            max: value,
+            bound_by: Some(other),
+            ..self
+        }
+    }
+
+    fn check(&self) -> Result<(), DeviceError> {
+        let v = self.value;
+        if (self.min..=self.max).contains(&v)
+            && v % self.step == 0
+            && (!self.power_of_two || v.is_power_of_two())
+        {
+            return Ok(());
+        }
+        let kind = if self.power_of_two {
+            "a power of two ".to_string()
+        } else if self.step > 1 {
+            format!("a multiple of {} ", self.step)
+        } else {
+            String::new()
+        };
+        let why = self
+            .bound_by
+            .map_or(String::new(), |other| format!(" (bounded by {other})"));
+        Err(DeviceError::Invalid(format!(
+            "{} = {v} is not {kind}in {}..={}{why}",
+            self.field, self.min, self.max
+        )))
     }
 }
 
@@ -280,5 +421,172 @@ mod tests {
             DeviceDesc::load("/nonexistent/profile.toml"),
             Err(DeviceError::UnknownPreset(_))
         ));
+    }
+
+    /// A field, how to set it (with whatever else its bound depends on), the
+    /// values accepted at its edges, the values just past them and what the
+    /// error says they are not.
+    type FieldCase = (
+        &'static str,
+        fn(&mut DeviceDesc, u32),
+        &'static [u32],
+        &'static [u32],
+        &'static str,
+    );
+
+    #[test]
+    fn every_field_is_accepted_at_its_edges_and_rejected_past_them() {
+        let cases: [FieldCase; 16] = [
+            (
+                "sm_arch",
+                |d, v| d.sm_arch = v,
+                &[20, 200],
+                &[19, 201],
+                "in 20..=200",
+            ),
+            (
+                "sm_count",
+                |d, v| d.sm_count = v,
+                &[1, 1024],
+                &[0, 1025],
+                "in 1..=1024",
+            ),
+            (
+                "warp_size",
+                |d, v| d.warp_size = v,
+                &[32],
+                &[0, 1, 31, 33, 64],
+                "in 32..=32",
+            ),
+            (
+                "max_threads_per_block",
+                |d, v| d.max_threads_per_block = v,
+                &[32, 1024],
+                &[0, 31, 33, 1000, 1025, 1056, i32::MAX as u32],
+                "a multiple of 32 in 32..=1024",
+            ),
+            (
+                "max_threads_per_sm",
+                |d, v| d.max_threads_per_sm = v,
+                &[1024, 4096],
+                &[1023, 4097],
+                "in 1024..=4096 (bounded by max_threads_per_block)",
+            ),
+            (
+                "max_threads_per_sm",
+                |d, v| {
+                    d.max_threads_per_block = 32;
+                    d.max_threads_per_sm = v;
+                },
+                &[32],
+                &[0, 31],
+                "in 32..=4096",
+            ),
+            (
+                "max_blocks_per_sm",
+                |d, v| d.max_blocks_per_sm = v,
+                &[1, 64],
+                &[0, 65],
+                "in 1..=64",
+            ),
+            (
+                "register_alloc_unit",
+                |d, v| d.register_alloc_unit = v,
+                &[32, 1024],
+                &[0, 16, 31, 33, 96, 1025, 2048],
+                "a power of two in 32..=1024",
+            ),
+            (
+                "max_registers_per_sm",
+                |d, v| d.max_registers_per_sm = v,
+                &[256, 131_072],
+                &[0, 255, 131_073],
+                "in 256..=131072 (bounded by register_alloc_unit)",
+            ),
+            (
+                "shared_alloc_unit",
+                |d, v| d.shared_alloc_unit = v,
+                &[32, 1024],
+                &[0, 16, 31, 33, 96, 1025, 2048],
+                "a power of two in 32..=1024",
+            ),
+            (
+                "max_shared_mem_per_sm",
+                |d, v| d.max_shared_mem_per_sm = v,
+                &[1, 262_144],
+                &[0, 262_145],
+                "in 1..=262144",
+            ),
+            (
+                "reserved_shared_per_block",
+                |d, v| d.reserved_shared_per_block = v,
+                &[0, 4096],
+                &[4097, u32::MAX],
+                "in 0..=4096",
+            ),
+            (
+                "threads_per_block",
+                |d, v| d.threads_per_block = v,
+                &[1, 1024],
+                &[0, 1025],
+                "in 1..=1024",
+            ),
+            (
+                "threads_per_block",
+                |d, v| {
+                    d.max_threads_per_block = 128;
+                    d.threads_per_block = v;
+                },
+                &[128],
+                &[129],
+                "in 1..=128 (bounded by max_threads_per_block)",
+            ),
+            ("waves", |d, v| d.waves = v, &[1, 64], &[0, 65], "in 1..=64"),
+            (
+                "max_registers_per_sm",
+                |d, v| {
+                    d.register_alloc_unit = 1024;
+                    d.max_registers_per_sm = v;
+                },
+                &[1024],
+                &[1023],
+                "in 1024..=131072 (bounded by register_alloc_unit)",
+            ),
+        ];
+        // Slack in every cross-field bound, so each case moves one edge.
+        let base = DeviceDesc {
+            threads_per_block: 1,
+            ..DeviceDesc::preset("h100").unwrap()
+        };
+        base.validate().unwrap();
+        for (field, set, accepted, rejected, range) in cases {
+            for &v in accepted {
+                let mut d = base.clone();
+                set(&mut d, v);
+                assert_eq!(d.validate(), Ok(()), "{field} = {v}");
+            }
+            for &v in rejected {
+                let mut d = base.clone();
+                set(&mut d, v);
+                let expected = format!("{field} = {v} is not {range}");
+                assert_eq!(d.validate(), Err(DeviceError::Invalid(expected)));
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_profiles_from_the_audit_are_refused_by_name() {
+        for (text, field) in [
+            (
+                "max_threads_per_block = 2147483647",
+                "max_threads_per_block = 2147483647",
+            ),
+            ("warp_size = 1", "warp_size = 1"),
+        ] {
+            match DeviceDesc::from_toml(&format!("base = \"h100\"\n{text}")) {
+                Err(DeviceError::Invalid(m)) => assert!(m.starts_with(field), "{m}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
     }
 }

@@ -38,7 +38,10 @@
 //!   scikit-learn's order. An internal node has `feature` in `0..FEATURES.len()`,
 //!   a finite `threshold` and children `left` (taken when
 //!   `x[feature] <= threshold`) and `right`, both later in the array; a leaf
-//!   has `feature`, `left` and `right` -1 and its prediction in `value`.
+//!   has `feature`, `left` and `right` -1 and its finite prediction in
+//!   `value`. Every node but the root is the child of exactly one node (a
+//!   tree, not a graph sharing subtrees), and no leaf is more than
+//!   [`MAX_DEPTH`] - 1 levels below the root.
 //! - The forest's prediction is the mean of its trees' leaves. Features are
 //!   computed in `f64` and rounded to `f32` before comparison, as
 //!   scikit-learn does, so the library reproduces the training tool's
@@ -271,8 +274,16 @@ impl Forest {
         if base + n > (LEAF - 1) as usize {
             return Err("too many nodes".to_string());
         }
+        // Each node's parent and depth, set when its parent is read. Children
+        // come after their parent, so there are no cycles and a node's depth
+        // is final before its own children are read; one parent per node
+        // then makes the arrays a tree in which every node is reachable once.
+        let mut parent: Vec<Option<usize>> = vec![None; n];
         let mut depth = vec![0usize; n];
         for i in 0..n {
+            if i > 0 && parent[i].is_none() {
+                return Err(format!("node {i} is not reachable from the root"));
+            }
             let (f, l, r) = (tree.feature[i], tree.left[i], tree.right[i]);
             let node = if f == -1 {
                 if l != -1 || r != -1 {
@@ -299,12 +310,18 @@ impl Forest {
                 if !tree.threshold[i].is_finite() {
                     return Err(format!("node {i} threshold is not finite"));
                 }
-                // Children come later, so a parent's depth is final here.
                 if depth[i] + 1 >= MAX_DEPTH {
                     return Err(format!("deeper than {MAX_DEPTH} levels"));
                 }
-                depth[l as usize] = depth[i] + 1;
-                depth[r as usize] = depth[i] + 1;
+                for child in [l as usize, r as usize] {
+                    if let Some(first) = parent[child] {
+                        return Err(format!(
+                            "node {child} has two parents, nodes {first} and {i}"
+                        ));
+                    }
+                    parent[child] = Some(i);
+                    depth[child] = depth[i] + 1;
+                }
                 let (left, right) = ((base as i64 + l) as u64, (base as i64 + r) as u64);
                 Node {
                     threshold: f32_at_or_below(tree.threshold[i]),

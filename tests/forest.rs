@@ -143,6 +143,118 @@ fn the_grid_search_equals_predicting_every_candidate() {
     assert_eq!(searched, 2 * 5 * 3 * 7);
 }
 
+/// One tree's nodes as (feature, threshold, left, right, value).
+type Node = (i64, f64, i64, i64, f64);
+
+fn leaf(value: f64) -> Node {
+    (-1, 0.0, -1, -1, value)
+}
+
+/// A split on the block count (feature 10).
+fn on_blocks(threshold: f64, left: i64, right: i64) -> Node {
+    (10, threshold, left, right, 0.0)
+}
+
+/// A model file with one tree.
+fn one_tree(nodes: &[Node]) -> String {
+    let column = |f: fn(&Node) -> serde_json::Value| nodes.iter().map(f).collect::<Vec<_>>();
+    serde_json::json!({
+        "format": forest::FORMAT,
+        "version": forest::VERSION,
+        "target": "ln_rel",
+        "features": forest::FEATURES,
+        "trees": [{
+            "feature": column(|n| n.0.into()),
+            "threshold": column(|n| n.1.into()),
+            "left": column(|n| n.2.into()),
+            "right": column(|n| n.3.into()),
+            "value": column(|n| n.4.into()),
+        }],
+    })
+    .to_string()
+}
+
+/// A path of `levels` splits on the blocks, each sending the largest of
+/// `1..=candidates` blocks still on the path to a leaf of its own on the
+/// right: the search defers one range per level.
+fn path(levels: usize, candidates: usize) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    for k in 0..levels {
+        let at = nodes.len() as i64;
+        let threshold = (candidates - 1 - k) as f64 + 0.5;
+        nodes.push(on_blocks(threshold, at + 2, at + 1));
+        nodes.push(leaf(-(k as f64)));
+    }
+    nodes.push(leaf(1.0));
+    nodes
+}
+
+#[test]
+fn models_that_are_not_trees_are_refused() {
+    let cases = [
+        (
+            "a child shared by two nodes",
+            vec![
+                on_blocks(8.5, 1, 2),
+                on_blocks(4.5, 3, 4),
+                on_blocks(16.5, 3, 4),
+                leaf(0.1),
+                leaf(0.2),
+            ],
+            "node 3 has two parents, nodes 1 and 2",
+        ),
+        (
+            "one child on both sides",
+            vec![on_blocks(8.5, 1, 1), leaf(0.1)],
+            "node 1 has two parents, nodes 0 and 0",
+        ),
+        (
+            "a node no other points to",
+            vec![on_blocks(8.5, 1, 2), leaf(0.1), leaf(0.2), leaf(0.3)],
+            "node 3 is not reachable from the root",
+        ),
+        (
+            "a path one level too deep",
+            path(forest::MAX_DEPTH, 100),
+            "deeper than 64 levels",
+        ),
+    ];
+    for (what, nodes, message) in cases {
+        match Forest::from_json(&one_tree(&nodes)) {
+            Err(ForestError::Invalid(m)) => assert!(m.contains(message), "{what}: {m}"),
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
+/// A tree as deep as allowed, searched over more candidates than it has
+/// levels, so every level defers a range: the search's stack must hold them.
+#[test]
+fn the_deepest_tree_allowed_is_searched_exactly() {
+    let candidates = 100;
+    let model = Forest::from_json(&one_tree(&path(forest::MAX_DEPTH - 1, candidates))).unwrap();
+    let device = DeviceDesc::preset("h100").unwrap();
+    let kernel = KernelDesc {
+        exec_mode: Some(ExecMode::Spmd),
+        max_threads: Some(128),
+        ..KernelDesc::named("k")
+    };
+    let column = forest::KernelFeatures::new(&device, &kernel, 1 << 20).column(&device, 128, 16);
+    let blocks: Vec<u32> = (1..=candidates as u32).collect();
+    let predicted: Vec<f64> = blocks
+        .iter()
+        .map(|&b| model.predict(&column.row(b)))
+        .collect();
+    let least = predicted.iter().copied().fold(f64::INFINITY, f64::min);
+    let first = predicted.iter().position(|&p| p == least).unwrap();
+    assert_eq!(
+        model.argmin([(column, blocks.as_slice())]),
+        Some((first, least))
+    );
+    // The deepest right-hand leaf (-62) wins: blocks 100 - 62.
+    assert_eq!((first, least), (100 - 62 - 1, -62.0));
+}
+
 fn fixture_json() -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(fixture("model.json")).unwrap()).unwrap()
 }

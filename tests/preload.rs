@@ -460,7 +460,7 @@ fn invalid_device_profile_is_one_error() {
     let toml = dir.join("zero-sms.toml");
     std::fs::write(&toml, "base = \"h100\"\nsm_count = 0\n").unwrap();
     let run = bad_input_run(&[("GRIDSEL_DEVICE", &toml.to_string_lossy())]);
-    assert_bad_device(&run, "sm_count must be positive");
+    assert_bad_device(&run, "sm_count = 0 is not in 1..=1024");
 }
 
 #[test]

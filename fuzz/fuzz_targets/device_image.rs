@@ -1,0 +1,9 @@
+//! cargo-fuzz's `device_image` target; the body is in ../targets.rs.
+#![no_main]
+
+#[path = "../targets.rs"]
+mod targets;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    targets::target("device_image")(data);
+});

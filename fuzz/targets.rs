@@ -225,7 +225,7 @@ pub fn environment(data: &[u8]) -> bool {
             && Path::new(&value).exists();
         (!a_file).then_some(value)
     };
-    let (config, errors) = Config::from_lookup(lookup);
+    let (config, errors) = Config::from_lookup(|name| lookup(name).map(Into::into));
     // One message at most per variable set.
     let set = VARIABLES.iter().filter(|v| lookup(v).is_some()).count();
     assert!(errors.len() <= set, "{errors:?}");

@@ -38,6 +38,14 @@ extern "C" {
 #define GRIDSEL_MODE_SPMD 2
 #define GRIDSEL_MODE_GENERIC_SPMD 3
 
+/* Whether a kernel's parallel regions may nest (the kernel environment's
+ * MayUseNestedParallelism). Unknown is treated as "may": such kernels keep at
+ * most LLVM's own grid, since more threads per block can exhaust the device
+ * runtime's heap and make the launch fail. */
+#define GRIDSEL_NESTING_UNKNOWN 0
+#define GRIDSEL_NESTING_NONE 1
+#define GRIDSEL_NESTING_MAY 2
+
 /* A GPU's limits. Fill it with gridsel_device_preset() and adjust. */
 typedef struct gridsel_device {
   uint32_t sm_arch;                   /* compute capability, major*10+minor */
@@ -62,6 +70,7 @@ typedef struct gridsel_kernel {
   uint32_t local_mem;   /* stack frame, bytes per thread */
   uint32_t max_threads; /* compiled thread cap (clang's default is 128) */
   uint32_t exec_mode;   /* GRIDSEL_MODE_* */
+  uint32_t nesting;     /* GRIDSEL_NESTING_* */
 } gridsel_kernel;
 
 /* A decision, with what LLVM 19 would launch. */

@@ -338,6 +338,7 @@ mod tests {
     fn waves_follow_the_other_kernels() {
         let d = DeviceDesc::preset("h100").unwrap();
         let k = KernelDesc {
+            local_mem: Some(0),
             registers: Some(32),
             shared_mem: Some(0),
             max_threads: Some(128),
@@ -359,6 +360,7 @@ mod tests {
                 (
                     format!("k{i}"),
                     KernelDesc {
+                        local_mem: Some(0),
                         name: format!("k{i}"),
                         ..k.clone()
                     },

@@ -5,6 +5,7 @@
 
 use crate::device::DeviceDesc;
 use crate::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub const ENV_POLICY: &str = "GRIDSEL_POLICY";
@@ -15,6 +16,7 @@ pub const ENV_PROFILE: &str = "GRIDSEL_PROFILE";
 pub const ENV_LOG: &str = "GRIDSEL_LOG";
 pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
+pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 
 /// Settings for one process.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +32,11 @@ pub struct Config {
     pub cache: Option<PathBuf>,
     /// `GRIDSEL_MODEL`: the `forest` model file; `None` uses the embedded one.
     pub model: Option<PathBuf>,
+    /// `GRIDSEL_SAFE_RANGE=off` lets `fixed:T,B` leave the launch's safe
+    /// range (kernels that may nest parallel regions; see
+    /// [`crate::policy::limits`]), to measure that range itself. Every other
+    /// policy stays inside it.
+    pub safe_range: bool,
 }
 
 impl Default for Config {
@@ -42,16 +49,27 @@ impl Default for Config {
             profile: None,
             cache: None,
             model: None,
+            safe_range: true,
         }
     }
 }
 
 impl Config {
+    /// The process's settings, with one message per rejected value.
+    pub fn from_env() -> (Self, Vec<String>) {
+        Self::from_lookup(|name| std::env::var_os(name))
+    }
+
     /// Reads the settings through `lookup` (the process environment in
-    /// production); returns them with one message per rejected value.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
+    /// production); returns them with one message per rejected value. Paths
+    /// may be any bytes. Other values are read with invalid UTF-8 replaced
+    /// (U+FFFD), which no valid value contains: a non-UTF-8 value is
+    /// rejected like any other bad value, with its one message.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> (Self, Vec<String>) {
         let mut errors = Vec::new();
         let mut config = Self::default();
+        let path = |name: &str| lookup(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let lookup = |name: &str| lookup(name).map(|v| v.to_string_lossy().into_owned());
         if let Some(text) = lookup(ENV_POLICY).filter(|t| !t.trim().is_empty()) {
             match text.parse() {
                 Ok(policy) => config.policy = policy,
@@ -88,15 +106,18 @@ impl Config {
                 )),
             }
         }
-        config.profile = lookup(ENV_PROFILE)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from);
-        config.cache = lookup(ENV_CACHE)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from);
-        config.model = lookup(ENV_MODEL)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from);
+        if let Some(text) = lookup(ENV_SAFE_RANGE) {
+            match text.trim() {
+                "off" | "0" => config.safe_range = false,
+                "on" | "1" | "" => {}
+                _ => errors.push(format!(
+                    "{ENV_SAFE_RANGE}: `{text}` is not on or off; the safe range applies"
+                )),
+            }
+        }
+        config.profile = path(ENV_PROFILE);
+        config.cache = path(ENV_CACHE);
+        config.model = path(ENV_MODEL);
         (config, errors)
     }
 
@@ -113,7 +134,7 @@ impl Config {
 pub fn env_help() -> String {
     format!(
         "{ENV_POLICY}=<{POLICY_NAMES}>  {ENV_DEVICE}=<preset|profile.toml>  {ENV_THREADS_PER_BLOCK}=N  \
-         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
+         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_SAFE_RANGE}=on|off  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
     )
 }
 
@@ -128,7 +149,35 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        Config::from_lookup(|k| map.get(k).cloned())
+        Config::from_lookup(|k| map.get(k).map(OsString::from))
+    }
+
+    #[test]
+    fn non_utf8_values_are_one_error_each_and_paths_any_bytes() {
+        use std::os::unix::ffi::OsStringExt;
+        let raw = |b: &[u8]| OsString::from_vec(b.to_vec());
+        let (c, errors) = Config::from_lookup(|k| match k {
+            ENV_POLICY => Some(raw(b"tu\xffne")),
+            ENV_SAFE_RANGE => Some(raw(b"\xfe")),
+            ENV_PROFILE => Some(raw(b"/tmp/p\xff.csv")),
+            _ => None,
+        });
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].starts_with(ENV_POLICY) && errors[0].contains("`tu\u{fffd}ne`"));
+        assert!(errors[1].starts_with(ENV_SAFE_RANGE), "{errors:?}");
+        // A bad policy passes every launch through, as for any other bad name.
+        assert_eq!(c.policy, Policy::Llvm);
+        assert!(c.safe_range);
+        assert_eq!(c.profile, Some(PathBuf::from(raw(b"/tmp/p\xff.csv"))));
+    }
+
+    #[test]
+    fn the_safe_range_switches_off_only_when_asked() {
+        assert!(parse(&[]).0.safe_range);
+        assert!(!parse(&[(ENV_SAFE_RANGE, "off")]).0.safe_range);
+        let (c, errors) = parse(&[(ENV_SAFE_RANGE, "please")]);
+        assert!(c.safe_range);
+        assert_eq!(errors.len(), 1);
     }
 
     #[test]

@@ -157,6 +157,10 @@ pub struct KernelDesc {
     pub code_size: Option<u32>,
     /// SM architecture of the cubin (e.g. 90), `None` for non-CUDA images.
     pub sm_arch: Option<u32>,
+    /// Compiled for libomptarget's host plugin: the kernel runs on the CPU,
+    /// where no device runtime heap bounds the grid.
+    #[serde(default)]
+    pub host: bool,
 }
 
 impl KernelDesc {
@@ -178,6 +182,20 @@ impl KernelDesc {
         match self.exec_mode? {
             ExecMode::Spmd => self.max_threads,
             ExecMode::Generic | ExecMode::GenericSpmd => Some(1),
+        }
+    }
+
+    /// Whether a `parallel` region of this kernel may run inside another one
+    /// (which makes the device runtime allocate from its heap; see
+    /// [`crate::policy::limits`]): the kernel environment's answer; without
+    /// one, `false` when the stack has a static bound, since the runtime's
+    /// serialized nested path recurses through `__kmpc_parallel_51` and
+    /// leaves ptxas no bound; else unknown.
+    pub fn nested_parallelism(&self) -> Option<bool> {
+        match self.environment.and_then(|e| e.may_use_nested_parallelism) {
+            Some(known) => Some(known),
+            None if self.local_mem.is_some() => Some(false),
+            None => None,
         }
     }
 

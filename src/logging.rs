@@ -23,7 +23,8 @@ pub fn parse_level(text: &str) -> Option<LevelFilter> {
 /// Installs gridsel's logger unless the host program already has one (a Rust
 /// program may); then gridsel's lines go through the program's logger.
 pub fn init() {
-    let raw = std::env::var(ENV_LOG).ok();
+    // Invalid UTF-8 is replaced, so such a value is reported as a bad level.
+    let raw = std::env::var_os(ENV_LOG).map(|v| v.to_string_lossy().into_owned());
     let level = raw.as_deref().map_or(Some(DEFAULT_LEVEL), parse_level);
     let installed = env_logger::Builder::new()
         .filter_level(level.unwrap_or(DEFAULT_LEVEL))

@@ -12,7 +12,7 @@ use crate::geometry::{Geometry, LaunchDesc};
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
 use crate::plan::{self, Choice};
-use crate::policy::{self, DEFAULT_POLICY, Policy, llvm::llvm19, sweep};
+use crate::policy::{self, DEFAULT_POLICY, Limits, Policy, llvm::llvm19, sweep};
 use crate::profile::Profile;
 use crate::tune;
 use crate::{IntMap, IntSet};
@@ -166,9 +166,14 @@ impl Runtime {
         static RUNTIME: OnceLock<Runtime> = OnceLock::new();
         RUNTIME.get_or_init(|| {
             crate::logging::init();
-            let (config, errors) = Config::from_lookup(|k| std::env::var(k).ok());
+            let (config, errors) = Config::from_env();
             for e in &errors {
                 log::error!("{e}");
+            }
+            if !config.safe_range {
+                log::warn!(
+                    "GRIDSEL_SAFE_RANGE=off: fixed grids may leave the launch's safe range; a launch that needs more device heap than there is fails and ends the program"
+                );
             }
             log::info!(
                 "policy {}, device {}",
@@ -371,9 +376,15 @@ impl Runtime {
                 }
             }
             Policy::Sweep => {
-                let c = self.next_sweep_point(&entry, &device, kernel, device_id, &launch);
-                (c.decision, Arc::from(c.label.as_str()))
+                match self.next_sweep_point(&entry, &device, kernel, device_id, &launch) {
+                    Some(c) => (c.decision, Arc::from(c.label.as_str())),
+                    None => return pass(record(&self.llvm_label, llvm)),
+                }
             }
+            Policy::Fixed(g) if !self.config.safe_range => (
+                policy::fixed_beyond_safe_range(*g, &device, kernel, &launch),
+                self.policy_label.clone(),
+            ),
             other => match policy::decide(other, &device, kernel, &launch) {
                 Some(d) => (d, self.policy_label.clone()),
                 None => return pass(record(&self.llvm_label, llvm)),
@@ -452,6 +463,9 @@ impl Runtime {
         crate::lock(&entry.logged).insert((device_id, trip))
     }
 
+    /// The next point of the (device, trip count)'s sweep; `None` (LLVM's
+    /// grid) for trip counts past [`MAX_TRIP_COUNTS`], so a kernel whose
+    /// trip count changes at every launch keeps bounded state.
     fn next_sweep_point(
         &self,
         entry: &KernelEntry,
@@ -459,19 +473,24 @@ impl Runtime {
         kernel: &KernelDesc,
         device_id: i64,
         launch: &LaunchDesc,
-    ) -> sweep::Candidate {
+    ) -> Option<sweep::Candidate> {
         let mut sweeps = crate::lock(&entry.sweep);
+        let key = (device_id, launch.trip_count);
+        if !sweeps.contains_key(&key) && sweeps.len() >= MAX_TRIP_COUNTS {
+            return None;
+        }
         let (space, next) = sweeps
-            .entry((device_id, launch.trip_count))
+            .entry(key)
             .or_insert_with(|| (sweep::space(device, kernel, launch).into(), 0));
-        let candidate = space[*next % space.len()].clone();
+        let candidate = space.get(*next % space.len().max(1)).cloned();
         *next += 1;
         candidate
     }
 }
 
-/// The info line for one decision: what the kernel is, what LLVM would do,
-/// what gridsel does and why.
+/// The info line for one decision: what LLVM would do, what gridsel does
+/// and why, the launch's limits where they are narrower than the kernel's
+/// own, and everything known about the kernel.
 pub fn describe(
     name: &str,
     kernel: &KernelDesc,
@@ -480,16 +499,10 @@ pub fn describe(
     policy: &Policy,
     choice: &Choice,
 ) -> String {
-    let show = |v: Option<u32>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
     let d = &choice.decision;
+    let limits = Limits::of(device, kernel, launch);
     format!(
-        "{name}: {} mode, {} regs, {} B shared, cap {}; trip {} ({} loop on {}, {} SMs): LLVM {} -> {policy} {}; {}{}",
-        kernel
-            .exec_mode
-            .map_or_else(|| "unknown".to_string(), |m| m.to_string()),
-        show(kernel.registers),
-        show(kernel.shared_mem),
-        show(kernel.max_threads),
+        "{name}: trip {} ({} loop on {}, {} SMs): LLVM {} -> {policy} {}; {}{}{}; kernel: {kernel}",
         launch.trip_count,
         d.class,
         device.name,
@@ -498,9 +511,14 @@ pub fn describe(
         d.geometry,
         d.rule,
         if d.clamped {
-            " (clamped to the kernel's limits)"
+            " (clamped to the launch's limits)"
         } else {
             ""
+        },
+        if limits.narrowed.is_some() {
+            format!("; limits: {limits}")
+        } else {
+            String::new()
         },
     )
 }

@@ -91,6 +91,17 @@ fn h100_lloyd_next_to_llvm() {
 }
 
 #[test]
+fn kernels_that_may_nest_stay_within_llvms_grid() {
+    let r = results();
+    // Nesting unknown: at most LLVM's 32 threads and 32 blocks, whatever the policy.
+    assert_eq!(
+        grid(&r, "h100_unknown_lloyd_1000"),
+        (0, [32, 11, 32, 32, 2])
+    );
+    assert_eq!(grid(&r, "h100_unknown_fixed").1[..2], [32, 7]);
+}
+
+#[test]
 fn errors_are_codes() {
     let r = results();
     for name in [

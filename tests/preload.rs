@@ -85,7 +85,7 @@ fn cuda_toolchain() -> PathBuf {
 fn decisions<'a>(run: &'a support::Run, part: &str) -> Vec<&'a str> {
     run.gridsel_lines_with(part)
         .into_iter()
-        .filter(|l| l.contains("; trip "))
+        .filter(|l| l.contains(": trip "))
         .collect()
 }
 
@@ -232,7 +232,7 @@ fn concurrent_launchers_get_correct_results_and_one_line_per_trip() {
     let mut trips: Vec<u64> = decided
         .iter()
         .map(|l| {
-            let rest = &l[l.find("; trip ").expect(l) + 7..];
+            let rest = &l[l.find(": trip ").expect(l) + 7..];
             rest.split_whitespace().next().unwrap().parse().unwrap()
         })
         .collect();
@@ -248,7 +248,7 @@ fn concurrent_launchers_get_correct_results_and_one_line_per_trip() {
     // from several threads interleave with gridsel's.)
     let trip800: Vec<_> = decided
         .iter()
-        .filter(|l| l.contains("; trip 800 "))
+        .filter(|l| l.contains(": trip 800 "))
         .collect();
     assert!(
         trip800[0].contains("-> lloyd 9 blocks x 96 threads"),
@@ -732,23 +732,27 @@ fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
     let decided = decisions(&run, "_teams_loop_l");
     assert_eq!(decided.len(), 2, "{}", run.stderr);
     for line in &decided {
-        let after = &line[line
-            .find(": SPMD mode, ")
-            .unwrap_or_else(|| panic!("{line}"))
-            + 13..];
-        let words: Vec<&str> = after.split_whitespace().collect();
-        // `<n> regs, <n> B shared, cap 128;`
+        let kernel = &line[line.find("; kernel: ").unwrap_or_else(|| panic!("{line}")) + 10..];
+        let words: Vec<&str> = kernel.split_whitespace().collect();
+        // `SPMD, <n> regs, <n> B shared, stack 0 B, cap 128; environment: ...`
+        assert_eq!(words[0], "SPMD,", "{line}");
         assert!(
-            words[0].parse::<u32>().is_ok_and(|r| r > 0) && words[1] == "regs,",
+            words[1].parse::<u32>().is_ok_and(|r| r > 0) && words[2] == "regs,",
             "{line}"
         );
         assert!(
-            words[2].parse::<u32>().is_ok_and(|s| s > 0)
-                && words[3] == "B"
-                && words[4] == "shared,",
+            words[3].parse::<u32>().is_ok_and(|s| s > 0)
+                && words[4] == "B"
+                && words[5] == "shared,",
             "{line}"
         );
-        assert_eq!(words[5..7], ["cap", "128;"], "{line}");
+        assert_eq!(words[6..11], ["stack", "0", "B,", "cap", "128;"], "{line}");
+        assert!(
+            kernel.contains(
+                "environment: mode byte 2, generic state machine no, nested parallelism no, threads 1..128"
+            ),
+            "{line}"
+        );
     }
     assert!(decided[0].contains("trip 1000 (ideal loop on H100, 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"));
     assert!(

@@ -9,7 +9,7 @@ use super::abi::{self, BinDesc, KernelArgs};
 use super::dl;
 use crate::device::DeviceDesc;
 use crate::geometry::LaunchDesc;
-use crate::kernel::{ExecMode, KernelDesc};
+use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
 use crate::policy::{self, Policy};
 use crate::runtime::Runtime;
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -218,6 +218,8 @@ pub struct CKernel {
     pub max_threads: u32,
     /// 0 unknown, 1 Generic, 2 SPMD, 3 Generic-SPMD.
     pub exec_mode: u32,
+    /// 0 unknown, 1 no nested parallelism, 2 may nest.
+    pub nesting: u32,
 }
 
 /// `gridsel_grid`: the answer.
@@ -234,7 +236,7 @@ pub struct CGrid {
 
 // The same sizes are asserted for C in include/gridsel_abi_check.c.
 const _: () = assert!(size_of::<CDevice>() == 13 * 4);
-const _: () = assert!(size_of::<CKernel>() == 5 * 4);
+const _: () = assert!(size_of::<CKernel>() == 6 * 4);
 const _: () = assert!(size_of::<CGrid>() == 5 * 4);
 
 pub const GRIDSEL_OK: c_int = 0;
@@ -285,16 +287,30 @@ impl CDevice {
 }
 
 impl CKernel {
+    /// The caller's description; its mode, cap and nesting stand for the
+    /// kernel environment they come from.
     fn to_desc(self) -> KernelDesc {
         let known = |v: u32| (v > 0).then_some(v);
+        let exec_mode = u8::try_from(self.exec_mode).unwrap_or(0);
+        let may_use_nested_parallelism = match self.nesting {
+            1 => Some(false),
+            2 => Some(true),
+            _ => None,
+        };
         KernelDesc {
             registers: known(self.registers),
             shared_mem: known(self.shared_mem),
             local_mem: known(self.local_mem),
             max_threads: known(self.max_threads),
-            exec_mode: u8::try_from(self.exec_mode)
-                .ok()
-                .and_then(ExecMode::from_raw),
+            exec_mode: ExecMode::from_raw(exec_mode),
+            environment: may_use_nested_parallelism
+                .is_some()
+                .then_some(KernelEnvironment {
+                    may_use_nested_parallelism,
+                    exec_mode,
+                    max_threads: known(self.max_threads),
+                    ..KernelEnvironment::default()
+                }),
             ..KernelDesc::named("C API kernel")
         }
     }

@@ -404,6 +404,7 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             environment: env,
             code_size,
             sm_arch: Some(arch),
+            host: false,
         });
     }
     Ok(ImageInfo {
@@ -453,6 +454,7 @@ pub(super) fn parse_host(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             exec_mode: env.and_then(|v| ExecMode::from_raw(v.exec_mode)),
             environment: env,
             code_size: u32::try_from(s.size).ok().filter(|&v| v > 0),
+            host: true,
             ..KernelDesc::default()
         });
     }

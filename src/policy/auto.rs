@@ -23,6 +23,11 @@
 //! 4. **Generic and Generic-SPMD kernels keep LLVM's grid.** Their
 //!    `distribute` splits iterations evenly over the teams; no grid in the
 //!    sweep beat LLVM's by more than the noise on the suite's nests (NOTES.md §2).
+//! 5. **Kernels that may nest parallel regions keep LLVM's grid**, and so do
+//!    kernels whose image cannot tell. Every thread of a nested region costs
+//!    the device runtime heap `malloc`s; more threads per block than LLVM's
+//!    can exhaust the heap (an illegal memory access, [`super::limits`]), and
+//!    where the heap suffices they ran 2-20x slower on the H100 (NOTES.md §9).
 
 use super::Rule;
 use super::llvm::{DEFAULT_BLOCKS, DEFAULT_THREADS, llvm19};
@@ -38,6 +43,9 @@ pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (G
         Some(ExecMode::Generic | ExecMode::GenericSpmd)
     ) {
         return (llvm19(device, kernel, launch), Rule::AutoKeepsLlvm);
+    }
+    if super::limits::narrowing(kernel).is_some() {
+        return (llvm19(device, kernel, launch), Rule::AutoNestingKeepsLlvm);
     }
     let cap = super::thread_cap(device, kernel);
     // Unknown cap (no cubin): clang's default, which is also the chunk.
@@ -77,6 +85,7 @@ mod tests {
 
     fn kernel(mode: ExecMode, cap: u32, regs: u32) -> KernelDesc {
         KernelDesc {
+            local_mem: Some(0),
             registers: Some(regs),
             shared_mem: Some(0),
             max_threads: Some(cap),
@@ -170,10 +179,36 @@ mod tests {
                 }
             }
         }
-        // No cubin: clang's default cap and chunk.
+        // No cubin: nothing says whether the kernel nests, so LLVM's grid.
         assert_eq!(
-            auto(&d, &KernelDesc::named("k"), &LaunchDesc::open(1000)).0,
-            Geometry::new(128, 8)
+            auto(&d, &KernelDesc::named("k"), &LaunchDesc::open(1000)),
+            (Geometry::new(32, 32), Rule::AutoNestingKeepsLlvm)
+        );
+    }
+
+    #[test]
+    fn kernels_that_nest_keep_llvms_grid() {
+        let d = h100();
+        let mut k = kernel(ExecMode::Spmd, 128, 100);
+        k.local_mem = None;
+        k.unbounded_stack = true;
+        k.environment = Some(crate::kernel::KernelEnvironment {
+            may_use_nested_parallelism: Some(true),
+            exec_mode: 2,
+            max_threads: Some(128),
+            ..Default::default()
+        });
+        // probe_nested_simd at 24 576 samples: LLVM's 768 x 32 ran, auto's
+        // old 192 x 128 crashed (NOTES.md §9).
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open(24_576)),
+            (Geometry::new(32, 768), Rule::AutoNestingKeepsLlvm)
+        );
+        // The same module's kernels that do not nest say so, and are free.
+        k.environment.as_mut().unwrap().may_use_nested_parallelism = Some(false);
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open(24_576)),
+            (Geometry::new(128, 192), Rule::AutoOneTeamPerChunk)
         );
     }
 }

@@ -95,7 +95,7 @@ pub fn decide_with(
 ) -> Decision {
     let class = super::lloyd::classify(device, kernel, launch.trip_count);
     let (geometry, rule) = forest(model, device, kernel, launch);
-    let (geometry, clamped) = super::clamp(geometry, device, kernel);
+    let (geometry, clamped) = super::Limits::of(device, kernel, launch).clamp(geometry);
     Decision {
         geometry,
         class,

@@ -86,6 +86,7 @@ mod tests {
 
     fn kernel(registers: u32, shared: u32) -> KernelDesc {
         KernelDesc {
+            local_mem: Some(0),
             registers: Some(registers),
             shared_mem: Some(shared),
             max_threads: Some(1024),

@@ -71,6 +71,7 @@ mod tests {
 
     fn spmd(cap: u32) -> KernelDesc {
         KernelDesc {
+            local_mem: Some(0),
             max_threads: Some(cap),
             exec_mode: Some(ExecMode::Spmd),
             ..KernelDesc::named("k")

@@ -2,11 +2,13 @@
 //!
 //! Every policy answers with a [`Decision`]: the grid, the loop class it saw,
 //! and the [`Rule`] that fired, so the log can say why without formatting
-//! strings on the launch path. Limits are applied afterwards by [`clamp`], one
-//! place for every policy.
+//! strings on the launch path. Every grid is then cut to the launch's
+//! [`Limits`], one place for every policy: what the compiled kernel, the
+//! device and the device runtime's heap allow.
 
 pub mod auto;
 pub mod forest;
+pub mod limits;
 pub mod lloyd;
 pub mod llvm;
 pub mod occupancy;
@@ -14,7 +16,8 @@ pub mod sweep;
 
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, LoopClass};
-use crate::kernel::{ExecMode, KernelDesc};
+use crate::kernel::KernelDesc;
+pub use limits::Limits;
 use std::fmt;
 use std::str::FromStr;
 
@@ -101,6 +104,7 @@ pub enum Rule {
     AutoOneTeamPerChunk,
     AutoResidentWaves,
     AutoKeepsLlvm,
+    AutoNestingKeepsLlvm,
     Occupancy,
     Fixed,
     SweepPoint,
@@ -125,6 +129,9 @@ impl fmt::Display for Rule {
                 "blocks capped at max(waves x resident blocks, LLVM's 3200) (NOTES.md)"
             }
             Self::AutoKeepsLlvm => "Generic/Generic-SPMD kernel: LLVM's grid (NOTES.md)",
+            Self::AutoNestingKeepsLlvm => {
+                "kernel may nest parallel regions (or the image cannot tell): LLVM's grid, since more threads need device heap and run slower (NOTES.md §9)"
+            }
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
             Self::SweepPoint => "sweep point",
@@ -164,13 +171,31 @@ pub fn decide(
         Policy::Forest => forest::embedded(device, kernel, launch),
         Policy::Sweep | Policy::Tune => return None,
     };
-    let (geometry, clamped) = clamp(geometry, device, kernel);
+    let (geometry, clamped) = Limits::of(device, kernel, launch).clamp(geometry);
     Some(Decision {
         geometry,
         class,
         rule,
         clamped,
     })
+}
+
+/// `fixed:T,B` cut only to the compiled kernel's and the device's limits,
+/// not to the launch's safe range (`GRIDSEL_SAFE_RANGE=off`): the one way
+/// to launch a grid that may fail, for measuring that range itself.
+pub fn fixed_beyond_safe_range(
+    g: Geometry,
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+) -> Decision {
+    let (geometry, clamped) = Limits::compiled(device, kernel).clamp(g);
+    Decision {
+        geometry,
+        class: lloyd::classify(device, kernel, launch.trip_count),
+        rule: Rule::Fixed,
+        clamped,
+    }
 }
 
 /// Largest thread count a launch of `kernel` can actually get.
@@ -186,25 +211,10 @@ pub fn thread_cap(device: &DeviceDesc, kernel: &KernelDesc) -> u32 {
 /// CUDA's grid x-dimension limit.
 pub const MAX_BLOCKS: u32 = i32::MAX as u32;
 
-/// Cuts a grid to what the kernel and device allow; reports whether it had to.
-///
-/// Generic-mode kernels get an extra warp from the runtime on top of any
-/// thread limit, so their smallest expressible block is one warp plus one
-/// thread.
-pub fn clamp(g: Geometry, device: &DeviceDesc, kernel: &KernelDesc) -> (Geometry, bool) {
-    let cap = thread_cap(device, kernel);
-    let floor = if kernel.exec_mode == Some(ExecMode::Generic) {
-        (device.warp_size + 1).min(cap)
-    } else {
-        1
-    };
-    let out = Geometry::new(g.threads.clamp(floor, cap), g.blocks.clamp(1, MAX_BLOCKS));
-    (out, out != g)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::ExecMode;
 
     fn h100() -> DeviceDesc {
         DeviceDesc::preset("h100").unwrap()
@@ -249,36 +259,9 @@ mod tests {
     }
 
     #[test]
-    fn clamp_respects_the_compiled_cap_and_the_generic_warp() {
-        let d = h100();
-        let mut k = KernelDesc {
-            max_threads: Some(128),
-            exec_mode: Some(ExecMode::Spmd),
-            ..KernelDesc::named("k")
-        };
-        assert_eq!(
-            clamp(Geometry::new(1024, 0), &d, &k),
-            (Geometry::new(128, 1), true)
-        );
-        assert_eq!(
-            clamp(Geometry::new(96, 10), &d, &k),
-            (Geometry::new(96, 10), false)
-        );
-        k.exec_mode = Some(ExecMode::Generic);
-        assert_eq!(
-            clamp(Geometry::new(1, 10), &d, &k),
-            (Geometry::new(33, 10), true)
-        );
-        k.max_threads = None;
-        assert_eq!(
-            clamp(Geometry::new(4096, u32::MAX), &d, &k),
-            (Geometry::new(1024, MAX_BLOCKS), true)
-        );
-    }
-
-    #[test]
     fn fixed_is_clamped_to_the_kernel() {
         let k = KernelDesc {
+            local_mem: Some(0),
             max_threads: Some(128),
             exec_mode: Some(ExecMode::Spmd),
             ..KernelDesc::named("k")

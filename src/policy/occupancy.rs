@@ -37,6 +37,7 @@ mod tests {
 
     fn kernel(registers: u32, cap: u32) -> KernelDesc {
         KernelDesc {
+            local_mem: Some(0),
             registers: Some(registers),
             shared_mem: Some(0),
             max_threads: Some(cap),

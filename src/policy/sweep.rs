@@ -103,7 +103,7 @@ pub fn columns(
     launch: &LaunchDesc,
     keep: impl Fn(u32) -> bool,
 ) -> Vec<Column> {
-    let cap = super::thread_cap(device, kernel);
+    let limits = super::Limits::of(device, kernel, launch);
     let trip = launch.trip_count.max(1);
     let chunk = u64::from(kernel.distribute_chunk().unwrap_or(1).max(1));
     let chunks = div_ceil(trip, chunk);
@@ -112,18 +112,18 @@ pub fn columns(
     let mut common: Vec<u32> = (0..=16).map(|p| 1u32 << p).collect();
     common.extend((1..=SM_MULTIPLES).map(|m| m.saturating_mul(device.sm_count)));
     common.push(saturate(chunks));
-    common
-        .iter_mut()
-        .for_each(|b| *b = (*b).min(MAX_SWEEP_BLOCKS));
+    let max_blocks = limits.max_blocks.min(MAX_SWEEP_BLOCKS);
+    common.iter_mut().for_each(|b| *b = (*b).min(max_blocks));
     common.sort_unstable();
     common.dedup();
-    let threads =
-        std::iter::once(1).chain((1..=cap / device.warp_size).map(|w| w * device.warp_size));
+    let threads = std::iter::once(1)
+        .chain((1..=limits.max_threads / device.warp_size).map(|w| w * device.warp_size));
     let mut out: Vec<Column> = Vec::new();
     for t in threads {
-        // Blocks never clamp (MAX_SWEEP_BLOCKS <= MAX_BLOCKS), threads may.
+        // Only grids inside the launch's limits: blocks are cut to them
+        // above, thread counts here.
         if !keep(t)
-            || super::clamp(Geometry::new(t, 1), device, kernel).1
+            || !limits.contains(Geometry::new(t, 1))
             || out.last().is_some_and(|c| c.threads == t)
         {
             continue;
@@ -137,7 +137,7 @@ pub fn columns(
             .into_iter()
             .chain([saturate(div_ceil(trip, u64::from(t)))])
         {
-            let b = b.min(MAX_SWEEP_BLOCKS);
+            let b = b.min(max_blocks);
             if let Err(at) = blocks.binary_search(&b) {
                 blocks.insert(at, b);
             }
@@ -172,6 +172,7 @@ mod tests {
 
     fn spmd(cap: u32) -> KernelDesc {
         KernelDesc {
+            local_mem: Some(0),
             max_threads: Some(cap),
             exec_mode: Some(ExecMode::Spmd),
             ..KernelDesc::named("k")

@@ -342,7 +342,8 @@ pub fn candidates(
         v
     };
 
-    let cap = policy::thread_cap(device, kernel);
+    let limits = policy::Limits::of(device, kernel, launch);
+    let cap = limits.max_threads;
     let mut threads = vec![auto.threads];
     let mut t = cap;
     while t >= device.warp_size.min(cap) && t > 0 {
@@ -356,7 +357,7 @@ pub fn candidates(
             let blocks = saturate(blocks.max(1))
                 .min(useful_blocks.max(1))
                 .min(sweep::MAX_SWEEP_BLOCKS);
-            let (g, _) = policy::clamp(Geometry::new(t, blocks), device, kernel);
+            let (g, _) = limits.clamp(Geometry::new(t, blocks));
             neighbours.push(g);
         }
     }
@@ -374,7 +375,7 @@ pub fn candidates(
         .chain(by_distance(neighbours))
         .chain(policies)
         .chain(by_distance(rest))
-        .filter(|&g| sensible(g) && available(g) && seen.insert(g))
+        .filter(|&g| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
         .collect()
 }
 
@@ -517,7 +518,10 @@ impl Session {
             .table
             .get(name, &device.name, device.sm_arch, trip)
         {
-            let (g, _) = policy::clamp(Geometry::new(hit.threads, hit.blocks), device, kernel);
+            // A cached grid is cut to today's limits: the cache may predate
+            // them, or come from another build of the program.
+            let (g, _) = policy::Limits::of(device, kernel, launch)
+                .clamp(Geometry::new(hit.threads, hit.blocks));
             log::info!(
                 "tune: {name} trip {trip}: {g} from the cache {} (measured {} ns, found in {} launches); not tuning",
                 self.cache_path
@@ -726,6 +730,7 @@ mod tests {
     fn candidates_start_with_auto_and_respect_the_cap() {
         let d = DeviceDesc::preset("h100").unwrap();
         let k = KernelDesc {
+            local_mem: Some(0),
             max_threads: Some(128),
             exec_mode: Some(ExecMode::Spmd),
             registers: Some(32),

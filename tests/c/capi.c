@@ -20,16 +20,19 @@ int main(void) {
   int rc = gridsel_device_preset("titanx-pascal", &titan);
   printf("preset_titan %d sm_count %u sm_arch %u\n", rc, titan.sm_count, titan.sm_arch);
   titan.threads_per_block = 64;
-  gridsel_kernel k64 = {64, 0, 0, 0, GRIDSEL_MODE_SPMD};
+  gridsel_kernel k64 = {64, 0, 0, 0, GRIDSEL_MODE_SPMD, GRIDSEL_NESTING_NONE};
   select_and_print("titan_trip10", &titan, &k64, 10, "lloyd");
   select_and_print("titan_trip131072", &titan, &k64, 128 * 1024, "lloyd");
 
   gridsel_device h100;
   rc = gridsel_device_preset("h100", &h100);
   printf("preset_h100 %d sm_count %u\n", rc, h100.sm_count);
-  gridsel_kernel unknown = {0, 0, 0, 0, GRIDSEL_MODE_UNKNOWN};
-  select_and_print("h100_lloyd_1000", &h100, &unknown, 1000, "lloyd");
-  select_and_print("h100_fixed", &h100, &unknown, 1000, "fixed:64,7");
+  gridsel_kernel unknown = {0, 0, 0, 0, GRIDSEL_MODE_UNKNOWN, GRIDSEL_NESTING_UNKNOWN};
+  gridsel_kernel flat = {0, 0, 0, 0, GRIDSEL_MODE_UNKNOWN, GRIDSEL_NESTING_NONE};
+  select_and_print("h100_lloyd_1000", &h100, &flat, 1000, "lloyd");
+  select_and_print("h100_fixed", &h100, &flat, 1000, "fixed:64,7");
+  select_and_print("h100_unknown_lloyd_1000", &h100, &unknown, 1000, "lloyd");
+  select_and_print("h100_unknown_fixed", &h100, &unknown, 1000, "fixed:64,7");
 
   gridsel_grid g;
   printf("null_device %d\n", gridsel_select(NULL, &unknown, 10, "lloyd", &g));

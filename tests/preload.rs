@@ -584,6 +584,20 @@ fn corrupt_image_is_one_warning_and_is_forwarded() {
 
 // ---- 9. profile ---------------------------------------------------------------
 
+/// Splits a CSV line whose fields may be double-quoted (no quotes inside).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
 /// Reads a profile: rows split into fields, after checking the header.
 fn read_profile(path: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -594,7 +608,7 @@ fn read_profile(path: &Path) -> Vec<Vec<String>> {
     );
     lines
         .map(|l| {
-            let fields: Vec<String> = l.split(',').map(String::from).collect();
+            let fields = csv_fields(l);
             assert_eq!(fields.len(), 6, "{l}");
             fields[5]
                 .parse::<u64>()
@@ -854,5 +868,146 @@ fn the_default_policy_is_auto_one_chunk_sized_block_per_chunk() {
         decided[0].contains("LLVM 32 blocks x 32 threads -> auto 8 blocks x 128 threads"),
         "{}",
         decided[0]
+    );
+}
+
+/// bench/kernels/probe_nested_simd.c for sm_90 (falls back to the host here):
+/// two kernels with a nested `parallel for simd reduction` inside the
+/// combined construct, and a plain saxpy of the same module.
+fn nested_sm90() -> Option<PathBuf> {
+    let cuda = cuda_toolchain();
+    if !require(
+        &format!("the CUDA toolchain in {}", cuda.display()),
+        cuda.join("bin/ptxas").exists(),
+    ) {
+        return None;
+    }
+    Some(cached("probe-nested-simd-sm90", |out| {
+        let src = repo().join("bench/kernels/probe_nested_simd.c");
+        let include = format!("-I{}", repo().join("bench/kernels").display());
+        let args = [
+            "-O3",
+            "-fopenmp",
+            "--offload-arch=sm_90",
+            &format!("--cuda-path={}", cuda.display()),
+            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/",
+            &include,
+            &format!("-Wl,-rpath,{LLVM19_LIB}"),
+            &src.to_string_lossy(),
+            "-lm",
+        ];
+        build(out, "clang-19", &args)
+    }))
+}
+
+/// The crash pattern of NOTES.md §9: no policy, tune's exploration included,
+/// gives a kernel that may nest parallel regions more threads or blocks than
+/// LLVM's grid (64 x 32 at 2048 samples); the module's saxpy, which does not
+/// nest, is free. Every launch is checked through the profile.
+#[test]
+fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
+    let Some(program) = nested_sm90() else {
+        return;
+    };
+    let dir = temp_dir("nested_limits");
+    let args = ["2048", "24", "0"];
+    let expected_check = "check=pass";
+    for policy in [
+        "auto",
+        "occupancy",
+        "lloyd",
+        "forest",
+        "tune",
+        "fixed:128,192",
+    ] {
+        let csv = dir.join(format!("{}.csv", policy.replace([':', ','], "_")));
+        let run = run_gridsel(
+            &program,
+            &args,
+            &[
+                H100,
+                LOG_INFO,
+                ("GRIDSEL_POLICY", policy),
+                ("GRIDSEL_PROFILE", &csv.to_string_lossy()),
+            ],
+        )
+        .ok();
+        assert!(
+            run.stdout.contains(expected_check),
+            "{policy}: {}",
+            run.stdout
+        );
+        let rows = read_profile(&csv);
+        let nested: Vec<_> = rows
+            .iter()
+            .filter(|r| function_of(&r[0]).starts_with("nested_fourier"))
+            .collect();
+        assert_eq!(nested.len(), 48, "{policy}: {rows:?}");
+        for r in &nested {
+            let (blocks, threads): (u32, u32) = (r[3].parse().unwrap(), r[4].parse().unwrap());
+            assert!(
+                threads <= 32 && blocks <= 64,
+                "{policy}: {r:?} leaves LLVM's 64 x 32"
+            );
+        }
+        let decided = decisions(&run, "_nested_fourier_l");
+        assert!(
+            decided
+                .iter()
+                .all(|l| l.contains("nested parallelism yes") && l.contains("stack unbounded")),
+            "{policy}: {decided:?}"
+        );
+        if policy == "auto" {
+            assert!(
+                decided[0]
+                    .contains("-> auto 64 blocks x 32 threads; kernel may nest parallel regions"),
+                "{}",
+                decided[0]
+            );
+            let saxpy: Vec<_> = rows
+                .iter()
+                .filter(|r| function_of(&r[0]) == "plain_saxpy")
+                .map(|r| (r[3].as_str(), r[4].as_str()))
+                .collect();
+            assert!(
+                !saxpy.is_empty() && saxpy.iter().all(|&g| g == ("16", "128")),
+                "the saxpy does not nest: one 128-thread block per chunk; {saxpy:?}"
+            );
+        }
+        if policy.starts_with("fixed") {
+            assert!(
+                decided[0].contains("-> fixed:128,192 64 blocks x 32 threads")
+                    && decided[0].contains("(clamped to the launch's limits); limits: threads 1..32, blocks <= 64 (LLVM's grid at most: the kernel may use nested parallelism)"),
+                "{}",
+                decided[0]
+            );
+        }
+    }
+    // Measuring the range itself: GRIDSEL_SAFE_RANGE=off lets fixed grids out,
+    // with one warning.
+    let csv = dir.join("off.csv");
+    let run = run_gridsel(
+        &program,
+        &["2048", "1", "0"],
+        &[
+            H100,
+            ("GRIDSEL_POLICY", "fixed:128,192"),
+            ("GRIDSEL_SAFE_RANGE", "off"),
+            ("GRIDSEL_PROFILE", &csv.to_string_lossy()),
+        ],
+    )
+    .ok();
+    assert!(run.stdout.contains(expected_check), "{}", run.stdout);
+    assert_eq!(
+        run.gridsel_lines_with("GRIDSEL_SAFE_RANGE=off").len(),
+        1,
+        "{}",
+        run.stderr
+    );
+    let rows = read_profile(&csv);
+    assert!(
+        rows.iter()
+            .all(|r| (r[3].as_str(), r[4].as_str()) == ("192", "128")),
+        "{rows:?}"
     );
 }

@@ -5,12 +5,16 @@
 # process of its own (a failed launch ends the process's CUDA context), with
 # gridsel's safe range switched off so that unsafe grids can be measured at all.
 #
-# Usage on the GPU machine: bash bench/gpu/nested.sh [N...]   (default 2048 24576 98304)
+# Usage on the GPU machine: bash bench/gpu/nested.sh [--policies-only] [N...]
+#   (default N: 2048 24576 98304; --policies-only skips the fixed grids, the heap
+#   search and the leak runs: the check that every policy runs the pattern)
 # Writes $OUT/nested.csv (one row per run) and $OUT/nested.log.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 out=${OUT:-/tmp/gridsel-nested}; mkdir -p "$out"
 prog=$repo/bench/build/sm_90/probe_nested_simd
+grids=1
+if [[ ${1:-} == --policies-only ]]; then grids=0; shift; fi
 sizes=("$@"); ((${#sizes[@]})) || sizes=(2048 24576 98304)
 policies=${NESTED_POLICIES:-llvm auto occupancy lloyd forest tune}
 csv=$out/nested.csv
@@ -45,11 +49,16 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 failed=()
 for n in "${sizes[@]}"; do
   for p in $policies; do one "$n" "$p" || failed+=("$n $p"); done
+  ((grids)) || continue
   blocks=$(printf '%s\n' $(((n + 127) / 128)) $(((n + 63) / 64)) $(((n + 31) / 32)) 132 264 1056 4224 | sort -nu)
   for t in 32 64 96 128; do
     for b in $blocks; do one "$n" "fixed:$t,$b" || failed+=("$n fixed:$t,$b"); done
   done
 done
+if ((!grids)); then
+  echo "nested.sh: $(($(wc -l <"$csv") - 1)) runs, ${#failed[@]} failed"
+  exit $((${#failed[@]} > 0))
+fi
 # The device heap a failing grid needs: the smallest of these sizes that runs.
 for f in "${failed[@]}"; do
   read -r n p <<<"$f"

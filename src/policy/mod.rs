@@ -119,12 +119,14 @@ impl fmt::Display for Rule {
             }
             Self::LloydLong => "long loop: blocks capped at the resident maximum (Fig. 7)",
             Self::AutoOneTeamPerChunk => {
-                "one block per distribute chunk, chunk-sized blocks (NOTES.md)"
+                "one block per distribute chunk, chunk-sized blocks (bench/results/h100/NOTES.md §2)"
             }
             Self::AutoResidentWaves => {
-                "blocks capped at max(waves x resident blocks, LLVM's 3200) (NOTES.md)"
+                "blocks capped at max(waves x resident blocks, LLVM's 3200) (bench/results/h100/NOTES.md §2)"
             }
-            Self::AutoKeepsLlvm => "Generic/Generic-SPMD kernel: LLVM's grid (NOTES.md)",
+            Self::AutoKeepsLlvm => {
+                "Generic/Generic-SPMD kernel: LLVM's grid (bench/results/h100/NOTES.md §2)"
+            }
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
             Self::SweepPoint => "sweep point",

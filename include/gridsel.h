@@ -9,6 +9,14 @@
  *
  * Link with -lgridsel. Every function is thread-safe, never aborts, and
  * reports bad arguments through its return value.
+ *
+ * Linking -lgridsel into an OpenMP offload program also interposes its own
+ * launches: the library exports __tgt_register_lib, __tgt_unregister_lib and
+ * __tgt_target_kernel, so when it comes before libomptarget in the link order
+ * (as -lgridsel on clang's command line does), every target region of the
+ * program takes gridsel's launch path, with GRIDSEL_POLICY or the default
+ * policy choosing its grid, exactly as under LD_PRELOAD. Set
+ * GRIDSEL_POLICY=llvm to keep libomptarget's own grids.
  */
 #ifndef GRIDSEL_H
 #define GRIDSEL_H
@@ -18,6 +26,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of this header; gridsel_version() gives the library's. */
+#define GRIDSEL_VERSION_MAJOR 0
+#define GRIDSEL_VERSION_MINOR 1
+#define GRIDSEL_VERSION_PATCH 0
+#define GRIDSEL_VERSION_STRING "0.1.0"
 
 /* Return codes. */
 #define GRIDSEL_OK 0
@@ -86,8 +100,10 @@ typedef struct gridsel_grid {
  * Returns GRIDSEL_OK, GRIDSEL_ERR_NULL or GRIDSEL_ERR_DEVICE. */
 int gridsel_device_preset(const char *name, gridsel_device *out);
 
-/* Chooses the grid `policy` ("auto", "lloyd", "llvm", "occupancy", "fixed:T,B") gives a kernel
- * whose launch over trip_count iterations left the grid open.
+/* Chooses the grid `policy` ("auto", "lloyd", "llvm", "occupancy", "forest", "fixed:T,B") gives
+ * a kernel whose launch over trip_count iterations left the grid open ("sweep" and "tune" decide
+ * per launch at run time and give GRIDSEL_ERR_POLICY; "forest" uses the embedded H100 model,
+ * whatever GRIDSEL_MODEL says).
  * Returns GRIDSEL_OK, GRIDSEL_ERR_NULL, GRIDSEL_ERR_POLICY or GRIDSEL_ERR_DEVICE. */
 int gridsel_select(const gridsel_device *device, const gridsel_kernel *kernel,
                    uint64_t trip_count, const char *policy, gridsel_grid *out);

@@ -175,7 +175,7 @@ impl KernelDesc {
     /// Iterations a team receives per `distribute` chunk.
     ///
     /// LLVM 19 SPMD kernels hand out chunks of the compiled thread cap,
-    /// whatever the launch's block size (REFERENCE.md §3; measured in
+    /// whatever the launch's block size (docs/llvm-grid.md §3; measured in
     /// bench/results/h100/NOTES.md); Generic-SPMD and Generic kernels give one
     /// `distribute` iteration per team.
     pub fn distribute_chunk(&self) -> Option<u32> {

@@ -7,7 +7,7 @@ use gridsel::ffi::cuda;
 use gridsel::geometry::LaunchDesc;
 use gridsel::image::{self, ImageKind};
 use gridsel::kernel::{ExecMode, KernelDesc};
-use gridsel::policy::{self, Policy, llvm::llvm19, sweep};
+use gridsel::policy::{self, DEFAULT_POLICY, POLICY_NAMES, Policy, llvm::llvm19, sweep};
 use gridsel::tune;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -26,8 +26,8 @@ enum Command {
     Select {
         #[command(flatten)]
         target: Target,
-        #[arg(long, default_value = "lloyd")]
-        policy: String,
+        #[arg(long, default_value_t = DEFAULT_POLICY, help = policy_help())]
+        policy: Policy,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -36,7 +36,9 @@ enum Command {
     Devices,
     /// List the offload kernels embedded in an executable or shared library.
     Inspect {
+        /// Executable, shared library or object file with offload images.
         file: PathBuf,
+        /// Print one JSON array: per image its format and kernels.
         #[arg(long)]
         json: bool,
     },
@@ -50,13 +52,15 @@ enum Command {
     Evaluate {
         #[command(flatten)]
         sweep: Measured,
-        #[arg(long)]
-        policy: String,
+        #[arg(long, help = policy_help())]
+        policy: Policy,
     },
     /// Check the cubin parser and the occupancy model against the CUDA driver:
     /// load each binary's cubin and compare attributes and resident blocks.
     CheckDriver {
+        /// Offload binaries whose cubins to load.
         binaries: Vec<PathBuf>,
+        /// CUDA device ordinal of the GPU to ask.
         #[arg(long, default_value_t = 0)]
         ordinal: i32,
     },
@@ -120,6 +124,7 @@ struct Target {
     /// Preset (titanx-pascal, v100, a100, h100) or TOML profile.
     #[arg(long, default_value = "h100")]
     device: String,
+    /// Iterations of the launch's `distribute` loop.
     #[arg(long)]
     trip_count: u64,
     /// Overrides the device's ThreadsPerBlock.
@@ -131,10 +136,13 @@ struct Target {
     /// Kernel symbol in --binary.
     #[arg(long)]
     kernel: Option<String>,
+    /// Registers per thread (overrides --binary's).
     #[arg(long)]
     registers: Option<u32>,
+    /// Static shared memory per block in bytes (overrides --binary's).
     #[arg(long)]
     shared_mem: Option<u32>,
+    /// Local memory (stack) per thread in bytes (overrides --binary's).
     #[arg(long)]
     local_mem: Option<u32>,
     /// Compiled thread cap (clang's default is 128).
@@ -143,6 +151,13 @@ struct Target {
     /// spmd, generic or generic-spmd.
     #[arg(long, value_parser = parse_mode)]
     mode: Option<ExecMode>,
+}
+
+/// `--policy`'s help: the accepted names, from the library's own list.
+fn policy_help() -> String {
+    format!(
+        "Grid policy: {POLICY_NAMES} (sweep and tune decide per launch at run time, so only GRIDSEL_POLICY takes them)"
+    )
 }
 
 fn parse_mode(text: &str) -> Result<ExecMode, String> {
@@ -399,7 +414,6 @@ fn run(cli: Cli) -> Result<(), String> {
             json,
         } => {
             let (device, kernel, launch) = target.resolve()?;
-            let policy: Policy = policy.parse()?;
             let decision = policy::decide(&policy, &device, &kernel, &launch).ok_or_else(|| {
                 format!("{policy} chooses per launch at run time; pick a stateless policy")
             })?;
@@ -479,7 +493,6 @@ fn run(cli: Cli) -> Result<(), String> {
             }
         }
         Command::Evaluate { sweep, policy } => {
-            let policy: Policy = policy.parse()?;
             let (device, cases, kernels) = sweep.load()?;
             println!("program,kernel,trip_count,threads,blocks,median_ms");
             for case in cases {
@@ -542,5 +555,60 @@ fn main() -> ExitCode {
             eprintln!("gridsel: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommand_argument_has_help() {
+        let cli = Cli::command();
+        cli.clone().debug_assert();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() {
+                    missing.push(format!("{} --{}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
+    #[test]
+    fn policy_help_lists_the_accepted_names() {
+        for name in ["select", "evaluate"] {
+            let cli = Cli::command();
+            let sub = cli.find_subcommand(name).unwrap();
+            let policy = sub
+                .get_arguments()
+                .find(|a| a.get_id() == "policy")
+                .unwrap();
+            let help = policy.get_help().unwrap().to_string();
+            assert!(help.contains(POLICY_NAMES), "{name}: {help}");
+        }
+    }
+
+    #[test]
+    fn select_defaults_to_the_library_default_policy() {
+        let cli = Cli::try_parse_from(["gridsel", "select", "--trip-count", "1000"]).unwrap();
+        let Command::Select { policy, .. } = cli.command else {
+            panic!("not select");
+        };
+        assert_eq!(policy, DEFAULT_POLICY);
+    }
+
+    #[test]
+    fn unknown_policy_is_a_usage_error_naming_the_choices() {
+        let err =
+            Cli::try_parse_from(["gridsel", "select", "--trip-count", "1", "--policy", "nope"])
+                .err()
+                .unwrap();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(err.to_string().contains(POLICY_NAMES), "{err}");
     }
 }

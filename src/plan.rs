@@ -1,6 +1,6 @@
 //! What gridsel may change in a launch, and how a chosen grid is expressed.
 //!
-//! The rules (REFERENCE.md §2): only an open launch (num_teams 0 and
+//! The rules (docs/abi.md §5): only an open launch (num_teams 0 and
 //! thread_limit 0) is changed. `target` (-1 teams) and `target parallel*`
 //! (1 team) are never touched, since extra teams would run the whole region
 //! again, nor is thread_limit 1 (simd forms). A region without a `distribute`

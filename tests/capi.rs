@@ -29,6 +29,21 @@ fn capi() -> PathBuf {
     })
 }
 
+/// tests/c/kernels.c for the host plugin, built plain and linked with
+/// `-lgridsel` (as a program that uses the C API is).
+fn kernels(linked: bool) -> PathBuf {
+    if !linked {
+        return host_offload("kernels", "kernels.c", &[]);
+    }
+    let lib_dir = lib().parent().unwrap().to_string_lossy().into_owned();
+    let rpath = format!("-Wl,-rpath,{lib_dir}");
+    host_offload(
+        "kernels-linked",
+        "kernels.c",
+        &["-L", &lib_dir, "-lgridsel", &rpath],
+    )
+}
+
 /// The program's output as `name -> [fields after the name]`.
 fn results() -> HashMap<String, Vec<String>> {
     let run = run_plain(&capi(), &[], &[]).ok();
@@ -61,6 +76,20 @@ fn grid(r: &HashMap<String, Vec<String>>, name: &str) -> (i32, [u32; 5]) {
 #[test]
 fn version_is_the_crate_version() {
     assert_eq!(get(&results(), "version"), [env!("CARGO_PKG_VERSION")]);
+}
+
+#[test]
+fn header_version_macros_are_the_crate_version() {
+    assert_eq!(
+        get(&results(), "header_version"),
+        [
+            env!("CARGO_PKG_VERSION"),
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            env!("CARGO_PKG_VERSION_MINOR"),
+            env!("CARGO_PKG_VERSION_PATCH"),
+        ],
+        "update the GRIDSEL_VERSION_* macros of include/gridsel.h"
+    );
 }
 
 #[test]
@@ -102,6 +131,36 @@ fn kernels_that_may_nest_stay_within_llvms_grid() {
 }
 
 #[test]
+fn forest_is_accepted_and_matches_the_rust_decision() {
+    use gridsel::device::DeviceDesc;
+    use gridsel::geometry::LaunchDesc;
+    use gridsel::kernel::{ExecMode, KernelDesc, KernelEnvironment};
+    use gridsel::policy::{self, Policy};
+    // The kernel of capi.c's `h100_forest` line.
+    let kernel = KernelDesc {
+        registers: Some(32),
+        max_threads: Some(128),
+        exec_mode: Some(ExecMode::Spmd),
+        environment: Some(KernelEnvironment {
+            may_use_nested_parallelism: Some(false),
+            exec_mode: 2,
+            max_threads: Some(128),
+            ..KernelEnvironment::default()
+        }),
+        ..KernelDesc::named("C API kernel")
+    };
+    let device = DeviceDesc::preset("h100").unwrap();
+    let launch = LaunchDesc::open(1 << 20);
+    let ours = policy::decide(&Policy::Forest, &device, &kernel, &launch).unwrap();
+    let llvm = policy::llvm::llvm19(&device, &kernel, &launch);
+    let g = ours.geometry;
+    assert_eq!(
+        grid(&results(), "h100_forest"),
+        (0, [g.threads, g.blocks, llvm.threads, llvm.blocks, 3])
+    );
+}
+
+#[test]
 fn errors_are_codes() {
     let r = results();
     for name in [
@@ -118,4 +177,33 @@ fn errors_are_codes() {
     assert_eq!(get(&r, "policy_sweep"), ["-2"]);
     assert_eq!(get(&r, "preset_unknown"), ["-3"]);
     assert_eq!(get(&r, "sm_count_0"), ["-3"]);
+}
+
+#[test]
+fn linking_the_library_interposes_the_programs_own_launches() {
+    let env = [
+        ("GRIDSEL_DEVICE", "h100"),
+        ("GRIDSEL_LOG", "info"),
+        ("LIBOMPTARGET_INFO", "16"),
+    ];
+    // No LD_PRELOAD and no GRIDSEL_POLICY: linking alone brings gridsel in,
+    // with the default policy.
+    let linked = run_plain(&kernels(true), &["all"], &env).ok();
+    assert!(
+        !linked.gridsel_lines_with("registered").is_empty(),
+        "{}",
+        linked.stderr
+    );
+    let preloaded = run_gridsel(
+        &kernels(false),
+        &["all"],
+        &[env.as_slice(), &[("GRIDSEL_POLICY", "")]].concat(),
+    )
+    .ok();
+    assert!(!preloaded.launches().is_empty(), "{}", preloaded.stderr);
+    let grids = |run: &Run| -> Vec<(u32, u32)> {
+        run.launches().into_iter().map(|(_, b, t)| (b, t)).collect()
+    };
+    assert_eq!(grids(&linked), grids(&preloaded), "{}", linked.stderr);
+    assert_eq!(linked.stdout, preloaded.stdout);
 }

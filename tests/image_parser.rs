@@ -142,7 +142,7 @@ fn cubin_e_flags_hold_the_arch() {
     assert_eq!(
         gridsel::image::elf::sm_arch(0x6005a04, 8),
         90,
-        "CUDA 13 layout (REFERENCE.md 5)"
+        "CUDA 13 layout (docs/cubin.md §1)"
     );
 }
 

@@ -18,7 +18,11 @@ done
 bench_exe=$(cargo bench --bench launch_path --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("target", {}).get("name") == "launch_path"][-1])')
 strip -o .stage/launch_path "$bench_exe"
-clang-19 -O3 -fopenmp --offload-arch=sm_90 --cuda-path="$repo/.toolchain/cuda" \
+# The demo needs the sm_90 toolchain; on a fresh checkout nothing has set it
+# up yet (build.sh below would, too late), so set it up first. A no-op when
+# it exists; its one line on stdout is the CUDA folder.
+cuda=$(bash bench/toolchain/setup.sh | tail -n 1)
+clang-19 -O3 -fopenmp --offload-arch=sm_90 --cuda-path="$cuda" \
   --libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/ -Wl,-rpath,/usr/lib/llvm-19/lib \
   examples/demo.c -o .stage/demo-sm_90 -lm
 git rev-parse HEAD > .stage/commit 2>/dev/null || echo unknown > .stage/commit

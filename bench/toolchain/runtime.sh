@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Assembles the OpenMP offload runtime for the GPU machine (no clang there; see
-# shared REFERENCE.md section 6): libomptarget.so.19.1, libomp.so.5 and every
+# docs/toolchain.md §4): libomptarget.so.19.1, libomp.so.5 and every
 # library ldd lists for them (recursively) except the glibc family and the
 # GCC runtime (libstdc++, libgcc_s), which any Linux machine has. In practice:
 # libLLVM.so.19.1 and its Debian 12 dependencies (z3, icu 72, xml2, edit,

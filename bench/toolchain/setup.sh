@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what bench/toolchain/build.sh needs to build clang-19 OpenMP offload
 # programs for sm_90 on a machine without CUDA (see bench/README.md
-# "## Toolchain" and shared REFERENCE.md section 5):
+# "## Toolchain" and docs/toolchain.md §1-2):
 #   1. apt: clang-19 libomp-19-dev clang-tools-19 (skipped when present),
 #   2. pip --target into $GRIDSEL_TOOLCHAIN_DIR/py: nvidia-cuda-nvcc-cu12 and
 #      nvidia-nvjitlink-cu12 (CUDA 12 ptxas, libdevice, libnvJitLink),

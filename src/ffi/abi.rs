@@ -1,4 +1,4 @@
-//! libomptarget's data structures (REFERENCE.md §2, §4) and checked access.
+//! libomptarget's data structures (docs/abi.md §2, §3) and checked access.
 //!
 //! Readers copy what they need out of program memory into owned values and
 //! validate counts and versions first; a layout gridsel does not know is an

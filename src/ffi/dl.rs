@@ -50,7 +50,7 @@ macro_rules! real_fn {
                 found
             }))?;
             // SAFETY: the symbol is libomptarget's function of this signature
-            // (offload/src/interface.cpp; REFERENCE.md §1).
+            // (offload/src/interface.cpp; docs/abi.md §1).
             Some(unsafe { std::mem::transmute::<usize, $ty>(addr) })
         }
     };

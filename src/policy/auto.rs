@@ -98,7 +98,7 @@ mod tests {
     fn spmd_blocks_are_one_per_chunk_of_the_cap() {
         let d = h100();
         let k = kernel(ExecMode::Spmd, 128, 32);
-        // The short heavy loop of REFERENCE.md §3: 132 iterations = 2 chunks.
+        // The short heavy loop of docs/llvm-grid.md §3: 132 iterations = 2 chunks.
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(132)),
             (Geometry::new(128, 2), Rule::AutoOneTeamPerChunk)

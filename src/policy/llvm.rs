@@ -2,7 +2,7 @@
 //! gridsel's choice.
 //!
 //! Source: offload/plugins-nextgen/common/src/PluginInterface.cpp at 19.1.7,
-//! `GenericKernelTy::getNumThreads` and `getNumBlocks` (REFERENCE.md §3).
+//! `GenericKernelTy::getNumThreads` and `getNumBlocks` (docs/llvm-grid.md §1).
 
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
@@ -83,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn matches_the_measured_examples_of_reference_section_3() {
+    fn matches_the_examples_of_docs_llvm_grid() {
         let (d, k) = (h100(), spmd(128));
         assert_eq!(
             llvm19(&d, &k, &LaunchDesc::open(1000)),
@@ -97,7 +97,7 @@ mod tests {
             llvm19(&d, &k, &LaunchDesc::open(1_000_000)),
             Geometry::new(128, 3200)
         );
-        // The short heavy loop of §3: 132 iterations -> 5 blocks x 32 threads.
+        // The short heavy loop of docs/llvm-grid.md §3: 132 iterations -> 5 blocks x 32 threads.
         assert_eq!(llvm19(&d, &k, &LaunchDesc::open(132)), Geometry::new(32, 5));
     }
 

@@ -80,17 +80,22 @@ impl FromStr for Policy {
 }
 
 impl fmt::Display for Policy {
+    /// Honours width and alignment (`{:<8}`), so policies line up in tables.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Llvm => f.write_str("llvm"),
-            Self::Lloyd => f.write_str("lloyd"),
-            Self::Auto => f.write_str("auto"),
-            Self::Occupancy => f.write_str("occupancy"),
-            Self::Fixed(g) => write!(f, "fixed:{},{}", g.threads, g.blocks),
-            Self::Sweep => f.write_str("sweep"),
-            Self::Tune => f.write_str("tune"),
-            Self::Forest => f.write_str("forest"),
-        }
+        let fixed;
+        f.pad(match self {
+            Self::Llvm => "llvm",
+            Self::Lloyd => "lloyd",
+            Self::Auto => "auto",
+            Self::Occupancy => "occupancy",
+            Self::Fixed(g) => {
+                fixed = format!("fixed:{},{}", g.threads, g.blocks);
+                &fixed
+            }
+            Self::Sweep => "sweep",
+            Self::Tune => "tune",
+            Self::Forest => "forest",
+        })
     }
 }
 
@@ -123,14 +128,16 @@ impl fmt::Display for Rule {
             }
             Self::LloydLong => "long loop: blocks capped at the resident maximum (Fig. 7)",
             Self::AutoOneTeamPerChunk => {
-                "one block per distribute chunk, chunk-sized blocks (NOTES.md)"
+                "one block per distribute chunk, chunk-sized blocks (bench/results/h100/NOTES.md §2)"
             }
             Self::AutoResidentWaves => {
-                "blocks capped at max(waves x resident blocks, LLVM's 3200) (NOTES.md)"
+                "blocks capped at max(waves x resident blocks, LLVM's 3200) (bench/results/h100/NOTES.md §2)"
             }
-            Self::AutoKeepsLlvm => "Generic/Generic-SPMD kernel: LLVM's grid (NOTES.md)",
+            Self::AutoKeepsLlvm => {
+                "Generic/Generic-SPMD kernel: LLVM's grid (bench/results/h100/NOTES.md §2)"
+            }
             Self::AutoNestingKeepsLlvm => {
-                "kernel may nest parallel regions (or the image cannot tell): LLVM's grid, since more threads need device heap and run slower (NOTES.md §9)"
+                "kernel may nest parallel regions (or the image cannot tell): LLVM's grid, since more threads need device heap and run slower (bench/results/h100/NOTES.md §9)"
             }
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
@@ -238,6 +245,16 @@ mod tests {
             " fixed: 32 , 7 ".parse::<Policy>().unwrap(),
             Policy::Fixed(Geometry::new(32, 7))
         );
+    }
+
+    #[test]
+    fn display_pads_to_the_requested_width() {
+        assert_eq!(format!("[{:<8}]", Policy::Auto), "[auto    ]");
+        assert_eq!(format!("[{:>6}]", Policy::Llvm), "[  llvm]");
+        let fixed = Policy::Fixed(Geometry::new(128, 2));
+        assert_eq!(format!("[{fixed:<14}]"), "[fixed:128,2   ]");
+        // Wider than the width: printed whole.
+        assert_eq!(format!("[{:<4}]", Policy::Occupancy), "[occupancy]");
     }
 
     #[test]

@@ -143,7 +143,7 @@ pub fn columns(
             }
         }
         // Teams beyond the number of chunks idle, and threads beyond the
-        // chunk get no iteration (REFERENCE.md §3): drop the block counts
+        // chunk get no iteration (docs/llvm-grid.md §3): drop the block counts
         // that leave a thread more than MAX_ITERATIONS_PER_THREAD iterations,
         // a prefix since the busy threads grow with the blocks.
         let fits = |b: u32| {

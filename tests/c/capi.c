@@ -15,6 +15,8 @@ static void select_and_print(const char *name, const gridsel_device *d, const gr
 
 int main(void) {
   printf("version %s\n", gridsel_version());
+  printf("header_version %s %d %d %d\n", GRIDSEL_VERSION_STRING, GRIDSEL_VERSION_MAJOR,
+         GRIDSEL_VERSION_MINOR, GRIDSEL_VERSION_PATCH);
 
   gridsel_device titan;
   int rc = gridsel_device_preset("titanx-pascal", &titan);
@@ -33,6 +35,8 @@ int main(void) {
   select_and_print("h100_fixed", &h100, &flat, 1000, "fixed:64,7");
   select_and_print("h100_unknown_lloyd_1000", &h100, &unknown, 1000, "lloyd");
   select_and_print("h100_unknown_fixed", &h100, &unknown, 1000, "fixed:64,7");
+  gridsel_kernel spmd128 = {32, 0, 0, 128, GRIDSEL_MODE_SPMD, GRIDSEL_NESTING_NONE};
+  select_and_print("h100_forest", &h100, &spmd128, 1 << 20, "forest");
 
   gridsel_grid g;
   printf("null_device %d\n", gridsel_select(NULL, &unknown, 10, "lloyd", &g));

@@ -1,0 +1,124 @@
+//! The `gridsel` command-line tool, run as a user runs it: the built binary
+//! on the committed real images of tests/fixtures/images/.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/images")
+        .join(name)
+}
+
+/// Runs `gridsel ARGS`, asserts success, returns stdout.
+fn gridsel(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_gridsel"))
+        .args(args)
+        .output()
+        .expect("running gridsel");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "gridsel {args:?} failed: {stderr}");
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// `gridsel inspect --json FILE`, parsed.
+fn inspect_json(file: &str) -> Vec<Value> {
+    let path = fixture(file);
+    let text = gridsel(&["inspect", "--json", path.to_str().unwrap()]);
+    match serde_json::from_str(&text) {
+        Ok(Value::Array(images)) => images,
+        other => panic!("not a JSON array: {other:?}\n{text}"),
+    }
+}
+
+/// The kernel of `image` whose symbol ends in `suffix` (kernel names embed
+/// the source file's device and inode, so only the function and line are
+/// stable).
+fn kernel<'a>(image: &'a Value, suffix: &str) -> &'a Value {
+    let kernels = image["kernels"].as_array().expect("kernels array");
+    let found: Vec<_> = kernels
+        .iter()
+        .filter(|k| k["name"].as_str().is_some_and(|n| n.ends_with(suffix)))
+        .collect();
+    assert_eq!(found.len(), 1, "one kernel ending in {suffix}: {kernels:?}");
+    found[0]
+}
+
+#[test]
+fn inspect_json_describes_the_cubin_of_an_sm90_executable() {
+    // The `.llvm.offloading` section of the sm_90 build of kernels.c.
+    let images = inspect_json("kernels.sm_90.offload");
+    assert_eq!(images.len(), 1, "{images:?}");
+    let image = &images[0];
+    assert_eq!(
+        image["image"],
+        serde_json::json!({"format": "cubin", "sm_arch": 90})
+    );
+    assert_eq!(image["kernels"].as_array().unwrap().len(), 6);
+    // (function and line, mode, compiled thread cap, raw mode byte)
+    let expected = [
+        ("_spmd_l12", "spmd", 128, 2),
+        ("_generic_spmd_l18", "generic-spmd", 128, 3),
+        ("_limit256_l27", "spmd", 256, 2),
+        ("_bounds512_l33", "spmd", 512, 2),
+        ("_heavy_l39", "spmd", 128, 2),
+        ("_local_array_l57", "spmd", 128, 2),
+    ];
+    for (suffix, mode, cap, raw_mode) in expected {
+        let k = kernel(image, suffix);
+        assert_eq!(k["exec_mode"], mode, "{suffix}");
+        assert_eq!(k["max_threads"], cap, "{suffix}");
+        assert_eq!(k["sm_arch"], 90, "{suffix}");
+        assert_eq!(k["environment"]["exec_mode"], raw_mode, "{suffix}");
+        assert_eq!(k["environment"]["max_threads"], cap, "{suffix}");
+        assert!(k["registers"].as_u64().is_some_and(|r| r > 0), "{suffix}");
+        assert_eq!(k["unbounded_stack"], false, "{suffix}");
+    }
+    // `double t[64]` indexed at run time lives on the stack.
+    assert_eq!(kernel(image, "_local_array_l57")["local_mem"], 512);
+    assert_eq!(kernel(image, "_spmd_l12")["local_mem"], 0);
+}
+
+#[test]
+fn inspect_json_describes_a_host_offload_executable() {
+    let images = inspect_json("kernels.x86_64.exe");
+    assert_eq!(images.len(), 1, "{images:?}");
+    let image = &images[0];
+    assert_eq!(
+        image["image"],
+        serde_json::json!({"format": "host-elf", "machine": 62})
+    );
+    assert_eq!(image["kernels"].as_array().unwrap().len(), 6);
+    let k = kernel(image, "_spmd_l12");
+    // A host image has no cubin facts: null, not invented.
+    assert_eq!(k["registers"], Value::Null);
+    assert_eq!(k["sm_arch"], Value::Null);
+    assert!(k["code_size"].as_u64().is_some_and(|s| s > 0));
+}
+
+#[test]
+fn inspect_json_of_bitcode_is_a_jit_image_without_kernels() {
+    assert_eq!(
+        inspect_json("tiny.bc"),
+        [serde_json::json!({"image": {"format": "bitcode"}, "kernels": []})]
+    );
+}
+
+#[test]
+fn select_uses_the_library_default_policy_and_aligns_its_columns() {
+    let json: Value =
+        serde_json::from_str(&gridsel(&["select", "--trip-count", "1000", "--json"])).unwrap();
+    assert_eq!(json["policy"], gridsel::policy::DEFAULT_POLICY.to_string());
+
+    // The text form prints LLVM's grid and the policy's in one column.
+    let text = gridsel(&["select", "--trip-count", "1000", "--policy", "lloyd"]);
+    let column = |label: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no `{label}` line in\n{text}"));
+        line.len() - line[label.len()..].trim_start().len()
+    };
+    assert_eq!(column("llvm"), column("lloyd"), "{text}");
+}

@@ -1,5 +1,6 @@
 //! gridsel inside a C or C++ program leaves the program's own mechanisms
-//! alone: its log lines never raise SIGPIPE when nobody reads stderr.
+//! alone: its log lines never raise SIGPIPE when nobody reads stderr, and
+//! a C++ exception thrown by libomptarget reaches the program's handler.
 
 mod support;
 
@@ -100,4 +101,51 @@ fn logging_to_an_unread_stderr_leaves_sigpipe_to_the_program() {
             assert_eq!(stdout, format!("{mode}: start\n{mode}: ok\n"), "{unread:?}");
         }
     }
+}
+
+// ---- C++ exceptions ---------------------------------------------------------------
+
+/// tests/c/unwind.cpp linked against tests/c/throwing_omptarget.cpp.
+fn unwind_program() -> PathBuf {
+    let stand_in = cached("libthrowing_omptarget.so", |out| {
+        let src = c_source("throwing_omptarget.cpp");
+        build(
+            out,
+            "clang++-19",
+            &[
+                "-O2",
+                "-shared",
+                "-fPIC",
+                "-Wl,-soname,libthrowing_omptarget.so",
+                &src.to_string_lossy(),
+            ],
+        )
+    });
+    let dir = stand_in.parent().unwrap().to_string_lossy().into_owned();
+    cached("unwind", |out| {
+        let src = c_source("unwind.cpp");
+        build(
+            out,
+            "clang++-19",
+            &[
+                "-O2",
+                "-Wall",
+                &src.to_string_lossy(),
+                &format!("-L{dir}"),
+                "-lthrowing_omptarget",
+                &format!("-Wl,-rpath,{dir}"),
+            ],
+        )
+    })
+}
+
+#[test]
+fn a_cpp_exception_from_libomptarget_reaches_the_program() {
+    let expected = "caught from __tgt_register_lib\n\
+                    caught from __tgt_target_kernel\n\
+                    caught from __tgt_unregister_lib\n";
+    let plain = run_plain(&unwind_program(), &[], &[]).ok();
+    assert_eq!(plain.stdout, expected);
+    let run = run_gridsel(&unwind_program(), &[], &[]).ok();
+    assert_eq!(run.stdout, expected);
 }

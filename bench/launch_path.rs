@@ -30,7 +30,7 @@ struct KernelArgs {
 }
 
 /// The forwarded call: consumes the grid and reports success.
-unsafe extern "C" fn stand_in(
+unsafe extern "C-unwind" fn stand_in(
     _: *mut c_void,
     _: i64,
     teams: i32,

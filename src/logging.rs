@@ -1,6 +1,10 @@
 //! `GRIDSEL_LOG`: env_logger on stderr, every line prefixed `gridsel:`.
+//!
+//! Lines go through [`ffi::stderr::Stderr`], which never raises SIGPIPE in
+//! the host program when stderr is a pipe or socket nobody reads any more.
 
 use crate::config::ENV_LOG;
+use crate::ffi;
 use log::LevelFilter;
 use std::io::Write;
 
@@ -36,7 +40,7 @@ pub fn init() {
                 record.args()
             )
         })
-        .target(env_logger::Target::Stderr)
+        .target(env_logger::Target::Pipe(Box::new(ffi::stderr::Stderr)))
         .try_init()
         .is_ok();
     if installed && level.is_none() {

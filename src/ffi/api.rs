@@ -4,6 +4,12 @@
 //! Every export runs its work through [`boundary`]: a panic inside gridsel
 //! is caught, logged once, and the call is forwarded exactly as it came.
 //! Null checks happen in the [`super::abi`] readers.
+//!
+//! The interposed entry points are `extern "C-unwind"` and call the real
+//! function outside [`boundary`]: an exception libomptarget throws unwinds
+//! through gridsel to the program, as it would without gridsel (through an
+//! `extern "C"` function it aborts the process, and `catch_unwind` aborts on
+//! a foreign exception too).
 
 use super::abi::{self, BinDesc, KernelArgs};
 use super::dl;
@@ -37,7 +43,7 @@ fn boundary<R>(body: impl FnOnce() -> R) -> Option<R> {
 /// # Safety
 /// `desc` is the compiler-generated `__tgt_bin_desc` of the calling binary.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tgt_register_lib(desc: *mut BinDesc) {
+pub unsafe extern "C-unwind" fn __tgt_register_lib(desc: *mut BinDesc) {
     boundary(|| match unsafe { abi::read_bin_desc(desc) } {
         Ok(lib) => Runtime::global().register(&lib.kernels, &lib.images),
         Err(e) => log::warn!("__tgt_register_lib: {e}; this binary's kernels pass through"),
@@ -53,7 +59,7 @@ pub unsafe extern "C" fn __tgt_register_lib(desc: *mut BinDesc) {
 /// # Safety
 /// As for [`__tgt_register_lib`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tgt_unregister_lib(desc: *mut BinDesc) {
+pub unsafe extern "C-unwind" fn __tgt_unregister_lib(desc: *mut BinDesc) {
     boundary(|| {
         if let Ok(lib) = unsafe { abi::read_bin_desc(desc) } {
             Runtime::global().unregister(&lib.kernels);
@@ -75,7 +81,7 @@ pub unsafe extern "C" fn __tgt_unregister_lib(desc: *mut BinDesc) {
 /// # Safety
 /// The arguments are those clang passes to libomptarget's function.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __tgt_target_kernel(
+pub unsafe extern "C-unwind" fn __tgt_target_kernel(
     loc: *mut c_void,
     device_id: i64,
     num_teams: i32,
@@ -188,6 +194,8 @@ fn report_abi_once(e: &abi::AbiError) {
 }
 
 // ---- C API (include/gridsel.h) -------------------------------------------
+// These call no foreign code, so nothing can unwind into them but a panic,
+// which `boundary` catches: they stay `extern "C"`.
 
 /// `gridsel_device`: a GPU's limits.
 #[repr(C)]

@@ -5,9 +5,11 @@ use std::sync::OnceLock;
 
 use super::abi::BinDesc;
 
+// "C-unwind": libomptarget, or a runtime standing in for it, may be C++ and
+// throw; the exception passes through gridsel to the program's handler.
 pub type TargetKernelFn =
-    unsafe extern "C" fn(*mut c_void, i64, i32, i32, *mut c_void, *mut c_void) -> c_int;
-pub type RegisterLibFn = unsafe extern "C" fn(*mut BinDesc);
+    unsafe extern "C-unwind" fn(*mut c_void, i64, i32, i32, *mut c_void, *mut c_void) -> c_int;
+pub type RegisterLibFn = unsafe extern "C-unwind" fn(*mut BinDesc);
 
 /// `omp_get_default_device`, which clang's `DeviceId` -1 stands for.
 type DefaultDeviceFn = unsafe extern "C" fn() -> std::ffi::c_int;

@@ -1,14 +1,17 @@
 //! Every `unsafe` line of gridsel: the C exports, the libomptarget ABI, the
-//! dynamic linker, the CUDA driver and the file system calls.
+//! dynamic linker, the CUDA driver, the file system calls and the writes to
+//! stderr.
 //!
 //! - [`api`]: the exported symbols, each behind one panic boundary.
 //! - [`abi`]: libomptarget's structures and the checked reads and writes of them.
 //! - [`dl`]: the real libomptarget entry points, found with `RTLD_NEXT`.
 //! - [`cuda`]: device attributes from the driver libomptarget already loaded.
 //! - [`fs`]: safe reads, writes and locks of the files the environment names.
+//! - [`stderr`]: log lines written without raising SIGPIPE in the host program.
 
 pub mod abi;
 pub mod api;
 pub mod cuda;
 pub mod dl;
 pub mod fs;
+pub mod stderr;

@@ -54,10 +54,9 @@ impl fmt::Display for ExecMode {
 /// `<kernel>_kernel_environment`'s configuration, as the compiler wrote it.
 ///
 /// The layout is LLVM's `ConfigurationEnvironmentTy` (offload/include/
-/// Shared/Environment.h), the first member of `KernelEnvironmentTy`; it grew
-/// over releases, and the symbol's size tells which one wrote it
-/// ([`KernelEnvironment::LAYOUTS`]). Fields a layout lacks are `None`, and so
-/// are values the compiler leaves unset (0 or negative counts).
+/// Shared/Environment.h, the same in LLVM 18, 19 and main; docs/cubin.md),
+/// the first member of `KernelEnvironmentTy`. Counts the compiler leaves
+/// unset (0 or negative) are `None`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelEnvironment {
     /// Byte 0: the runtime's generic state machine serves the team's
@@ -85,19 +84,14 @@ pub struct KernelEnvironment {
 }
 
 impl KernelEnvironment {
-    /// Byte sizes of `<kernel>_kernel_environment` (the whole
-    /// `KernelEnvironmentTy`: the configuration, then two pointers) and how
-    /// many configuration bytes each one holds, oldest first.
-    pub const LAYOUTS: [(u64, usize); 3] = [
-        // LLVM 17: three bytes (state machine, nesting, mode).
-        (24, 3),
-        // LLVM 18: + MinThreads, MaxThreads, MinTeams, MaxTeams.
-        (40, 20),
-        // LLVM 19: + ReductionDataSize, ReductionBufferLength.
-        (48, 28),
-    ];
+    /// Bytes of `<kernel>_kernel_environment` (LLVM 18 and later's
+    /// `KernelEnvironmentTy`: the configuration, then two pointers). LLVM
+    /// 15-17 have no kernel environment, only an `<kernel>_exec_mode` byte.
+    pub const SIZE: u64 = 48;
+    /// Bytes of the configuration at its start.
+    pub const CONFIG_SIZE: usize = 28;
 
-    /// Decodes `config`, the configuration bytes of one layout (3, 20 or 28).
+    /// Decodes the [`Self::CONFIG_SIZE`] configuration bytes.
     pub fn decode(config: &[u8]) -> Self {
         let i32_at = |o: usize| {
             config

@@ -206,20 +206,20 @@ fn section_map<'a>(
     m
 }
 
-/// Reads `<kernel>_kernel_environment`. The symbol's size tells the layout
-/// ([`KernelEnvironment::LAYOUTS`]); a size of 0 (unsized symbols of
-/// hand-made or stripped images) is read as the newest layout when the
-/// section holds it, else as the oldest one.
+/// Reads `<kernel>_kernel_environment`'s configuration. A symbol of
+/// another size than [`KernelEnvironment::SIZE`] is no environment this
+/// parser knows (unsized symbols, 0, are read when the section holds the
+/// bytes).
 fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnvironment, ImageError> {
     let bad = |reason: String| ImageError::KernelEnvironment {
         kernel: kernel.to_owned(),
         reason,
     };
-    let oldest = KernelEnvironment::LAYOUTS[0];
-    if sym.size != 0 && sym.size < oldest.0 {
+    if sym.size != 0 && sym.size != KernelEnvironment::SIZE {
         return Err(bad(format!(
-            "symbol size {} is below the {} bytes of the oldest layout",
-            sym.size, oldest.0
+            "symbol size {}, expected {} (LLVM 18 or later)",
+            sym.size,
+            KernelEnvironment::SIZE
         )));
     }
     let shndx = sym
@@ -242,24 +242,16 @@ fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnviro
         .checked_sub(section.sh_addr(e.endian))
         .and_then(|o| usize::try_from(o).ok())
         .ok_or_else(|| bad(format!("st_value {:#x} lies before its section", sym.value)))?;
-    let rest = data.get(off..).unwrap_or_default();
-    // The newest layout not larger than the symbol (or, unsized, the data).
-    let available = if sym.size == 0 {
-        rest.len() as u64
-    } else {
-        sym.size
-    };
-    let config_len = KernelEnvironment::LAYOUTS
-        .iter()
-        .rev()
-        .find(|(size, _)| *size <= available)
-        .map_or(oldest.1, |&(_, config)| config);
-    let config = rest.get(..config_len).ok_or_else(|| {
-        bad(format!(
-            "needs {config_len} bytes at {off:#x}, section has {}",
-            data.len()
-        ))
-    })?;
+    let config_len = KernelEnvironment::CONFIG_SIZE;
+    let config = data
+        .get(off..)
+        .and_then(|d| d.get(..config_len))
+        .ok_or_else(|| {
+            bad(format!(
+                "needs {config_len} bytes at {off:#x}, section has {}",
+                data.len()
+            ))
+        })?;
     let env = KernelEnvironment::decode(config);
     if ExecMode::from_raw(env.exec_mode).is_none() {
         log::warn!(

@@ -1,5 +1,7 @@
 //! `gridsel`: inspect decisions, devices and binaries without running a program.
 
+mod compare;
+
 use clap::{Args, Parser, Subcommand};
 use gridsel::calibrate;
 use gridsel::device::{DeviceDesc, PRESETS};
@@ -82,6 +84,9 @@ enum Command {
         #[command(flatten)]
         sweep: Measured,
     },
+    /// Run a program (or a --manifest suite) under several policies,
+    /// interleaved, and compare kernel and wall times with LLVM's grids.
+    Compare(compare::Args),
 }
 
 /// The device, the measured cases and the kernels' descriptors by name.
@@ -526,6 +531,7 @@ fn run(cli: Cli) -> Result<(), String> {
             calibrate_cmd(&sweep, out.as_ref(), loo_csv.as_ref())?;
         }
         Command::TuneSim { sweep } => tune_sim(&sweep)?,
+        Command::Compare(args) => compare::run(&args)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
             // `forest`: whether the forest policy searches the point.

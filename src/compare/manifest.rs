@@ -1,0 +1,211 @@
+//! The programs `compare` runs: one command line, or a suite read from a
+//! TOML manifest.
+//!
+//! ```toml
+//! [[program]]
+//! name = "gemm"
+//! command = ["./gemm", "1024"]
+//! env = { OMP_NUM_THREADS = "8" }   # optional
+//! cwd = "build"                     # optional
+//! ```
+//!
+//! Relative paths in a manifest (`cwd`, and a `command[0]` holding a `/`)
+//! are relative to the manifest's folder, as in Cargo.toml, so a suite file
+//! works from wherever it is invoked; `command[0]` without a `/` is looked up
+//! in `PATH`.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A program to run under every policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// Unique; also the name of its folder of logs and profiles.
+    pub name: String,
+    /// The program and its arguments; `command[0]` is absolute when it holds
+    /// a `/`.
+    pub command: Vec<String>,
+    /// Set on top of the caller's environment.
+    pub env: BTreeMap<String, String>,
+    /// Absolute.
+    pub cwd: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    program: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    command: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+}
+
+/// The one program of `gridsel compare -- PROGRAM ARGS...`, named after the
+/// program's file, run in the current folder.
+pub fn single(command: Vec<String>, cwd: &Path) -> Result<Program, String> {
+    let first = command.first().ok_or("no program to run")?;
+    let name = Path::new(first)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "program".into());
+    Ok(Program {
+        name,
+        command: resolve_command(command, cwd),
+        env: BTreeMap::new(),
+        cwd: cwd.to_path_buf(),
+    })
+}
+
+/// The programs of the manifest `text`, read from `folder`; `folder` must be
+/// absolute.
+pub fn parse(text: &str, folder: &Path) -> Result<Vec<Program>, String> {
+    let manifest: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
+    if manifest.program.is_empty() {
+        return Err("no [[program]] entries".into());
+    }
+    let mut folders = BTreeSet::new();
+    let mut programs = Vec::new();
+    for entry in manifest.program {
+        if entry.command.is_empty() || entry.command[0].is_empty() {
+            return Err(format!("program `{}`: empty command", entry.name));
+        }
+        if !is_folder_name(&entry.name) {
+            return Err(format!(
+                "program name `{}`: use letters, digits, `.`, `_` and `-` (it names a folder)",
+                entry.name
+            ));
+        }
+        if !folders.insert(entry.name.clone()) {
+            return Err(format!("program `{}` appears twice", entry.name));
+        }
+        let cwd = entry.cwd.map_or(folder.to_path_buf(), |c| folder.join(c));
+        programs.push(Program {
+            name: entry.name,
+            command: resolve_command(entry.command, &cwd),
+            env: entry.env,
+            cwd,
+        });
+    }
+    Ok(programs)
+}
+
+fn is_folder_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Makes a relative `command[0]` with a `/` absolute against `cwd` (`.`
+/// parts dropped): where the OS resolves it once the child has changed
+/// folder is not specified by `std::process::Command`.
+fn resolve_command(mut command: Vec<String>, cwd: &Path) -> Vec<String> {
+    if command[0].contains('/') && Path::new(&command[0]).is_relative() {
+        let path: PathBuf = cwd.join(&command[0]).components().collect();
+        command[0] = path.to_string_lossy().into_owned();
+    }
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_programs_with_env_and_cwd_relative_to_the_manifest() {
+        let text = r#"
+            [[program]]
+            name = "gemm"
+            command = ["./gemm", "1024"]
+
+            [[program]]
+            name = "atax-2"
+            command = ["bin/atax", "-n", "40"]
+            env = { OMP_NUM_THREADS = "8" }
+            cwd = "build"
+
+            [[program]]
+            name = "py"
+            command = ["python3", "run.py"]
+            cwd = "/abs"
+        "#;
+        let programs = parse(text, Path::new("/suite")).unwrap();
+        assert_eq!(
+            programs,
+            vec![
+                Program {
+                    name: "gemm".into(),
+                    command: vec!["/suite/gemm".into(), "1024".into()],
+                    env: BTreeMap::new(),
+                    cwd: "/suite".into(),
+                },
+                Program {
+                    name: "atax-2".into(),
+                    command: vec!["/suite/build/bin/atax".into(), "-n".into(), "40".into()],
+                    env: [("OMP_NUM_THREADS".to_string(), "8".to_string())].into(),
+                    cwd: "/suite/build".into(),
+                },
+                Program {
+                    name: "py".into(),
+                    command: vec!["python3".into(), "run.py".into()],
+                    env: BTreeMap::new(),
+                    cwd: "/abs".into(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_bad_manifests() {
+        let cases = [
+            ("", "missing field `program`"),
+            ("program = []", "no [[program]]"),
+            ("[[program]]\nname = \"a\"\ncommand = []", "empty command"),
+            (
+                "[[program]]\nname = \"a/b\"\ncommand = [\"x\"]",
+                "names a folder",
+            ),
+            (
+                "[[program]]\nname = \"..\"\ncommand = [\"x\"]",
+                "names a folder",
+            ),
+            (
+                "[[program]]\nname = \"a\"\ncommand = [\"x\"]\n[[program]]\nname = \"a\"\ncommand = [\"y\"]",
+                "appears twice",
+            ),
+            (
+                "[[program]]\nname = \"a\"\ncommand = [\"x\"]\nargs = [\"1\"]",
+                "unknown field `args`",
+            ),
+            (
+                "[[program]]\nname = \"a\"\ncommand = \"./x 1\"",
+                "invalid type",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = parse(text, Path::new("/s")).unwrap_err();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_single_program_is_named_after_its_file() {
+        let p = single(vec!["../bin/gemm".into(), "64".into()], Path::new("/w")).unwrap();
+        assert_eq!(p.name, "gemm");
+        assert_eq!(p.command, ["/w/../bin/gemm", "64"]);
+        let p = single(vec!["gemm".into()], Path::new("/w")).unwrap();
+        assert_eq!(p.command, ["gemm"]);
+        assert!(single(vec![], Path::new("/w")).is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! `gridsel compare`: runs someone's program, or a suite of them, under
+//! several policies and compares kernel times and wall times with `llvm`'s.
+//! Part of the `gridsel` executable, not of the preloaded library.
+//!
+//! Each round runs every program once under every policy, the order of
+//! policies rotating by one each round, so that drift (clocks, heat, other
+//! load) hits every policy alike. Every run gets `LD_PRELOAD=libgridsel.so`,
+//! `GRIDSEL_POLICY` and a fresh `GRIDSEL_PROFILE`; `llvm` (gridsel forwards
+//! LLVM's grid) is the baseline and always runs, so every policy pays the
+//! same interception and profiling cost.
+
+mod manifest;
+mod profile_rows;
+mod report;
+mod results;
+mod runs;
+mod stats;
+mod svg;
+
+use gridsel::policy::Policy;
+use manifest::Program;
+use results::{ProgramResult, Samples};
+use runs::{RunFiles, RunRecord};
+use std::path::{Path, PathBuf};
+
+/// The policy every comparison is against.
+const BASELINE_POLICY: &str = "llvm";
+
+/// `gridsel compare`'s arguments.
+#[derive(clap::Args)]
+#[command(after_help = "Example: gridsel compare --policies auto,lloyd --runs 5 -- ./gemm 1024")]
+pub struct Args {
+    /// Policies to compare, comma-separated (`fixed:T,B` included); llvm,
+    /// the baseline, always runs.
+    #[arg(long, default_value = "llvm,auto", value_parser = parse_policies)]
+    policies: Policies,
+    /// Rounds: each runs every program once under every policy.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// The library to preload (default: libgridsel.so next to this
+    /// executable).
+    #[arg(long)]
+    lib: Option<PathBuf>,
+    /// Folder for the logs, profiles and reports (default: a new folder
+    /// under the system's temporary folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// A TOML suite of programs ([[program]] with name, command and
+    /// optionally env and cwd) instead of one command.
+    #[arg(long, conflicts_with = "command")]
+    manifest: Option<PathBuf>,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        value_name = "PROGRAM",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "manifest"
+    )]
+    command: Vec<String>,
+}
+
+/// The policies in run order, `llvm` first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Policies(Vec<String>);
+
+/// Parses `llvm,auto,fixed:64,8`: a number right after `fixed:T` is its
+/// `B`. Names are checked and written as gridsel writes them; repeats go.
+fn parse_policies(text: &str) -> Result<Policies, String> {
+    let mut names: Vec<String> = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let completes_fixed = names
+            .last()
+            .is_some_and(|n| n.starts_with("fixed:") && !n.contains(','));
+        match names.last_mut() {
+            Some(last) if completes_fixed => *last = format!("{last},{part}"),
+            _ => names.push(part.to_string()),
+        }
+    }
+    let mut policies = vec![BASELINE_POLICY.to_string()];
+    for name in names {
+        let policy = name.parse::<Policy>()?.to_string();
+        if !policies.contains(&policy) {
+            policies.push(policy);
+        }
+    }
+    Ok(Policies(policies))
+}
+
+/// The order of `count` policies in 1-based `round`: rotated by one per round.
+fn round_order(count: usize, round: u32) -> impl Iterator<Item = usize> {
+    (0..count).map(move |i| (i + round as usize - 1) % count)
+}
+
+/// Runs the comparison, prints the tables and writes the reports; an error
+/// when anything could not run or a run failed (after all the others ran).
+pub fn run(args: &Args) -> Result<(), String> {
+    let lib = library(args.lib.as_deref())?;
+    let (programs, source) = programs(args)?;
+    let out = out_folder(args.out.as_deref())?;
+    let policies = &args.policies.0;
+    eprintln!(
+        "gridsel compare: {} x {} x {}; logs, profiles and reports in {}",
+        report::counted(programs.len(), "program", "programs"),
+        report::counted(policies.len(), "policy", "policies"),
+        report::counted(args.runs as usize, "round", "rounds"),
+        out.display()
+    );
+    let (records, results) = run_rounds(&programs, policies, args.runs, &lib, &out)?;
+    let study = report::Study {
+        programs: &programs,
+        policies,
+        rounds: args.runs,
+        results: &results,
+        runs: &records,
+        source,
+        lib: &lib,
+    };
+    print!("{}", report::text(&study));
+    report::write_all(&study, &out)?;
+    eprintln!(
+        "gridsel compare: report in {}",
+        out.join("report.md").display()
+    );
+    let failed: Vec<&RunRecord> = records.iter().filter(|r| !r.status.ok()).collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    for r in &failed {
+        eprintln!(
+            "gridsel compare: failed: {} under {}, round {}/{}: {} (log: {})",
+            programs[r.program].name,
+            policies[r.policy],
+            r.round,
+            args.runs,
+            r.status,
+            r.files.log.display()
+        );
+    }
+    Err(format!(
+        "{} of {} runs failed; their times are left out",
+        failed.len(),
+        records.len()
+    ))
+}
+
+/// The programs to run, from the manifest or the command line, and what
+/// the report says was run.
+fn programs(args: &Args) -> Result<(Vec<Program>, String), String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
+    let Some(path) = &args.manifest else {
+        let program = manifest::single(args.command.clone(), &cwd)?;
+        let source = format!("command {}", report::shell_words(&program.command));
+        return Ok((vec![program], source));
+    };
+    let path = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let folder = path.parent().unwrap_or(&cwd);
+    let programs =
+        manifest::parse(&text, folder).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((programs, format!("manifest {}", path.display())))
+}
+
+/// Every round: every program under every policy, in the round's order,
+/// with a progress line per run on stderr. Returns the runs and, per
+/// program, its comparison.
+fn run_rounds(
+    programs: &[Program],
+    policies: &[String],
+    rounds: u32,
+    lib: &Path,
+    out: &Path,
+) -> Result<(Vec<RunRecord>, Vec<ProgramResult>), String> {
+    let mut samples: Vec<Samples> = programs
+        .iter()
+        .map(|_| Samples::new(policies.len()))
+        .collect();
+    let mut records = Vec::new();
+    let digits = rounds.to_string().len();
+    for round in 1..=rounds {
+        for (p, program) in programs.iter().enumerate() {
+            let folder = out.join(&program.name);
+            std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+            for (position, policy) in round_order(policies.len(), round).enumerate() {
+                let stem = format!("r{round:0digits$}-{}", file_safe(&policies[policy]));
+                let files = RunFiles {
+                    profile: folder.join(format!("{stem}.csv")),
+                    log: folder.join(format!("{stem}.log")),
+                };
+                let (status, wall_s) = runs::run(program, &policies[policy], lib, &files);
+                let mut record = RunRecord {
+                    program: p,
+                    round,
+                    position: position + 1,
+                    policy,
+                    status,
+                    wall_s,
+                    launches: None,
+                    bad_rows: 0,
+                    files,
+                };
+                let log = if record.status.ok() {
+                    read_profile(&mut record, &mut samples[p]);
+                    String::new()
+                } else {
+                    format!(" (log: {})", record.files.log.display())
+                };
+                eprintln!(
+                    "[round {round}/{rounds}] {} {}: {:.3} s, {}{log}",
+                    program.name, policies[policy], record.wall_s, record.status
+                );
+                records.push(record);
+            }
+        }
+    }
+    let results = samples.into_iter().map(Samples::finish).collect();
+    Ok((records, results))
+}
+
+/// Feeds a successful run's profile to its program's samples. A missing
+/// profile means no launch reached gridsel (no offload kernel, or gridsel
+/// not loaded): zero launches.
+fn read_profile(record: &mut RunRecord, samples: &mut Samples) {
+    samples.add_wall(record.policy, record.wall_s);
+    let bytes = std::fs::read(&record.files.profile).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let mut launches = 0;
+    record.bad_rows = profile_rows::parse(&text, |launch| {
+        launches += 1;
+        samples.add_launch(record.policy, launch);
+    });
+    record.launches = Some(launches);
+}
+
+/// The library to preload, absolute: `--lib`, or libgridsel.so next to the
+/// running executable.
+fn library(given: Option<&Path>) -> Result<PathBuf, String> {
+    let path = match given {
+        Some(path) => std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => {
+            let exe = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
+            exe.with_file_name("libgridsel.so")
+        }
+    };
+    if !path.is_file() {
+        let whence = if given.is_some() {
+            "given with --lib"
+        } else {
+            "expected next to the gridsel executable; pass --lib PATH"
+        };
+        return Err(format!("no library at {} ({whence})", path.display()));
+    }
+    let text = path.to_string_lossy();
+    if text.contains([' ', ':']) {
+        return Err(format!(
+            "{text}: LD_PRELOAD cannot name a path with a space or a colon; copy or link the library elsewhere"
+        ));
+    }
+    Ok(path)
+}
+
+/// `--out`, created if missing, or a new folder under the temporary folder;
+/// absolute, since the programs may run in other folders.
+fn out_folder(given: Option<&Path>) -> Result<PathBuf, String> {
+    let folder = match given {
+        Some(path) => path.to_path_buf(),
+        None => {
+            let since_epoch = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            std::env::temp_dir().join(format!(
+                "gridsel-compare-{}-{}",
+                since_epoch.as_secs(),
+                std::process::id()
+            ))
+        }
+    };
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    std::path::absolute(&folder).map_err(|e| format!("{}: {e}", folder.display()))
+}
+
+/// A policy name as part of a file name (`fixed:64,8` -> `fixed_64_8`).
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<String> {
+        parse_policies(text).unwrap().0
+    }
+
+    #[test]
+    fn policy_lists_start_with_llvm_and_keep_fixed_grids_whole() {
+        assert_eq!(names("llvm,auto"), ["llvm", "auto"]);
+        assert_eq!(names("auto, lloyd"), ["llvm", "auto", "lloyd"]);
+        assert_eq!(names("auto,llvm,auto"), ["llvm", "auto"]);
+        assert_eq!(
+            names("fixed:64,8,auto,fixed: 128 , 2"),
+            ["llvm", "fixed:64,8", "auto", "fixed:128,2"]
+        );
+        for bad in ["auto,fast", "fixed:64", "fixed:64,auto", "auto,,lloyd", ""] {
+            assert!(parse_policies(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn each_round_rotates_the_order() {
+        let order = |round| round_order(3, round).collect::<Vec<_>>();
+        assert_eq!(
+            [order(1), order(2), order(3), order(4)],
+            [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]]
+        );
+        // Over `count` rounds every policy takes every place once.
+        for policy in 0..3 {
+            let mut places: Vec<usize> = (1..=3)
+                .map(|round| order(round).iter().position(|&p| p == policy).unwrap())
+                .collect();
+            places.sort();
+            assert_eq!(places, [0, 1, 2]);
+        }
+    }
+
+    #[test]
+    fn file_names_for_policies() {
+        assert_eq!(file_safe("fixed:64,8"), "fixed_64_8");
+        assert_eq!(file_safe("auto"), "auto");
+    }
+
+    #[test]
+    fn a_missing_library_is_named() {
+        let err = library(Some(Path::new("/nonexistent/libgridsel.so"))).unwrap_err();
+        assert!(
+            err.contains("/nonexistent/libgridsel.so") && err.contains("--lib"),
+            "{err}"
+        );
+    }
+}

@@ -38,7 +38,7 @@ one() {
   local teams chunk
   teams=$(sed -n 's/.*teams_used=\([0-9]*\).*/\1/p' "$tmp" | head -n 1)
   chunk=$(sed -n 's/.*chunk=\([0-9]*\).*/\1/p' "$tmp" | head -n 1)
-  echo "$n,$policy,${heap:-default},$rc,${check:-none},${ms[0]},${ms[1]},${ms[2]},$teams,$chunk" >>"$csv"
+  echo "$n,\"$policy\",${heap:-default},$rc,${check:-none},${ms[0]},${ms[1]},${ms[2]},$teams,$chunk" >>"$csv"
   printf '%-7s %-18s heap=%-7s rc=%-3s check=%-5s fourier=%-10s fourier4=%-10s saxpy=%-9s teams=%-6s chunk=%s\n' \
     "$n" "$policy" "${heap:-default}" "$rc" "${check:-none}" "${ms[0]}" "${ms[1]}" "${ms[2]}" "$teams" "$chunk"
   [[ $rc == 0 && $check == pass ]]

@@ -78,6 +78,16 @@ enum Command {
         #[arg(long)]
         loo_csv: Option<PathBuf>,
     },
+    /// Every policy's decision, tune's candidates and the sweep space for every
+    /// kernel of the binaries in a folder over a ladder of trip counts (CSV):
+    /// a change that should leave decisions alone must leave this identical.
+    DumpDecisions {
+        /// Folder of offload binaries (e.g. bench/build/sm_90).
+        binaries: PathBuf,
+        /// Preset or profile of the device decided for.
+        #[arg(long, default_value = "h100")]
+        device: String,
+    },
     /// Replay `tune`'s search on sweep results: the stand-in timer of each
     /// (kernel, trip count) is its measured median per grid. Prints CSV.
     TuneSim {
@@ -235,6 +245,74 @@ fn kernels_in(dir: &PathBuf, sm_arch: u32) -> Result<HashMap<String, KernelDesc>
         }
     }
     Ok(out)
+}
+
+/// `gridsel dump-decisions`: see the command's doc.
+fn dump_decisions(binaries: &PathBuf, device: &str) -> Result<(), String> {
+    let device = DeviceDesc::load(device).map_err(|e| e.to_string())?;
+    let mut kernels: Vec<KernelDesc> = kernels_in(binaries, device.sm_arch)?
+        .into_values()
+        .collect();
+    kernels.sort_by(|a, b| a.name.cmp(&b.name));
+    let trips = [
+        1u64,
+        7,
+        33,
+        100,
+        131,
+        132,
+        133,
+        1000,
+        4096,
+        16_896,
+        100_000,
+        409_600,
+        1 << 20,
+        1 << 24,
+        1 << 30,
+    ];
+    let policies = [
+        "llvm",
+        "lloyd",
+        "auto",
+        "occupancy",
+        "forest",
+        "fixed:64,100",
+    ]
+    .map(|p| p.parse::<Policy>().expect("a policy name"));
+    let grids = |gs: &mut dyn Iterator<Item = gridsel::Geometry>| {
+        gs.map(|g| format!("{}x{}", g.threads, g.blocks))
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    println!("kernel,trip_count,policy,threads,blocks,rule,clamped");
+    for k in &kernels {
+        for &trip in &trips {
+            let launch = LaunchDesc::open(trip);
+            for p in &policies {
+                if let Some(d) = policy::decide(p, &device, k, &launch) {
+                    let g = d.geometry;
+                    println!(
+                        "{},{trip},\"{p}\",{},{},{:?},{}",
+                        k.name, g.threads, g.blocks, d.rule, d.clamped
+                    );
+                }
+            }
+            let tune = tune::candidates(&device, k, &launch, |_| true);
+            println!(
+                "{},{trip},tune,,,\"{}\",",
+                k.name,
+                grids(&mut tune.into_iter())
+            );
+            let space = sweep::space(&device, k, &launch);
+            println!(
+                "{},{trip},sweep,,,\"{}\",",
+                k.name,
+                grids(&mut space.iter().map(|c| c.decision.geometry))
+            );
+        }
+    }
+    Ok(())
 }
 
 fn calibrate_cmd(
@@ -531,6 +609,7 @@ fn run(cli: Cli) -> Result<(), String> {
             calibrate_cmd(&sweep, out.as_ref(), loo_csv.as_ref())?;
         }
         Command::TuneSim { sweep } => tune_sim(&sweep)?,
+        Command::DumpDecisions { binaries, device } => dump_decisions(&binaries, &device)?,
         Command::Compare(args) => compare::run(&args)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;

@@ -137,7 +137,7 @@ fn forest_search(c: &mut Criterion) {
             b.iter(|| policy::forest::candidates(&device, black_box(&kernel), &launch))
         });
         c.bench_function(&format!("forest_search/cap{cap}_{n}_candidates"), |b| {
-            b.iter(|| policy::forest::decide_with(&model, &device, black_box(&kernel), &launch))
+            b.iter(|| policy::forest::forest(&model, &device, black_box(&kernel), &launch))
         });
     }
 }

@@ -33,6 +33,7 @@ pub mod device;
 pub mod ffi;
 pub mod forest;
 pub mod geometry;
+pub mod guard;
 pub mod image;
 pub mod kernel;
 pub mod logging;

@@ -1,51 +1,55 @@
-//! The process-wide state behind the exports: registered kernels, devices,
-//! the policy in force, and the launch path that ties them together.
+//! The process-wide state behind the exports, and the launch pipeline.
 //!
-//! Everything here is safe code over plain data; [`crate::ffi::api`] turns C
-//! pointers into the values these methods take.
+//! [`Runtime::launch`] is the one path every kernel launch takes, in the
+//! manner of LLVM's `GenericKernelTy::launch`: the export converts the C
+//! ABI into a [`LaunchRequest`] and hands over the forwarding call; the
+//! pipeline looks up the kernel and the device, applies the clause rules
+//! ([`plan::may_change`]), asks the [`GridPolicy`] in force, cuts its grid to
+//! the launch's [`Limits`], forwards, and times, profiles and feeds the
+//! policy back where asked. Everything here is safe code over plain data.
 
 use crate::config::Config;
 use crate::device::DeviceDesc;
 use crate::ffi::cuda;
 use crate::forest::Forest;
 use crate::geometry::{Geometry, LaunchDesc};
+use crate::guard::boundary;
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
 use crate::plan::{self, Choice};
-use crate::policy::{self, DEFAULT_POLICY, Limits, Policy, llvm::llvm19, sweep};
+use crate::policy::forest::ForestPolicy;
+use crate::policy::sweep::SweepPolicy;
+use crate::policy::{
+    DEFAULT_POLICY, Decision, FixedBeyondSafeRange, GridPolicy, Launch, Limits, Policy, Stateless,
+    llvm::llvm19,
+};
 use crate::profile::Profile;
-use crate::tune;
+use crate::tune::TunePolicy;
 use crate::{IntMap, IntSet};
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Instant;
 
 /// One kernel known from a registered image.
 pub struct KernelEntry {
     pub name: String,
+    /// Unique in the process (a host address may be reused by a library
+    /// loaded later): what policies key their state by.
+    pub serial: u64,
     /// One descriptor per device image that holds the kernel (e.g. sm_80 and sm_90).
     pub descs: Vec<KernelDesc>,
-    /// (device, trip count) pairs already logged at info.
+    /// (device, trip count) pairs already logged.
     logged: Mutex<IntSet<(i64, u64)>>,
-    /// Sweep position per (device, trip count), with the space it walks.
-    sweep: Mutex<IntMap<(i64, u64), SweepCursor>>,
-    /// `tune`'s search or winner per (device, trip count).
-    tune: tune::States,
-    /// `forest`'s decision per (device, trip count).
-    forest: Mutex<IntMap<(i64, u64), policy::Decision>>,
 }
 
-/// A sweep space and the index of the next point to launch.
-type SweepCursor = (Arc<[sweep::Candidate]>, usize);
-
 impl KernelEntry {
-    fn new(name: String, descs: Vec<KernelDesc>) -> Self {
+    fn new(name: String, serial: u64, descs: Vec<KernelDesc>) -> Self {
         Self {
             name,
+            serial,
             descs,
             logged: Mutex::default(),
-            sweep: Mutex::default(),
-            tune: Mutex::default(),
-            forest: Mutex::default(),
         }
     }
 
@@ -61,38 +65,67 @@ impl KernelEntry {
             .or_else(|| self.descs.iter().find(|d| d.sm_arch.is_some()))
             .unwrap_or(&self.descs[0])
     }
+
+    /// Whether (device, trip) is seen for the first time (then logged).
+    fn first_sighting(&self, device_id: i64, trip: u64) -> bool {
+        crate::lock(&self.logged).insert((device_id, trip))
+    }
 }
 
-/// Trip counts per kernel for which `forest` and `tune` keep a search; past
-/// this, launches get `auto`'s grid, so memory and launch-path work stay
-/// bounded in programs whose trip count changes at every launch.
-pub const MAX_TRIP_COUNTS: usize = 256;
-
-/// What the launch path decided, for the export to apply and record.
-pub struct LaunchPlan {
-    /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
-    pub request: Option<(i32, i32)>,
-    /// What to put in the profile row, when profiling.
-    pub record: Option<Record>,
-    /// A `tune` trial: time the launch and hand it to [`Runtime::observe`].
-    pub observe: Option<Observe>,
-}
-
-/// A launch whose time `tune` wants.
-pub struct Observe {
-    pub kernel: Arc<KernelEntry>,
-    pub device: Arc<DeviceDesc>,
+/// One `__tgt_target_kernel` call, as the export read it.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchRequest {
+    /// The CUDA ordinal the OpenMP device number resolved to.
     pub device_id: i64,
-    pub trip_count: u64,
-    pub grid: Geometry,
+    /// The kernel's host entry address.
+    pub host_ptr: usize,
+    pub desc: LaunchDesc,
+    /// The call returns only after the kernel (not `nowait`).
+    pub waits: bool,
 }
 
-/// One profile row, minus the time.
-pub struct Record {
-    pub kernel: Arc<KernelEntry>,
-    pub trip_count: u64,
-    pub label: Arc<str>,
-    pub grid: Geometry,
+/// What the pipeline decided for one launch, kept across the forwarded call.
+struct Plan {
+    entry: Arc<KernelEntry>,
+    device: Arc<DeviceDesc>,
+    request: LaunchRequest,
+    /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
+    write: Option<(i32, i32)>,
+    /// The grid launched (as gridsel models it, for LLVM's).
+    grid: Geometry,
+    /// The profile row's label, when profiling.
+    label: Option<Label>,
+    /// Hand the launch's time to the policy.
+    observe: bool,
+}
+
+impl Plan {
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            kernel_serial: self.entry.serial,
+            kernel_name: &self.entry.name,
+            kernel: self.entry.desc_for(&self.device),
+            device_id: self.request.device_id,
+            device: &self.device,
+            desc: self.request.desc,
+            timed: self.request.waits,
+        }
+    }
+}
+
+/// A profile row's label: the policy's name, shared, or one a proposal set.
+enum Label {
+    Shared(Arc<str>),
+    Static(&'static str),
+}
+
+impl Label {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Shared(s) => s,
+            Self::Static(s) => s,
+        }
+    }
 }
 
 /// A problem reported once per process.
@@ -105,35 +138,44 @@ enum Once {
 /// All of gridsel's state in one process.
 pub struct Runtime {
     pub config: Config,
+    /// The policy in force, built once from the settings.
+    policy: Box<dyn GridPolicy>,
     policy_label: Arc<str>,
     /// The label of launches forwarded as LLVM chose them.
     llvm_label: Arc<str>,
     kernels: RwLock<IntMap<usize, Arc<KernelEntry>>>,
+    next_serial: AtomicU64,
     devices: RwLock<IntMap<i64, Option<Arc<DeviceDesc>>>>,
     reported: Mutex<HashSet<Once>>,
-    pub profile: Option<Profile>,
-    tune: tune::Session,
-    /// The `forest` model, loaded when that policy is in force.
-    forest: Option<Arc<Forest>>,
+    profile: Option<Profile>,
+}
+
+/// The policy `config` names, built with its settings; the one place a
+/// policy is registered. A `forest` model that cannot be loaded is one
+/// error line and the default policy.
+fn build_policy(config: &mut Config) -> Box<dyn GridPolicy> {
+    match &config.policy {
+        Policy::Tune => Box::new(TunePolicy::new(config.cache.clone())),
+        Policy::Sweep => Box::<SweepPolicy>::default(),
+        Policy::Forest => match Forest::load_or_embedded(config.model.as_deref()) {
+            Ok(model) => Box::new(ForestPolicy::new(model)),
+            Err(e) => {
+                log::error!(
+                    "GRIDSEL_POLICY=forest: {e}; using the default policy {DEFAULT_POLICY}"
+                );
+                config.policy = DEFAULT_POLICY;
+                Box::new(Stateless(DEFAULT_POLICY))
+            }
+        },
+        Policy::Fixed(g) if !config.safe_range => Box::new(FixedBeyondSafeRange(*g)),
+        other => Box::new(Stateless(other.clone())),
+    }
 }
 
 impl Runtime {
     /// Builds the runtime from settings; reports a profile it cannot open.
     pub fn new(mut config: Config) -> Self {
-        let forest = if config.policy == Policy::Forest {
-            match Forest::load_or_embedded(config.model.as_deref()) {
-                Ok(model) => Some(model),
-                Err(e) => {
-                    log::error!(
-                        "GRIDSEL_POLICY=forest: {e}; using the default policy {DEFAULT_POLICY}"
-                    );
-                    config.policy = DEFAULT_POLICY;
-                    None
-                }
-            }
-        } else {
-            None
-        };
+        let policy = build_policy(&mut config);
         let profile = config
             .profile
             .as_ref()
@@ -147,17 +189,16 @@ impl Runtime {
                     None
                 }
             });
-        let tune = tune::Session::new(config.cache.clone());
         Self {
+            policy,
             policy_label: config.policy.to_string().into(),
             llvm_label: Arc::from("llvm"),
             config,
             kernels: RwLock::default(),
+            next_serial: AtomicU64::new(0),
             devices: RwLock::default(),
             reported: Mutex::default(),
             profile,
-            tune,
-            forest,
         }
     }
 
@@ -222,7 +263,8 @@ impl Runtime {
             if descs.is_empty() {
                 descs.push(KernelDesc::named(name.clone()));
             }
-            let entry = KernelEntry::new(name.clone(), descs);
+            let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
+            let entry = KernelEntry::new(name.clone(), serial, descs);
             let unknown = entry
                 .descs
                 .iter()
@@ -248,8 +290,8 @@ impl Runtime {
     }
 
     /// Forgets the kernels of an unregistered binary, flushes the profile
-    /// and saves `tune`'s winners still queued for the cache (binaries are
-    /// unregistered at exit, off the launch path).
+    /// and lets the policy keep what it learned (binaries are unregistered
+    /// at exit, off the launch path).
     pub fn unregister(&self, entries: &[(usize, String)]) {
         let mut table = crate::write_lock(&self.kernels);
         for (addr, _) in entries {
@@ -259,7 +301,7 @@ impl Runtime {
         if let Some(p) = &self.profile {
             p.flush();
         }
-        self.tune.flush();
+        self.policy.flush();
     }
 
     /// The kernel behind a host entry address.
@@ -301,190 +343,133 @@ impl Runtime {
         self.config.policy == Policy::Llvm && self.profile.is_none()
     }
 
-    /// Decides one launch. `waits` is false for `nowait` launches, whose call
-    /// returns before the kernel ends: `tune` cannot time them and gives them
-    /// `auto`'s grid.
-    pub fn plan_launch(
+    /// Runs one launch through the pipeline. `forward` makes the real call
+    /// with the `(num_teams, thread_limit)` to write, `None` for the
+    /// program's own; it runs outside every panic boundary, so the real
+    /// runtime's unwinding passes through. Any failure of gridsel's own
+    /// forwards the launch unchanged.
+    pub fn launch(
         &self,
-        device_id: i64,
-        host_ptr: usize,
-        launch: LaunchDesc,
-        waits: bool,
-    ) -> LaunchPlan {
-        let profiling = self.profile.is_some();
-        let pass = |record| LaunchPlan {
-            request: None,
-            record,
-            observe: None,
+        request: LaunchRequest,
+        forward: impl FnOnce(Option<(i32, i32)>) -> i32,
+    ) -> i32 {
+        if self.passes_everything() {
+            return forward(None);
+        }
+        let plan = boundary(|| self.plan(request)).flatten();
+        let Some(plan) = plan else {
+            return forward(None);
         };
-        let Some(entry) = self.kernel(host_ptr) else {
-            if self.report_once(Once::UnknownKernel(host_ptr)) {
-                log::warn!("launch of unregistered kernel at {host_ptr:#x}; passing it through");
+        let timed = plan.observe || plan.label.is_some();
+        let start = timed.then(Instant::now);
+        let rc = forward(plan.write);
+        if let Some(start) = start {
+            let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            boundary(|| self.finish(&plan, ns, rc));
+        }
+        rc
+    }
+
+    /// The decision half of [`Self::launch`]; `None` forwards unchanged and
+    /// unrecorded (an unknown kernel or device).
+    fn plan(&self, request: LaunchRequest) -> Option<Plan> {
+        let Some(entry) = self.kernel(request.host_ptr) else {
+            if self.report_once(Once::UnknownKernel(request.host_ptr)) {
+                log::warn!(
+                    "launch of unregistered kernel at {:#x}; passing it through",
+                    request.host_ptr
+                );
             }
-            return pass(None);
+            return None;
         };
-        let Some(device) = self.device(device_id) else {
-            return pass(None);
-        };
+        let device = self.device(request.device_id)?;
         let kernel = entry.desc_for(&device);
-        let llvm = llvm19(&device, kernel, &launch);
-        let record = |label: &Arc<str>, grid| {
-            profiling.then(|| Record {
-                kernel: entry.clone(),
-                trip_count: launch.trip_count,
-                label: label.clone(),
-                grid,
-            })
+        let desc = request.desc;
+        let llvm = llvm19(&device, kernel, &desc);
+        let profiling = self.profile.is_some();
+        let mut plan = Plan {
+            write: None,
+            grid: llvm,
+            label: profiling.then(|| Label::Shared(self.llvm_label.clone())),
+            observe: false,
+            entry: entry.clone(),
+            device: device.clone(),
+            request,
         };
-        if let Err(keep) = plan::may_change(&launch, self.config.override_clauses) {
+        if let Err(keep) = plan::may_change(&desc, self.config.override_clauses) {
             if log::log_enabled!(log::Level::Debug)
-                && self.first_sighting(&entry, device_id, launch.trip_count)
+                && entry.first_sighting(request.device_id, desc.trip_count)
             {
                 log::debug!("{}: kept as given: {keep}", entry.name);
             }
-            return pass(record(&self.llvm_label, llvm));
+            return Some(plan);
         }
-        let mut observe = None;
-        let (decision, label) = match &self.config.policy {
-            Policy::Tune if !waits => match policy::decide(&Policy::Auto, &device, kernel, &launch)
-            {
-                Some(d) => (d, self.policy_label.clone()),
-                None => return pass(record(&self.llvm_label, llvm)),
-            },
-            Policy::Tune => {
-                let (d, timed) = self.tune.plan(
-                    &entry.name,
-                    &entry.tune,
-                    &device,
-                    kernel,
-                    device_id,
-                    &launch,
-                );
-                observe = timed.then(|| Observe {
-                    kernel: entry.clone(),
-                    device: device.clone(),
-                    device_id,
-                    trip_count: launch.trip_count,
-                    grid: d.geometry,
-                });
-                (d, self.policy_label.clone())
-            }
-            Policy::Forest => {
-                match self.forest_decision(&entry, &device, kernel, device_id, &launch) {
-                    Some(d) => (d, self.policy_label.clone()),
-                    None => return pass(record(&self.llvm_label, llvm)),
-                }
-            }
-            Policy::Sweep => {
-                match self.next_sweep_point(&entry, &device, kernel, device_id, &launch) {
-                    Some(c) => (c.decision, Arc::from(c.label.as_str())),
-                    None => return pass(record(&self.llvm_label, llvm)),
-                }
-            }
-            Policy::Fixed(g) if !self.config.safe_range => (
-                policy::fixed_beyond_safe_range(*g, &device, kernel, &launch),
-                self.policy_label.clone(),
-            ),
-            other => match policy::decide(other, &device, kernel, &launch) {
-                Some(d) => (d, self.policy_label.clone()),
-                None => return pass(record(&self.llvm_label, llvm)),
-            },
+        let Some(proposal) = self.policy.decide(&plan.launch()) else {
+            return Some(plan);
         };
-        if self.config.policy == Policy::Llvm {
-            return pass(record(&label, llvm));
-        }
+        let limits = if proposal.beyond_safe_range {
+            Limits::compiled(&device, kernel)
+        } else {
+            Limits::of(&device, kernel, &desc)
+        };
+        let decision = Decision::within(
+            proposal.grid,
+            proposal.rule,
+            &limits,
+            &device,
+            kernel,
+            &desc,
+        );
         let (num_teams, thread_limit) = plan::request(decision.geometry, &device, kernel);
-        let choice = Choice {
-            decision,
-            llvm,
-            num_teams,
-            thread_limit,
-        };
         if log::log_enabled!(log::Level::Info)
-            && self.first_sighting(&entry, device_id, launch.trip_count)
+            && entry.first_sighting(request.device_id, desc.trip_count)
         {
+            let choice = Choice {
+                decision,
+                llvm,
+                num_teams,
+                thread_limit,
+            };
             log::info!(
                 "{}",
                 describe(
                     &entry.name,
                     kernel,
                     &device,
-                    &launch,
+                    &desc,
                     &self.config.policy,
                     &choice
                 )
             );
         }
-        LaunchPlan {
-            request: Some((num_teams, thread_limit)),
-            record: record(&label, decision.geometry),
-            observe,
+        plan.write = Some((num_teams, thread_limit));
+        plan.grid = decision.geometry;
+        plan.observe = proposal.observe && request.waits;
+        if profiling {
+            plan.label = Some(match proposal.label {
+                Some(label) => Label::Static(label),
+                None => Label::Shared(self.policy_label.clone()),
+            });
         }
+        Some(plan)
     }
 
-    /// Hands the measured time of a `tune` trial to its search.
-    pub fn observe(&self, o: &Observe, ns: u64) {
-        self.tune.observe(
-            &o.kernel.name,
-            &o.kernel.tune,
-            &o.device,
-            o.device_id,
-            o.trip_count,
-            o.grid,
-            ns,
-        );
-    }
-
-    /// `forest`'s decision for a launch, searched once per (device, trip
-    /// count) and cached in the kernel's entry; `None` without a model.
-    fn forest_decision(
-        &self,
-        entry: &KernelEntry,
-        device: &DeviceDesc,
-        kernel: &KernelDesc,
-        device_id: i64,
-        launch: &LaunchDesc,
-    ) -> Option<policy::Decision> {
-        let model = self.forest.as_deref()?;
-        let key = (device_id, launch.trip_count);
-        if let Some(d) = crate::lock(&entry.forest).get(&key) {
-            return Some(*d);
+    /// The feedback half of [`Self::launch`]: the profile row and the
+    /// policy's observation (a failed launch ranks last).
+    fn finish(&self, plan: &Plan, ns: u64, rc: i32) {
+        if let (Some(label), Some(profile)) = (&plan.label, &self.profile) {
+            profile.record(
+                &plan.entry.name,
+                plan.request.desc.trip_count,
+                label.as_str(),
+                plan.grid,
+                ns,
+            );
         }
-        if crate::lock(&entry.forest).len() >= MAX_TRIP_COUNTS {
-            // A kernel whose trip count keeps changing: no search per launch.
-            return policy::decide(&Policy::Auto, device, kernel, launch);
+        if plan.observe {
+            let ns = if rc == 0 { ns } else { u64::MAX };
+            self.policy.observe(&plan.launch(), plan.grid, ns);
         }
-        let d = policy::forest::decide_with(model, device, kernel, launch);
-        crate::lock(&entry.forest).insert(key, d);
-        Some(d)
-    }
-
-    fn first_sighting(&self, entry: &KernelEntry, device_id: i64, trip: u64) -> bool {
-        crate::lock(&entry.logged).insert((device_id, trip))
-    }
-
-    /// The next point of the (device, trip count)'s sweep; `None` (LLVM's
-    /// grid) for trip counts past [`MAX_TRIP_COUNTS`], so a kernel whose
-    /// trip count changes at every launch keeps bounded state.
-    fn next_sweep_point(
-        &self,
-        entry: &KernelEntry,
-        device: &DeviceDesc,
-        kernel: &KernelDesc,
-        device_id: i64,
-        launch: &LaunchDesc,
-    ) -> Option<sweep::Candidate> {
-        let mut sweeps = crate::lock(&entry.sweep);
-        let key = (device_id, launch.trip_count);
-        if !sweeps.contains_key(&key) && sweeps.len() >= MAX_TRIP_COUNTS {
-            return None;
-        }
-        let (space, next) = sweeps
-            .entry(key)
-            .or_insert_with(|| (sweep::space(device, kernel, launch).into(), 0));
-        let candidate = space.get(*next % space.len().max(1)).cloned();
-        *next += 1;
-        candidate
     }
 }
 

@@ -3,6 +3,8 @@
 //!
 //! Every export runs its work through [`boundary`]: a panic inside gridsel
 //! is caught, logged once, and the call is forwarded exactly as it came.
+//! The exports only convert the C ABI: the launch itself is
+//! [`Runtime::launch`]'s.
 //! Null checks happen in the [`super::abi`] readers.
 //!
 //! The interposed entry points are `extern "C-unwind"` and call the real
@@ -15,27 +17,15 @@ use super::abi::{self, BinDesc, KernelArgs};
 use super::dl;
 use crate::device::DeviceDesc;
 use crate::geometry::LaunchDesc;
+use crate::guard::boundary;
 use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
 use crate::policy::{self, Policy};
-use crate::runtime::Runtime;
+use crate::runtime::{LaunchRequest, Runtime};
 use std::ffi::{CStr, c_char, c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// libomptarget's `OFFLOAD_FAIL`: the host runs its fallback for the region.
 const OFFLOAD_FAIL: c_int = !0;
-
-/// Runs `body`, turning a panic into `None` (reported once per process).
-fn boundary<R>(body: impl FnOnce() -> R) -> Option<R> {
-    static REPORTED: AtomicBool = AtomicBool::new(false);
-    catch_unwind(AssertUnwindSafe(body)).ok().or_else(|| {
-        if !REPORTED.swap(true, Ordering::Relaxed) {
-            log::error!("internal error (panic) caught; this call is forwarded unchanged");
-        }
-        None
-    })
-}
 
 /// Records the images and kernels of a binary, then registers it with
 /// libomptarget. Called by each binary's constructor before `main`.
@@ -114,7 +104,9 @@ pub unsafe extern "C-unwind" fn __tgt_target_kernel(
 }
 
 /// The body of [`__tgt_target_kernel`] with the runtime and the forwarding
-/// target given, so the launch path can be measured against a stand-in.
+/// target given, so the launch path can be measured against a stand-in: the
+/// ABI read into a [`LaunchRequest`], then [`Runtime::launch`], which calls
+/// back to write the chosen grid and forward.
 ///
 /// # Safety
 /// As for [`__tgt_target_kernel`]; `real` has its signature.
@@ -130,60 +122,40 @@ pub unsafe fn launch_with(
     host_ptr: *mut c_void,
     args: *mut c_void,
 ) -> c_int {
-    let plan = boundary(|| {
-        let mut kernel_args = match unsafe { KernelArgs::read(args) } {
-            Ok(a) => a,
-            Err(e) => {
-                report_abi_once(&e);
-                return None;
-            }
-        };
-        let launch = LaunchDesc {
+    let read = boundary(|| match unsafe { KernelArgs::read(args) } {
+        Ok(a) => Some(a),
+        Err(e) => {
+            report_abi_once(&e);
+            None
+        }
+    })
+    .flatten();
+    // Multi-dimensional launches are the program's own business.
+    let Some(mut kernel_args) = read.filter(|a| !a.multi_dimensional) else {
+        // SAFETY: the caller's own arguments, unchanged.
+        return unsafe { real(loc, device_id, num_teams, thread_limit, host_ptr, args) };
+    };
+    let request = LaunchRequest {
+        device_id: dl::resolve_device(device_id),
+        host_ptr: host_ptr as usize,
+        desc: LaunchDesc {
             trip_count: kernel_args.trip_count,
             num_teams,
             thread_limit,
+        },
+        waits: !kernel_args.nowait,
+    };
+    rt.launch(request, |write| {
+        let (teams, threads) = match write {
+            Some((teams, threads)) => {
+                kernel_args.write_grid(teams, threads);
+                (teams, threads)
+            }
+            None => (num_teams, thread_limit),
         };
-        // Nothing to do: skip even the device look-up.
-        if rt.passes_everything() {
-            return None;
-        }
-        if kernel_args.multi_dimensional {
-            return None;
-        }
-        let waits = !kernel_args.nowait;
-        let plan = rt.plan_launch(
-            dl::resolve_device(device_id),
-            host_ptr as usize,
-            launch,
-            waits,
-        );
-        if let Some((teams, threads)) = plan.request {
-            kernel_args.write_grid(teams, threads);
-        }
-        Some(plan)
+        // SAFETY: the caller's arguments, with the grid gridsel chose.
+        unsafe { real(loc, device_id, teams, threads, host_ptr, args) }
     })
-    .flatten();
-    let (teams, threads) = plan
-        .as_ref()
-        .and_then(|p| p.request)
-        .unwrap_or((num_teams, thread_limit));
-    let (record, observe) = plan.map_or((None, None), |p| (p.record, p.observe));
-    let start = (record.is_some() || observe.is_some()).then(Instant::now);
-    // SAFETY: the caller's arguments, with the grid gridsel chose.
-    let rc = unsafe { real(loc, device_id, teams, threads, host_ptr, args) };
-    if let Some(start) = start {
-        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        boundary(|| {
-            if let (Some(r), Some(p)) = (&record, &rt.profile) {
-                p.record(&r.kernel.name, r.trip_count, &r.label, r.grid, ns);
-            }
-            // A failed trial ranks last, so the search still finishes its round.
-            if let Some(o) = &observe {
-                rt.observe(o, if rc == 0 { ns } else { u64::MAX });
-            }
-        });
-    }
-    rc
 }
 
 fn report_abi_once(e: &abi::AbiError) {

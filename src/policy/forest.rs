@@ -9,11 +9,13 @@
 //! (kernel, trip count, device); the first one walks each tree once per
 //! thread count (README: launch-path cost).
 
-use super::{Decision, Rule, sweep};
+use super::per_launch::PerLaunch;
+use super::{GridPolicy, Launch, Proposal, Rule, sweep};
 use crate::device::DeviceDesc;
 use crate::forest::{Forest, KernelFeatures};
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::KernelDesc;
+use std::sync::Arc;
 
 /// Whether the forest searches blocks of `threads` threads: every count up
 /// to four warps (clang's default cap, where all but one kernel of the H100
@@ -77,30 +79,45 @@ pub fn forest(
     }
 }
 
-/// [`forest`] with the embedded model; `lloyd` if that model failed to load
-/// (a build error that tests catch).
-pub fn embedded(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
-    match Forest::embedded() {
-        Ok(model) => forest(&model, device, kernel, launch),
-        Err(_) => super::lloyd::lloyd(device, kernel, launch.trip_count),
-    }
-}
-
-/// A full decision (class, clamp) with a given model, for the runtime.
-pub fn decide_with(
-    model: &Forest,
+/// [`forest`] with the embedded model, for the CLI and the C API; if that
+/// model cannot be loaded (a build error tests catch), the default policy's
+/// grid, as when `GRIDSEL_MODEL` names a bad file.
+pub fn with_embedded_model(
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
-) -> Decision {
-    let class = super::lloyd::classify(device, kernel, launch.trip_count);
-    let (geometry, rule) = forest(model, device, kernel, launch);
-    let (geometry, clamped) = super::Limits::of(device, kernel, launch).clamp(geometry);
-    Decision {
-        geometry,
-        class,
-        rule,
-        clamped,
+) -> (Geometry, Rule) {
+    match Forest::embedded() {
+        Ok(model) => forest(&model, device, kernel, launch),
+        Err(_) => super::auto::auto(device, kernel, launch),
+    }
+}
+
+/// `forest` as the launch pipeline runs it: the model's choice, searched
+/// once per (kernel, device, trip count) and kept; past
+/// [`super::per_launch::MAX_TRIP_COUNTS`] trip counts of a kernel, `auto`'s grid.
+pub struct ForestPolicy {
+    model: Arc<Forest>,
+    chosen: PerLaunch<(Geometry, Rule)>,
+}
+
+impl ForestPolicy {
+    pub fn new(model: Arc<Forest>) -> Self {
+        Self {
+            model,
+            chosen: PerLaunch::default(),
+        }
+    }
+}
+
+impl GridPolicy for ForestPolicy {
+    fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
+        let search = || forest(&self.model, l.device, l.kernel, &l.desc);
+        let (grid, rule) = self
+            .chosen
+            .with(l, search, |chosen| *chosen)
+            .unwrap_or_else(|| super::auto::auto(l.device, l.kernel, &l.desc));
+        Some(Proposal::new(grid, rule))
     }
 }
 

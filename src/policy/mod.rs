@@ -12,6 +12,7 @@ pub mod limits;
 pub mod lloyd;
 pub mod llvm;
 pub mod occupancy;
+pub mod per_launch;
 pub mod sweep;
 
 use crate::device::DeviceDesc;
@@ -149,60 +150,159 @@ impl fmt::Display for Rule {
     }
 }
 
-/// A policy's answer for one launch.
+/// A policy's answer for one launch, cut to the launch's limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Decision {
     pub geometry: Geometry,
     pub class: LoopClass,
     pub rule: Rule,
-    /// The grid was cut down to the kernel's or the device's limits.
+    /// The grid was cut down to the launch's limits.
     pub clamped: bool,
 }
 
-/// Chooses a grid for an open launch with a stateless policy; `None` for
-/// policies that need launch history ([`Policy::Sweep`], [`Policy::Tune`]),
-/// which the runtime resolves through [`sweep::space`] and [`crate::tune`].
+impl Decision {
+    /// `grid`, chosen by `rule`, cut to `limits` (the one place every
+    /// policy's grid passes through).
+    pub fn within(
+        grid: Geometry,
+        rule: Rule,
+        limits: &Limits,
+        device: &DeviceDesc,
+        kernel: &KernelDesc,
+        launch: &LaunchDesc,
+    ) -> Self {
+        let (geometry, clamped) = limits.clamp(grid);
+        Self {
+            geometry,
+            class: lloyd::classify(device, kernel, launch.trip_count),
+            rule,
+            clamped,
+        }
+    }
+}
+
+/// One launch as a policy sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Launch<'a> {
+    /// The kernel's registration serial, unique in the process: the key of
+    /// what a policy learns about it.
+    pub kernel_serial: u64,
+    /// The kernel's device symbol.
+    pub kernel_name: &'a str,
+    pub kernel: &'a KernelDesc,
+    pub device_id: i64,
+    pub device: &'a DeviceDesc,
+    pub desc: LaunchDesc,
+    /// The call returns only after the kernel (not `nowait`), so its wall
+    /// time measures the kernel.
+    pub timed: bool,
+}
+
+/// What a policy proposes for a launch; the pipeline cuts it to the
+/// launch's limits ([`Decision::within`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proposal {
+    pub grid: Geometry,
+    pub rule: Rule,
+    /// Time this launch and hand it to [`GridPolicy::observe`].
+    pub observe: bool,
+    /// The profile's label for this launch when it is not the policy's name
+    /// (the sweep labels each point with the policy it reproduces).
+    pub label: Option<&'static str>,
+    /// Cut only to the compiled kernel's and the device's limits
+    /// (`GRIDSEL_SAFE_RANGE=off` with `fixed:T,B`).
+    pub beyond_safe_range: bool,
+}
+
+impl Proposal {
+    pub fn new(grid: Geometry, rule: Rule) -> Self {
+        Self {
+            grid,
+            rule,
+            observe: false,
+            label: None,
+            beyond_safe_range: false,
+        }
+    }
+}
+
+/// A policy as the launch pipeline runs it: it decides each open launch and,
+/// where it learns, observes the launches it asked to time, owning whatever
+/// state that takes. The pipeline applies the clause rules before and the
+/// launch's limits after ([`crate::runtime`]); adding a policy is a type
+/// implementing this plus its [`Policy`] name.
+pub trait GridPolicy: Send + Sync {
+    /// The grid for an open launch; `None` keeps LLVM's.
+    fn decide(&self, launch: &Launch<'_>) -> Option<Proposal>;
+
+    /// The wall time of a launch whose proposal asked for it, `u64::MAX`
+    /// when the launch failed.
+    fn observe(&self, _launch: &Launch<'_>, _grid: Geometry, _ns: u64) {}
+
+    /// The process ends: keep what was learned.
+    fn flush(&self) {}
+}
+
+/// The policies that decide from the launch alone.
+pub struct Stateless(pub Policy);
+
+impl GridPolicy for Stateless {
+    fn decide(&self, launch: &Launch<'_>) -> Option<Proposal> {
+        let (grid, rule) = stateless_grid(&self.0, launch.device, launch.kernel, &launch.desc)?;
+        Some(Proposal::new(grid, rule))
+    }
+}
+
+/// `fixed:T,B` allowed out of the launch's safe range
+/// (`GRIDSEL_SAFE_RANGE=off`): the one way to launch a grid that may fail,
+/// for measuring that range itself.
+pub struct FixedBeyondSafeRange(pub Geometry);
+
+impl GridPolicy for FixedBeyondSafeRange {
+    fn decide(&self, _launch: &Launch<'_>) -> Option<Proposal> {
+        Some(Proposal {
+            beyond_safe_range: true,
+            ..Proposal::new(self.0, Rule::Fixed)
+        })
+    }
+}
+
+/// A stateless policy's grid before the launch's limits; `None` for `llvm`
+/// (LLVM's own grid, left as it is) and for the policies that learn.
+fn stateless_grid(
+    policy: &Policy,
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+) -> Option<(Geometry, Rule)> {
+    Some(match policy {
+        Policy::Llvm | Policy::Sweep | Policy::Tune => return None,
+        Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
+        Policy::Auto => auto::auto(device, kernel, launch),
+        Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
+        Policy::Fixed(g) => (*g, Rule::Fixed),
+        Policy::Forest => forest::with_embedded_model(device, kernel, launch),
+    })
+}
+
+/// The decision of a policy that needs no launch history (all but `sweep`
+/// and `tune`: `None`), for the CLI, the C API and the policies that start
+/// from others' grids. `llvm` gives LLVM's grid; `forest` uses the embedded
+/// model.
 pub fn decide(
     policy: &Policy,
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
 ) -> Option<Decision> {
-    let class = lloyd::classify(device, kernel, launch.trip_count);
-    let (geometry, rule) = match policy {
+    let (grid, rule) = match policy {
         Policy::Llvm => (llvm::llvm19(device, kernel, launch), Rule::LlvmDefault),
-        Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
-        Policy::Auto => auto::auto(device, kernel, launch),
-        Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
-        Policy::Fixed(g) => (*g, Rule::Fixed),
-        Policy::Forest => forest::embedded(device, kernel, launch),
-        Policy::Sweep | Policy::Tune => return None,
+        other => stateless_grid(other, device, kernel, launch)?,
     };
-    let (geometry, clamped) = Limits::of(device, kernel, launch).clamp(geometry);
-    Some(Decision {
-        geometry,
-        class,
-        rule,
-        clamped,
-    })
-}
-
-/// `fixed:T,B` cut only to the compiled kernel's and the device's limits,
-/// not to the launch's safe range (`GRIDSEL_SAFE_RANGE=off`): the one way
-/// to launch a grid that may fail, for measuring that range itself.
-pub fn fixed_beyond_safe_range(
-    g: Geometry,
-    device: &DeviceDesc,
-    kernel: &KernelDesc,
-    launch: &LaunchDesc,
-) -> Decision {
-    let (geometry, clamped) = Limits::compiled(device, kernel).clamp(g);
-    Decision {
-        geometry,
-        class: lloyd::classify(device, kernel, launch.trip_count),
-        rule: Rule::Fixed,
-        clamped,
-    }
+    let limits = Limits::of(device, kernel, launch);
+    Some(Decision::within(
+        grid, rule, &limits, device, kernel, launch,
+    ))
 }
 
 /// Largest thread count a launch of `kernel` can actually get.

@@ -14,7 +14,8 @@
 //! they are orders of magnitude off the best and would take minutes each on
 //! 10^9-iteration loops.
 
-use super::{Decision, Policy, decide};
+use super::per_launch::PerLaunch;
+use super::{Decision, GridPolicy, Launch, Policy, Proposal, decide};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::KernelDesc;
@@ -30,24 +31,25 @@ pub const MAX_ITERATIONS_PER_THREAD: u64 = 4096;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
     /// `llvm`, `lloyd`, ... for a policy's choice, `grid` for a space point.
-    pub label: String,
+    pub label: &'static str,
     pub decision: Decision,
 }
 
-/// The policies whose choices open every cycle of the sweep.
-pub fn reference_policies() -> Vec<Policy> {
-    vec![Policy::Llvm, Policy::Lloyd, Policy::Auto, Policy::Occupancy]
-}
+/// The policies whose choices open every cycle of the sweep, with their
+/// profile labels.
+const REFERENCE_POLICIES: [(&str, Policy); 4] = [
+    ("llvm", Policy::Llvm),
+    ("lloyd", Policy::Lloyd),
+    ("auto", Policy::Auto),
+    ("occupancy", Policy::Occupancy),
+];
 
 /// Every point of the sweep for one launch, policies first, deterministic.
 pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Candidate> {
-    let mut out: Vec<Candidate> = reference_policies()
+    let mut out: Vec<Candidate> = REFERENCE_POLICIES
         .iter()
-        .filter_map(|p| {
-            decide(p, device, kernel, launch).map(|decision| Candidate {
-                label: p.to_string(),
-                decision,
-            })
+        .filter_map(|(label, p)| {
+            decide(p, device, kernel, launch).map(|decision| Candidate { label, decision })
         })
         .collect();
 
@@ -56,7 +58,7 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
         grid(device, kernel, launch)
             .into_iter()
             .map(|geometry| Candidate {
-                label: "grid".to_string(),
+                label: "grid",
                 decision: Decision {
                     geometry,
                     class,
@@ -163,6 +165,31 @@ pub fn columns(
 }
 
 const _: () = assert!(MAX_SWEEP_BLOCKS <= super::MAX_BLOCKS);
+
+/// `sweep` as the launch pipeline runs it (benchmark harness): the i-th
+/// launch of each (kernel, device, trip count) gets the i-th point of its
+/// [`space`], cycling, each labelled with where it comes from; past
+/// [`super::per_launch::MAX_TRIP_COUNTS`] trip counts of a kernel, LLVM's grid.
+#[derive(Default)]
+pub struct SweepPolicy {
+    cursors: PerLaunch<(Vec<Candidate>, usize)>,
+}
+
+impl GridPolicy for SweepPolicy {
+    fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
+        let start = || (space(l.device, l.kernel, &l.desc), 0);
+        self.cursors
+            .with(l, start, |(space, next)| {
+                let c = space.get(*next % space.len().max(1))?;
+                *next += 1;
+                Some(Proposal {
+                    label: Some(c.label),
+                    ..Proposal::new(c.decision.geometry, c.decision.rule)
+                })
+            })
+            .flatten()
+    }
+}
 
 #[cfg(test)]
 mod tests {

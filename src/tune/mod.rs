@@ -37,7 +37,8 @@ pub mod cache;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::policy::{self, Decision, Policy, Rule, sweep};
+use crate::policy::per_launch::PerLaunch;
+use crate::policy::{self, Decision, GridPolicy, Launch, Policy, Proposal, Rule, auto, sweep};
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, TryLockError};
@@ -389,8 +390,66 @@ pub enum State {
     Done(Geometry),
 }
 
-/// Per-kernel states, keyed by (device id, trip count).
-pub type States = Mutex<crate::IntMap<(i64, u64), State>>;
+/// `tune` as the launch pipeline runs it: a search per (kernel, device,
+/// trip count), started from the cache when it knows the answer; launches
+/// that cannot be timed (`nowait`), and trip counts past
+/// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s grid.
+pub struct TunePolicy {
+    session: Session,
+    states: PerLaunch<State>,
+}
+
+impl TunePolicy {
+    pub fn new(cache_path: Option<PathBuf>) -> Self {
+        Self {
+            session: Session::new(cache_path),
+            states: PerLaunch::default(),
+        }
+    }
+}
+
+impl GridPolicy for TunePolicy {
+    fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
+        let auto = || {
+            let (grid, rule) = auto::auto(l.device, l.kernel, &l.desc);
+            Proposal::new(grid, rule)
+        };
+        if !l.timed {
+            return Some(auto());
+        }
+        let proposal = self.states.with(
+            l,
+            || self.session.start(l),
+            |state| match state {
+                State::Done(g) => Proposal::new(*g, Rule::TuneWinner),
+                State::Tuning(t) => Proposal {
+                    observe: true,
+                    ..Proposal::new(t.next(), Rule::TuneTrial)
+                },
+            },
+        );
+        Some(proposal.unwrap_or_else(auto))
+    }
+
+    fn observe(&self, l: &Launch<'_>, grid: Geometry, ns: u64) {
+        let report = self.states.existing(l, |state| {
+            let State::Tuning(t) = state else {
+                return None;
+            };
+            t.observe(grid, ns);
+            let report = t.report()?;
+            *state = State::Done(report.winner);
+            Some(report)
+        });
+        if let Some(report) = report.flatten() {
+            self.session.converged(l, &report);
+        }
+    }
+
+    fn flush(&self) {
+        self.session.flush();
+    }
+}
 
 /// How long the flush at exit waits for another process's lock on the
 /// cache: long enough for dozens of processes ending together to take their
@@ -406,8 +465,8 @@ struct Loaded {
     save: bool,
 }
 
-/// The process's tuning settings, the cache read at start and the winners
-/// not yet saved.
+/// The cache of `tune`'s winners: read at the first search, the winners not
+/// yet saved.
 ///
 /// A converged search saves its winner on the launch thread, but only if the
 /// cache's lock is free at that instant: a launch never waits for another
@@ -415,7 +474,7 @@ struct Loaded {
 /// that could not be written stay queued for the next convergence and for
 /// [`Session::flush`] at exit, which waits up to [`EXIT_PATIENCE`]. The
 /// queue holds one entry per converged search, bounded like the searches.
-pub struct Session {
+struct Session {
     cache_path: Option<PathBuf>,
     cache: OnceLock<Loaded>,
     /// Winners not yet in the file.
@@ -427,7 +486,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(cache_path: Option<PathBuf>) -> Self {
+    fn new(cache_path: Option<PathBuf>) -> Self {
         Self {
             cache_path,
             cache: OnceLock::new(),
@@ -471,102 +530,38 @@ impl Session {
         })
     }
 
-    /// The grid for one launch, and whether its time should be observed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn plan(
-        &self,
-        name: &str,
-        states: &States,
-        device: &DeviceDesc,
-        kernel: &KernelDesc,
-        device_id: i64,
-        launch: &LaunchDesc,
-    ) -> (Decision, bool) {
-        let class = policy::lloyd::classify(device, kernel, launch.trip_count);
-        let decision = |geometry, rule| Decision {
-            geometry,
-            class,
-            rule,
-            clamped: false,
-        };
-        let mut states = crate::lock(states);
-        let key = (device_id, launch.trip_count);
-        if !states.contains_key(&key) && states.len() >= crate::runtime::MAX_TRIP_COUNTS {
-            if let Some(d) = policy::decide(&Policy::Auto, device, kernel, launch) {
-                return (d, false);
-            }
-        }
-        let state = states
-            .entry(key)
-            .or_insert_with(|| self.start(name, device, kernel, launch));
-        match state {
-            State::Done(g) => (decision(*g, Rule::TuneWinner), false),
-            State::Tuning(t) => (decision(t.next(), Rule::TuneTrial), true),
-        }
-    }
-
-    fn start(
-        &self,
-        name: &str,
-        device: &DeviceDesc,
-        kernel: &KernelDesc,
-        launch: &LaunchDesc,
-    ) -> State {
-        let trip = launch.trip_count;
+    /// Where a search of `l` starts: the cache's winner, or a new search.
+    fn start(&self, l: &Launch<'_>) -> State {
+        let trip = l.desc.trip_count;
+        let (name, device) = (l.kernel_name, l.device);
         if let Some(hit) = self
             .loaded()
             .table
             .get(name, &device.name, device.sm_arch, trip)
         {
-            // A cached grid is cut to today's limits: the cache may predate
-            // them, or come from another build of the program.
-            let (g, _) = policy::Limits::of(device, kernel, launch)
-                .clamp(Geometry::new(hit.threads, hit.blocks));
             log::info!(
-                "tune: {name} trip {trip}: {g} from the cache {} (measured {} ns, found in {} launches); not tuning",
+                "tune: {name} trip {trip}: {} from the cache {} (measured {} ns, found in {} launches); not tuning",
+                Geometry::new(hit.threads, hit.blocks),
                 self.cache_path
                     .as_ref()
                     .map_or_else(String::new, |p| p.display().to_string()),
                 hit.ns,
                 hit.launches
             );
-            return State::Done(g);
+            // The pipeline cuts the grid to today's limits: the cache may
+            // predate them, or come from another build of the program.
+            return State::Done(Geometry::new(hit.threads, hit.blocks));
         }
-        let list = candidates(device, kernel, launch, |_| true);
+        let list = candidates(device, l.kernel, &l.desc, |_| true);
         match Tuner::new(list, Params::default()) {
             Some(t) => State::Tuning(Box::new(t)),
-            None => State::Done(
-                policy::decide(&Policy::Auto, device, kernel, launch)
-                    .map_or(Geometry::new(1, 1), |d| d.geometry),
-            ),
+            None => State::Done(auto::auto(device, l.kernel, &l.desc).0),
         }
     }
 
-    /// Feeds the time of a launch made with `grid`; on convergence logs the
-    /// result and saves it to the cache.
-    #[allow(clippy::too_many_arguments)]
-    pub fn observe(
-        &self,
-        name: &str,
-        states: &States,
-        device: &DeviceDesc,
-        device_id: i64,
-        trip: u64,
-        grid: Geometry,
-        ns: u64,
-    ) {
-        let report = {
-            let mut states = crate::lock(states);
-            let Some(State::Tuning(t)) = states.get_mut(&(device_id, trip)) else {
-                return;
-            };
-            t.observe(grid, ns);
-            let Some(report) = t.report() else {
-                return;
-            };
-            states.insert((device_id, trip), State::Done(report.winner));
-            report
-        };
+    /// Logs a converged search and saves its winner.
+    fn converged(&self, l: &Launch<'_>, report: &Report) {
+        let (name, device, trip) = (l.kernel_name, l.device, l.desc.trip_count);
         let saved = self.save(cache::Entry {
             kernel: name.to_string(),
             device: device.name.clone(),
@@ -606,7 +601,7 @@ impl Session {
 
     /// Writes the winners still queued, waiting up to [`EXIT_PATIENCE`] for
     /// the cache's lock. Called at exit, never on a launch thread.
-    pub fn flush(&self) {
+    fn flush(&self) {
         let Some(path) = self.cache_path.as_deref() else {
             return;
         };

@@ -11,6 +11,6 @@ export PATH=$HOME/.cargo/bin:$PATH
 export GRIDSEL_LLVM_RUNTIMES=$repo/target/llvm-runtimes
 
 cargo fmt --check
-cargo clippy --all-targets -- -D warnings
-cargo test
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace
 python3 -m unittest discover -s bench/harness -p 'test_*.py'

@@ -82,7 +82,7 @@ impl Config {
             }
         }
         if let Some(spec) = lookup(ENV_DEVICE).filter(|s| !s.is_empty()) {
-            match DeviceDesc::load(&spec) {
+            match crate::files::device(&spec) {
                 Ok(d) => config.device = Some(d),
                 Err(e) => errors.push(format!(
                     "{ENV_DEVICE}: {e}; using the GPU's own description"

@@ -124,7 +124,7 @@ struct Measured {
 impl Measured {
     /// The device, the measured cases and the kernels' descriptors by name.
     fn load(&self) -> Result<Loaded, String> {
-        let device = DeviceDesc::load(&self.device).map_err(|e| e.to_string())?;
+        let device = gridsel::files::device(&self.device).map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&self.points)
             .map_err(|e| format!("{}: {e}", self.points.display()))?;
         let cases = calibrate::read_points(&text)?;
@@ -186,7 +186,7 @@ fn parse_mode(text: &str) -> Result<ExecMode, String> {
 
 impl Target {
     fn resolve(&self) -> Result<(DeviceDesc, KernelDesc, LaunchDesc), String> {
-        let mut device = DeviceDesc::load(&self.device).map_err(|e| e.to_string())?;
+        let mut device = gridsel::files::device(&self.device).map_err(|e| e.to_string())?;
         if let Some(tpb) = self.threads_per_block {
             device.threads_per_block = tpb;
             device.validate().map_err(|e| e.to_string())?;
@@ -249,7 +249,7 @@ fn kernels_in(dir: &PathBuf, sm_arch: u32) -> Result<HashMap<String, KernelDesc>
 
 /// `gridsel dump-decisions`: see the command's doc.
 fn dump_decisions(binaries: &PathBuf, device: &str) -> Result<(), String> {
-    let device = DeviceDesc::load(device).map_err(|e| e.to_string())?;
+    let device = gridsel::files::device(device).map_err(|e| e.to_string())?;
     let mut kernels: Vec<KernelDesc> = kernels_in(binaries, device.sm_arch)?
         .into_values()
         .collect();

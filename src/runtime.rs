@@ -11,7 +11,7 @@
 use crate::config::Config;
 use crate::device::DeviceDesc;
 use crate::ffi::cuda;
-use crate::forest::Forest;
+use crate::files;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::guard::boundary;
 use crate::image::{self, ImageKind};
@@ -155,9 +155,11 @@ pub struct Runtime {
 /// error line and the default policy.
 fn build_policy(config: &mut Config) -> Box<dyn GridPolicy> {
     match &config.policy {
-        Policy::Tune => Box::new(TunePolicy::new(config.cache.clone())),
+        Policy::Tune => Box::new(TunePolicy::new(config.cache.clone().map(|path| {
+            Box::new(files::CacheFile::new(path)) as Box<dyn crate::tune::WinnerStore>
+        }))),
         Policy::Sweep => Box::<SweepPolicy>::default(),
-        Policy::Forest => match Forest::load_or_embedded(config.model.as_deref()) {
+        Policy::Forest => match files::model_or_embedded(config.model.as_deref()) {
             Ok(model) => Box::new(ForestPolicy::new(model)),
             Err(e) => {
                 log::error!(

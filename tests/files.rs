@@ -7,7 +7,7 @@
 
 mod support;
 
-use gridsel::tune::cache;
+use gridsel::files;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -213,11 +213,11 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
 fn files_over_their_caps_are_one_error() {
     let dir = temp_dir("over_caps");
     let toml = dir.join("padded.toml");
-    let padding = "#".repeat(gridsel::device::MAX_PROFILE_BYTES as usize);
+    let padding = "#".repeat(gridsel::files::MAX_PROFILE_BYTES as usize);
     std::fs::write(&toml, format!("base = \"h100\"\n{padding}\n")).unwrap();
     let model = dir.join("padded.json");
     let mut text = gridsel::forest::EMBEDDED_H100.to_string();
-    text.push_str(&" ".repeat(gridsel::forest::MAX_MODEL_BYTES as usize));
+    text.push_str(&" ".repeat(gridsel::files::MAX_MODEL_BYTES as usize));
     std::fs::write(&model, text).unwrap();
     let expected = plain_stdout(100, 2);
     for (env, line) in [
@@ -314,7 +314,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
         "{}",
         run.stderr
     );
-    let table = cache::load(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap();
     let trips: BTreeSet<u64> = table.entries().map(|e| e.trip_count).collect();
     assert_eq!(trips, BTreeSet::from([100, 101]));
 }
@@ -362,7 +362,7 @@ fn thirty_two_processes_lose_no_cache_entry_and_stall_no_launch() {
             longest = longest.max(longest_launch(&run));
         }
     }
-    let table = cache::load(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap();
     let saved: BTreeSet<u64> = table.entries().map(|e| e.trip_count).collect();
     let lost = expected.difference(&saved).count();
     eprintln!(

@@ -28,7 +28,7 @@ fn opt(text: &str) -> Option<u32> {
 
 #[test]
 fn predictions_match_the_training_tool() {
-    let model = Forest::load(&fixture("model.json")).unwrap();
+    let model = gridsel::files::model(&fixture("model.json")).unwrap();
     let device = DeviceDesc::preset("h100").unwrap();
     let text = std::fs::read_to_string(fixture("expected.csv")).unwrap();
     let mut lines = text.lines();
@@ -96,7 +96,7 @@ fn the_grid_search_equals_predicting_every_candidate() {
     let device = DeviceDesc::preset("h100").unwrap();
     let models = [
         Forest::embedded().unwrap(),
-        std::sync::Arc::new(Forest::load(&fixture("model.json")).unwrap()),
+        std::sync::Arc::new(gridsel::files::model(&fixture("model.json")).unwrap()),
     ];
     let mut searched = 0;
     for model in &models {
@@ -358,13 +358,13 @@ fn bad_model_files_are_clear_errors() {
     let dir = std::env::temp_dir().join(format!("gridsel-forest-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let missing = dir.join("missing.json");
-    let e = Forest::load(&missing).unwrap_err();
+    let e = gridsel::files::model(&missing).unwrap_err();
     assert!(matches!(e, ForestError::Io(_)), "{e}");
     assert!(e.to_string().contains("missing.json"), "{e}");
     for (what, text, kind, word) in bad_models() {
         let path = dir.join("bad.json");
         std::fs::write(&path, &text).unwrap();
-        let e = Forest::load(&path).unwrap_err();
+        let e = gridsel::files::model(&path).unwrap_err();
         assert!(kind(&e), "{what}: {e:?}");
         let msg = e.to_string();
         assert!(msg.contains(word), "{what}: {msg}");

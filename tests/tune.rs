@@ -1,7 +1,8 @@
 //! `tune`: the search state machine with stand-in timers, and the cache file.
 
 use gridsel::Geometry;
-use gridsel::tune::cache::{self, CacheError, Entry, Table};
+use gridsel::files;
+use gridsel::tune::cache::{CacheError, Entry, Table};
 use gridsel::tune::{BUDGET, Params, Tuner, replay};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -193,18 +194,18 @@ fn entry(kernel: &str, trip: u64, threads: u32) -> Entry {
 fn cache_round_trip_and_merge() {
     let path = temp("round_trip");
     assert_eq!(
-        cache::load(&path).unwrap(),
+        files::load_cache(&path).unwrap(),
         Table::default(),
         "missing = empty"
     );
-    cache::store(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
-    cache::store(
+    files::store_cache(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
+    files::store_cache(
         &path,
         &[entry("k2", 1000, 64), entry("k1", 1000, 96)],
         PATIENCE,
     )
     .unwrap();
-    let t = cache::load(&path).unwrap();
+    let t = files::load_cache(&path).unwrap();
     assert_eq!(t.len(), 2);
     assert_eq!(t.get("k1", "H100", 90, 1000).unwrap().threads, 96);
     assert_eq!(t.get("k2", "H100", 90, 1000), Some(&entry("k2", 1000, 64)));
@@ -227,12 +228,12 @@ fn concurrent_writers_keep_every_entry() {
             let path = &path;
             s.spawn(move || {
                 for i in 0..10u64 {
-                    cache::store(path, &[entry(&format!("k{w}"), i, 32)], PATIENCE).unwrap();
+                    files::store_cache(path, &[entry(&format!("k{w}"), i, 32)], PATIENCE).unwrap();
                 }
             });
         }
     });
-    let t = cache::load(&path).unwrap();
+    let t = files::load_cache(&path).unwrap();
     assert_eq!(t.len(), 80);
 }
 
@@ -249,20 +250,20 @@ fn corrupt_files_are_reported_and_replaced_newer_ones_kept() {
         ),
     ] {
         std::fs::write(&path, text).unwrap();
-        let err = cache::load(&path).unwrap_err();
+        let err = files::load_cache(&path).unwrap_err();
         assert!(matches!(err, CacheError::Corrupt(_)), "{text}: {err}");
         assert!(err.to_string().contains(why), "{text}: {err}");
-        cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-        assert_eq!(cache::load(&path).unwrap().len(), 1);
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        assert_eq!(files::load_cache(&path).unwrap().len(), 1);
     }
     // A newer gridsel's file is reported and left alone, not overwritten.
     let newer = "{\"version\": 99, \"entries\": []}";
     std::fs::write(&path, newer).unwrap();
-    let err = cache::load(&path).unwrap_err();
+    let err = files::load_cache(&path).unwrap_err();
     assert!(matches!(err, CacheError::Newer(_)), "{err}");
     assert!(err.to_string().contains("version 99"), "{err}");
     assert!(matches!(
-        cache::store(&path, &[entry("k", 1, 32)], PATIENCE),
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE),
         Err(CacheError::Newer(_))
     ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
@@ -300,13 +301,13 @@ fn a_busy_lock_is_reported_not_waited_for() {
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.
     assert!(matches!(
-        cache::store(&path, &[entry("k", 1, 32)], Duration::ZERO),
+        files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO),
         Err(CacheError::Busy)
     ));
     assert!(start.elapsed() < Duration::from_millis(100));
     drop(held);
-    cache::store(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
-    assert_eq!(cache::load(&path).unwrap().len(), 1);
+    files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
+    assert_eq!(files::load_cache(&path).unwrap().len(), 1);
 }
 
 // ---- cache files that are not plain files ----------------------------------------
@@ -329,10 +330,10 @@ fn planted_links_at_temporary_names_are_not_written_through() {
     for link in &planted {
         std::os::unix::fs::symlink(&victim, link).unwrap();
     }
-    cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(!is_symlink(&path));
-    assert_eq!(cache::load(&path).unwrap().len(), 1);
+    assert_eq!(files::load_cache(&path).unwrap().len(), 1);
     assert!(planted.iter().all(|l| is_symlink(l)));
 }
 
@@ -341,13 +342,13 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let path = temp("linked");
     let dir = path.parent().unwrap();
     let victim = dir.join("victim.json");
-    cache::store(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    files::store_cache(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let before = std::fs::read_to_string(&victim).unwrap();
     std::os::unix::fs::symlink(&victim, &path).unwrap();
-    let err = cache::load(&path).unwrap_err();
+    let err = files::load_cache(&path).unwrap_err();
     assert!(matches!(err, CacheError::Io(_)), "{err:?}");
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
-    let err = cache::store(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
+    let err = files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(is_symlink(&path), "the link was replaced");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), before);
@@ -356,7 +357,7 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let path = dir.join("other.json");
     let target = dir.join("created-through-the-link");
     std::os::unix::fs::symlink(&target, cache_lock(&path)).unwrap();
-    let err = cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(!target.exists() && !path.exists());
 }
@@ -374,9 +375,9 @@ fn a_device_node_cache_is_refused_not_replaced() {
         eprintln!("SKIPPED: mknod needs root");
         return;
     }
-    let err = cache::load(&path).unwrap_err();
+    let err = files::load_cache(&path).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
-    let err = cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
     use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -386,18 +387,18 @@ fn a_device_node_cache_is_refused_not_replaced() {
 #[test]
 fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
     let path = temp("huge");
-    cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let mut text = std::fs::read_to_string(&path).unwrap();
     // Valid JSON: padding after the object.
-    text.push_str(&" ".repeat(cache::MAX_BYTES as usize));
+    text.push_str(&" ".repeat(gridsel::tune::cache::MAX_BYTES as usize));
     std::fs::write(&path, &text).unwrap();
-    let err = cache::load(&path).unwrap_err();
+    let err = files::load_cache(&path).unwrap_err();
     assert_eq!(
         err.to_string(),
         "larger than 4 MiB, the most gridsel reads of it"
     );
     // Not replaced either: its entries might be wanted.
-    assert!(cache::store(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
+    assert!(files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
@@ -411,7 +412,7 @@ fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
     for f in [&stale, &live] {
         std::fs::write(f, "partial").unwrap();
     }
-    cache::store(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!stale.exists());
     assert!(live.exists(), "a live process's file is kept");
 }

@@ -51,13 +51,11 @@
 //! the runtime logs it once and falls back to the default policy.
 
 use crate::device::DeviceDesc;
-use crate::ffi::fs;
 use crate::geometry::Geometry;
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::{occupancy_with, on_every_sm, resident_blocks_per_sm};
 use serde::Deserialize;
 use std::fmt;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 /// The value of the file's `format` field.
@@ -65,12 +63,7 @@ pub const FORMAT: &str = "gridsel-forest";
 /// The model version this build reads.
 pub const VERSION: u64 = 1;
 /// The H100 model, embedded (regenerate with bench/forest/train.py).
-pub const EMBEDDED_H100: &str = include_str!("../models/h100-forest.json");
-
-/// The largest model file read: the embedded one is under 100 KiB, and a
-/// forest of 32 trees of depth 10 (the largest `train.py` was tried with)
-/// a few MiB.
-pub const MAX_MODEL_BYTES: u64 = 16 << 20;
+pub const EMBEDDED_H100: &str = include_str!("../../../models/h100-forest.json");
 
 /// Feature names, in model order (bench/forest/train.py `FEATURES`).
 pub const FEATURES: [&str; 16] = [
@@ -335,33 +328,12 @@ impl Forest {
         Ok(())
     }
 
-    /// Reads and validates a model file (a regular file of at most
-    /// [`MAX_MODEL_BYTES`]; see [`fs`]).
-    pub fn load(path: &Path) -> Result<Self, ForestError> {
-        let text = fs::read_capped(path, MAX_MODEL_BYTES)
-            .map_err(|e| ForestError::Io(format!("{}: {e}", path.display())))?;
-        Self::from_json(&text).map_err(|e| match e {
-            ForestError::Io(m) => ForestError::Io(m),
-            ForestError::Syntax(m) => ForestError::Syntax(format!("{}: {m}", path.display())),
-            ForestError::Version(m) => ForestError::Version(format!("{}: {m}", path.display())),
-            ForestError::Invalid(m) => ForestError::Invalid(format!("{}: {m}", path.display())),
-        })
-    }
-
     /// The embedded H100 model, parsed once per process.
     pub fn embedded() -> Result<Arc<Self>, ForestError> {
         static EMBEDDED: OnceLock<Result<Arc<Forest>, ForestError>> = OnceLock::new();
         EMBEDDED
             .get_or_init(|| Self::from_json(EMBEDDED_H100).map(Arc::new))
             .clone()
-    }
-
-    /// `GRIDSEL_MODEL`'s file when given, else the embedded model.
-    pub fn load_or_embedded(path: Option<&Path>) -> Result<Arc<Self>, ForestError> {
-        match path {
-            Some(p) => Self::load(p).map(Arc::new),
-            None => Self::embedded(),
-        }
     }
 
     /// Number of trees.

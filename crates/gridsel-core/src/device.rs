@@ -5,14 +5,9 @@
 //! (`GRIDSEL_DEVICE=<preset|path>`), so decisions can be inspected and tested on
 //! machines without a GPU.
 
-use crate::ffi::fs;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::io;
 use std::path::Path;
-
-/// The largest device profile read: a profile is a few hundred bytes.
-pub const MAX_PROFILE_BYTES: u64 = 64 << 10;
 
 /// Per-SM limits and the constants the policies tune on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,7 +46,7 @@ fn default_waves() -> u32 {
 /// The calibrated profile shipped for a preset (`gridsel calibrate` output).
 fn shipped_profile(preset: &str) -> Option<&'static str> {
     match preset {
-        "h100" => Some(include_str!("../profiles/h100.toml")),
+        "h100" => Some(include_str!("../../../profiles/h100.toml")),
         _ => None,
     }
 }
@@ -127,20 +122,6 @@ impl DeviceDesc {
             .map_err(|e: toml::de::Error| DeviceError::Syntax(e.message().to_string()))?;
         desc.validate()?;
         Ok(desc)
-    }
-
-    /// A preset name or the path of a TOML profile (a regular file of at
-    /// most [`MAX_PROFILE_BYTES`]; see [`fs`]).
-    pub fn load(spec: &str) -> Result<Self, DeviceError> {
-        if let Some(desc) = Self::preset(spec) {
-            return Ok(desc);
-        }
-        let path = Path::new(spec);
-        let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
-            _ => DeviceError::Io(format!("{}: {e}", path.display())),
-        })?;
-        Self::from_toml(&text).map_err(|e| e.in_file(path))
     }
 
     /// Rejects descriptions outside what CUDA allows for NVIDIA GPUs, so no
@@ -324,7 +305,7 @@ pub enum DeviceError {
 }
 
 impl DeviceError {
-    fn in_file(self, path: &Path) -> Self {
+    pub fn in_file(self, path: &Path) -> Self {
         match self {
             Self::Syntax(m) => Self::Syntax(format!("{}: {m}", path.display())),
             Self::Invalid(m) => Self::Invalid(format!("{}: {m}", path.display())),
@@ -359,7 +340,6 @@ mod tests {
         for name in PRESETS {
             let d = DeviceDesc::preset(name).unwrap();
             d.validate().unwrap();
-            assert_eq!(DeviceDesc::load(name).unwrap(), d);
         }
         assert_eq!(DeviceDesc::preset("h100").unwrap().sm_count, 132);
         assert_eq!(DeviceDesc::preset("titanx-pascal").unwrap().sm_count, 28);
@@ -367,7 +347,7 @@ mod tests {
 
     #[test]
     fn the_shipped_h100_profile_loads_and_sets_waves() {
-        let text = include_str!("../profiles/h100.toml");
+        let text = include_str!("../../../profiles/h100.toml");
         let profile = DeviceDesc::from_toml(text).unwrap();
         let preset = DeviceDesc::preset("h100").unwrap();
         assert_eq!(preset.waves, profile.waves);
@@ -416,10 +396,6 @@ mod tests {
         assert!(matches!(
             DeviceDesc::from_toml("base = \"h100\"\nsm_count = -1"),
             Err(DeviceError::Syntax(_))
-        ));
-        assert!(matches!(
-            DeviceDesc::load("/nonexistent/profile.toml"),
-            Err(DeviceError::UnknownPreset(_))
         ));
     }
 

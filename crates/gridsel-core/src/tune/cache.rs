@@ -9,22 +9,16 @@
 //! ```
 //!
 //! keyed by (kernel, device name, sm_arch, trip count), at most
-//! [`MAX_BYTES`]. It is read once per process; [`store`] merges entries in
-//! under an advisory lock on `<file>.lock` (flock) and replaces the file
-//! atomically ([`fs::replace_atomically`]), so readers never see half a file
-//! and concurrent processes never lose each other's entries. The file, its
-//! lock and its temporary files are only ever regular files ([`fs`]). A
-//! file that does not parse, or has an older version, is treated as empty
-//! and replaced at the next store; one of a newer version, or one that
-//! cannot be read, is left as it is.
+//! [`MAX_BYTES`]. This module is the format; the preload library's
+//! `files::CacheFile` reads it once per process and merges entries in under
+//! a lock, atomically. A file that does not parse, or has an older version,
+//! is treated as empty and replaced at the next store; one of a newer
+//! version, or one that cannot be read, is left as it is.
 
-use crate::ffi::fs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The file format's version; other versions are ignored.
 pub const VERSION: u32 = 1;
@@ -158,15 +152,11 @@ impl fmt::Display for CacheError {
 
 impl std::error::Error for CacheError {}
 
-/// Reads a cache file; a missing file is an empty table.
-pub fn load(path: &Path) -> Result<Table, CacheError> {
-    let text = match fs::read_capped(path, MAX_BYTES) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Table::default()),
-        Err(e) => return Err(CacheError::Io(e)),
-    };
-    Table::parse(&text).map_err(|m| {
-        if newer_version(&text) {
+/// Parses a cache file's text, telling a file of a newer format (to be left
+/// alone) from a corrupt one (to be replaced).
+pub fn parse(text: &str) -> Result<Table, CacheError> {
+    Table::parse(text).map_err(|m| {
+        if newer_version(text) {
             CacheError::Newer(m)
         } else {
             CacheError::Corrupt(m)
@@ -180,36 +170,4 @@ fn newer_version(text: &str) -> bool {
         .ok()
         .and_then(|v| v.get("version").and_then(serde_json::Value::as_u64))
         .is_some_and(|v| v > u64::from(VERSION))
-}
-
-/// `<path><suffix>`, next to the file.
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-/// Merges `entries` into the file at `path` (created if missing; a corrupt
-/// file is replaced), under the lock, waiting for it at most `patience`
-/// (then [`CacheError::Busy`]).
-pub fn store(path: &Path, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
-    let _lock = fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
-        io::ErrorKind::WouldBlock => CacheError::Busy,
-        _ => CacheError::Io(e),
-    })?;
-    // Start afresh only from a missing or corrupt file, never from one that
-    // could not be read or that a newer gridsel wrote.
-    let mut table = match load(path) {
-        Ok(table) => table,
-        Err(CacheError::Corrupt(_)) => Table::default(),
-        Err(e) => return Err(e),
-    };
-    for e in entries {
-        table.insert(e.clone());
-    }
-    let text = table.render();
-    if text.len() as u64 > MAX_BYTES {
-        return Err(CacheError::Io(fs::too_large(MAX_BYTES)));
-    }
-    fs::replace_atomically(path, text.as_bytes()).map_err(CacheError::Io)
 }

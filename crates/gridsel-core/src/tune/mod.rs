@@ -40,7 +40,6 @@ use crate::kernel::{ExecMode, KernelDesc};
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{self, Decision, GridPolicy, Launch, Policy, Proposal, Rule, auto, sweep};
 use std::collections::{HashSet, VecDeque};
-use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -400,9 +399,10 @@ pub struct TunePolicy {
 }
 
 impl TunePolicy {
-    pub fn new(cache_path: Option<PathBuf>) -> Self {
+    /// A tuner whose winners persist in `store`, if any.
+    pub fn new(store: Option<Box<dyn WinnerStore>>) -> Self {
         Self {
-            session: Session::new(cache_path),
+            session: Session::new(store),
             states: PerLaunch::default(),
         }
     }
@@ -465,7 +465,19 @@ struct Loaded {
     save: bool,
 }
 
-/// The cache of `tune`'s winners: read at the first search, the winners not
+/// Where `tune` keeps its winners across runs; the preload library's
+/// `GRIDSEL_CACHE` file (`files::CacheFile`) implements it.
+pub trait WinnerStore: Send + Sync {
+    /// What to call it in the log (the file's path).
+    fn location(&self) -> String;
+    /// Every winner stored; an empty table when there is nothing yet.
+    fn load(&self) -> Result<cache::Table, cache::CacheError>;
+    /// Merges `entries` in, waiting at most `patience` for other writers
+    /// (then [`cache::CacheError::Busy`]).
+    fn store(&self, entries: &[cache::Entry], patience: Duration) -> Result<(), cache::CacheError>;
+}
+
+/// The store of `tune`'s winners: read at the first search, the winners not
 /// yet saved.
 ///
 /// A converged search saves its winner on the launch thread, but only if the
@@ -475,7 +487,7 @@ struct Loaded {
 /// [`Session::flush`] at exit, which waits up to [`EXIT_PATIENCE`]. The
 /// queue holds one entry per converged search, bounded like the searches.
 struct Session {
-    cache_path: Option<PathBuf>,
+    store: Option<Box<dyn WinnerStore>>,
     cache: OnceLock<Loaded>,
     /// Winners not yet in the file.
     unsaved: Mutex<Vec<cache::Entry>>,
@@ -486,9 +498,9 @@ struct Session {
 }
 
 impl Session {
-    fn new(cache_path: Option<PathBuf>) -> Self {
+    fn new(store: Option<Box<dyn WinnerStore>>) -> Self {
         Self {
-            cache_path,
+            store,
             cache: OnceLock::new(),
             unsaved: Mutex::default(),
             writing: Mutex::default(),
@@ -500,28 +512,28 @@ impl Session {
     /// and an empty table.
     fn loaded(&self) -> &Loaded {
         self.cache.get_or_init(|| {
-            let Some(path) = &self.cache_path else {
+            let Some(store) = &self.store else {
                 return Loaded {
                     table: cache::Table::default(),
                     save: false,
                 };
             };
-            let (table, save) = match cache::load(path) {
+            let (table, save) = match store.load() {
                 Ok(t) => {
-                    log::info!("tune: cache {}: {} tuned grids", path.display(), t.len());
+                    log::info!("tune: cache {}: {} tuned grids", store.location(), t.len());
                     (t, true)
                 }
                 Err(e @ cache::CacheError::Corrupt(_)) => {
                     log::warn!(
                         "tune: cache {}: {e}; ignored (replaced at the next save)",
-                        path.display()
+                        store.location()
                     );
                     (cache::Table::default(), true)
                 }
                 Err(e) => {
                     log::warn!(
                         "tune: cache {}: {e}; ignored (not read or written)",
-                        path.display()
+                        store.location()
                     );
                     (cache::Table::default(), false)
                 }
@@ -542,9 +554,9 @@ impl Session {
             log::info!(
                 "tune: {name} trip {trip}: {} from the cache {} (measured {} ns, found in {} launches); not tuning",
                 Geometry::new(hit.threads, hit.blocks),
-                self.cache_path
+                self.store
                     .as_ref()
-                    .map_or_else(String::new, |p| p.display().to_string()),
+                    .map_or_else(String::new, |s| s.location()),
                 hit.ns,
                 hit.launches
             );
@@ -588,21 +600,21 @@ impl Session {
     /// Queues a winner for the cache and writes the queue if that needs no
     /// waiting; returns the end of the convergence's log line.
     fn save(&self, entry: cache::Entry) -> String {
-        let Some(path) = self.cache_path.as_deref().filter(|_| self.loaded().save) else {
+        let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
             return String::new();
         };
         crate::lock(&self.unsaved).push(entry);
-        if self.write_unsaved(path) {
-            format!("; saved to {}", path.display())
+        if self.write_unsaved(store) {
+            format!("; saved to {}", store.location())
         } else {
-            format!("; not saved to {} yet", path.display())
+            format!("; not saved to {} yet", store.location())
         }
     }
 
     /// Writes the winners still queued, waiting up to [`EXIT_PATIENCE`] for
     /// the cache's lock. Called at exit, never on a launch thread.
     fn flush(&self) {
-        let Some(path) = self.cache_path.as_deref() else {
+        let Some(store) = self.store.as_deref() else {
             return;
         };
         if crate::lock(&self.unsaved).is_empty() {
@@ -611,35 +623,35 @@ impl Session {
         // Waits for a write by another thread of this process, then for
         // other processes, both bounded.
         let _turn = crate::lock(&self.writing);
-        self.write_queue(path, EXIT_PATIENCE);
+        self.write_queue(store, EXIT_PATIENCE);
     }
 
     /// [`Self::write_queue`] without waiting, unless another thread of this
     /// process is writing already (it, or a later call, takes the queue).
-    fn write_unsaved(&self, path: &Path) -> bool {
+    fn write_unsaved(&self, store: &dyn WinnerStore) -> bool {
         let _turn = match self.writing.try_lock() {
             Ok(turn) => turn,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => return false,
         };
-        self.write_queue(path, Duration::ZERO)
+        self.write_queue(store, Duration::ZERO)
     }
 
     /// Writes the queue (with the writing turn held) until it is empty or a
     /// write fails; the entries of a failed write go back to the queue, and
     /// each cause of failure is logged once (a busy lock only when waited
     /// for). Returns whether the queue is empty.
-    fn write_queue(&self, path: &Path, patience: Duration) -> bool {
+    fn write_queue(&self, store: &dyn WinnerStore, patience: Duration) -> bool {
         loop {
             let batch = std::mem::take(&mut *crate::lock(&self.unsaved));
             if batch.is_empty() {
                 return true;
             }
             let start = Instant::now();
-            match cache::store(path, &batch, patience) {
+            match store.store(&batch, patience) {
                 Ok(()) => log::debug!(
                     "tune: cache {}: saved {} tuned grids in {} us",
-                    path.display(),
+                    store.location(),
                     batch.len(),
                     start.elapsed().as_micros()
                 ),
@@ -649,7 +661,7 @@ impl Session {
                     if (patience > Duration::ZERO || !matches!(e, cache::CacheError::Busy))
                         && crate::lock(&self.reported).insert(cause)
                     {
-                        log::warn!("tune: cannot save to the cache {}: {e}", path.display());
+                        log::warn!("tune: cannot save to the cache {}: {e}", store.location());
                     }
                     return false;
                 }

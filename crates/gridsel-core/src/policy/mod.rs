@@ -229,7 +229,7 @@ impl Proposal {
 /// A policy as the launch pipeline runs it: it decides each open launch and,
 /// where it learns, observes the launches it asked to time, owning whatever
 /// state that takes. The pipeline applies the clause rules before and the
-/// launch's limits after ([`crate::runtime`]); adding a policy is a type
+/// launch's limits after (the preload library's launch pipeline); adding a policy is a type
 /// implementing this plus its [`Policy`] name.
 pub trait GridPolicy: Send + Sync {
     /// The grid for an open launch; `None` keeps LLVM's.

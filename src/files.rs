@@ -1,0 +1,142 @@
+//! The files the environment names, read and written only through
+//! [`crate::ffi::fs`]: regular files, never through a symbolic link, never a
+//! device or a FIFO, read up to a cap per kind of file.
+
+use crate::device::{DeviceDesc, DeviceError};
+use crate::ffi::fs;
+use crate::forest::{Forest, ForestError};
+use crate::tune::WinnerStore;
+use crate::tune::cache::{self, CacheError, Entry, Table};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The largest device profile read: a few dozen lines of TOML.
+pub const MAX_PROFILE_BYTES: u64 = 64 << 10;
+
+/// The largest model file read: the embedded one is under 100 KiB, and a
+/// forest of 32 trees of depth 10 (the largest `train.py` was tried with)
+/// a few MiB.
+pub const MAX_MODEL_BYTES: u64 = 16 << 20;
+
+/// A preset name or the path of a TOML profile (a regular file of at most
+/// [`MAX_PROFILE_BYTES`]).
+pub fn device(spec: &str) -> Result<DeviceDesc, DeviceError> {
+    if let Some(desc) = DeviceDesc::preset(spec) {
+        return Ok(desc);
+    }
+    let path = Path::new(spec);
+    let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
+        _ => DeviceError::Io(format!("{}: {e}", path.display())),
+    })?;
+    DeviceDesc::from_toml(&text).map_err(|e| e.in_file(path))
+}
+
+/// Reads and validates a model file (a regular file of at most
+/// [`MAX_MODEL_BYTES`]).
+pub fn model(path: &Path) -> Result<Forest, ForestError> {
+    let text = fs::read_capped(path, MAX_MODEL_BYTES)
+        .map_err(|e| ForestError::Io(format!("{}: {e}", path.display())))?;
+    Forest::from_json(&text).map_err(|e| match e {
+        ForestError::Io(m) => ForestError::Io(m),
+        ForestError::Syntax(m) => ForestError::Syntax(format!("{}: {m}", path.display())),
+        ForestError::Version(m) => ForestError::Version(format!("{}: {m}", path.display())),
+        ForestError::Invalid(m) => ForestError::Invalid(format!("{}: {m}", path.display())),
+    })
+}
+
+/// `GRIDSEL_MODEL`'s file when given, else the embedded model.
+pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError> {
+    match path {
+        Some(p) => model(p).map(Arc::new),
+        None => Forest::embedded(),
+    }
+}
+
+/// `GRIDSEL_CACHE`: `tune`'s winners in a file ([`cache`] is the format).
+/// It is merged into under an advisory lock on `<file>.lock` (flock) and
+/// replaced atomically ([`fs::replace_atomically`]), so readers never see
+/// half a file and concurrent processes never lose each other's entries.
+pub struct CacheFile {
+    path: PathBuf,
+}
+
+impl CacheFile {
+    pub fn new(path: PathBuf) -> Self {
+        Self { path }
+    }
+}
+
+impl WinnerStore for CacheFile {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn load(&self) -> Result<Table, CacheError> {
+        load_cache(&self.path)
+    }
+
+    fn store(&self, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
+        store_cache(&self.path, entries, patience)
+    }
+}
+
+/// Reads a cache file; a missing file is an empty table.
+pub fn load_cache(path: &Path) -> Result<Table, CacheError> {
+    match fs::read_capped(path, cache::MAX_BYTES) {
+        Ok(text) => cache::parse(&text),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Table::default()),
+        Err(e) => Err(CacheError::Io(e)),
+    }
+}
+
+/// Merges `entries` into the cache file at `path` (created if missing; a
+/// corrupt file is replaced), under the lock, waiting for it at most
+/// `patience` (then [`CacheError::Busy`]).
+pub fn store_cache(path: &Path, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
+    let _lock = fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
+        io::ErrorKind::WouldBlock => CacheError::Busy,
+        _ => CacheError::Io(e),
+    })?;
+    // Start afresh only from a missing or corrupt file, never from one that
+    // could not be read or that a newer gridsel wrote.
+    let mut table = match load_cache(path) {
+        Ok(table) => table,
+        Err(CacheError::Corrupt(_)) => Table::default(),
+        Err(e) => return Err(e),
+    };
+    for e in entries {
+        table.insert(e.clone());
+    }
+    let text = table.render();
+    if text.len() as u64 > cache::MAX_BYTES {
+        return Err(CacheError::Io(fs::too_large(cache::MAX_BYTES)));
+    }
+    fs::replace_atomically(path, text.as_bytes()).map_err(CacheError::Io)
+}
+
+/// `<path><suffix>`, next to the file.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::PRESETS;
+
+    #[test]
+    fn a_device_is_a_preset_or_a_profile_file() {
+        for name in PRESETS {
+            assert_eq!(device(name).unwrap(), DeviceDesc::preset(name).unwrap());
+        }
+        assert!(matches!(
+            device("/nonexistent/profile.toml"),
+            Err(DeviceError::UnknownPreset(_))
+        ));
+    }
+}

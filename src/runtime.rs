@@ -57,13 +57,18 @@ impl KernelEntry {
     /// else the first cubin, else whatever is known (`descs` is never empty:
     /// a kernel no image describes gets a descriptor with only its name).
     pub fn desc_for(&self, device: &DeviceDesc) -> &KernelDesc {
+        &self.descs[self.desc_index(device)]
+    }
+
+    /// [`Self::desc_for`]'s index in `descs`.
+    fn desc_index(&self, device: &DeviceDesc) -> usize {
         let exact = self
             .descs
             .iter()
-            .find(|d| d.sm_arch == Some(device.sm_arch));
+            .position(|d| d.sm_arch == Some(device.sm_arch));
         exact
-            .or_else(|| self.descs.iter().find(|d| d.sm_arch.is_some()))
-            .unwrap_or(&self.descs[0])
+            .or_else(|| self.descs.iter().position(|d| d.sm_arch.is_some()))
+            .unwrap_or(0)
     }
 
     /// Whether (device, trip) is seen for the first time (then logged).
@@ -87,6 +92,8 @@ pub struct LaunchRequest {
 /// What the pipeline decided for one launch, kept across the forwarded call.
 struct Plan {
     entry: Arc<KernelEntry>,
+    /// The descriptor of `entry` the device runs ([`KernelEntry::desc_for`]).
+    desc: usize,
     device: Arc<DeviceDesc>,
     request: LaunchRequest,
     /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
@@ -100,11 +107,15 @@ struct Plan {
 }
 
 impl Plan {
+    fn kernel(&self) -> &KernelDesc {
+        &self.entry.descs[self.desc]
+    }
+
     fn launch(&self) -> Launch<'_> {
         Launch {
             kernel_serial: self.entry.serial,
             kernel_name: &self.entry.name,
-            kernel: self.entry.desc_for(&self.device),
+            kernel: self.kernel(),
             device_id: self.request.device_id,
             device: &self.device,
             desc: self.request.desc,
@@ -385,59 +396,71 @@ impl Runtime {
             return None;
         };
         let device = self.device(request.device_id)?;
-        let kernel = entry.desc_for(&device);
-        let desc = request.desc;
-        let llvm = llvm19(&device, kernel, &desc);
         let profiling = self.profile.is_some();
         let mut plan = Plan {
-            write: None,
-            grid: llvm,
-            label: profiling.then(|| Label::Shared(self.llvm_label.clone())),
-            observe: false,
-            entry: entry.clone(),
-            device: device.clone(),
+            desc: entry.desc_index(&device),
+            entry,
+            device,
             request,
+            write: None,
+            // LLVM's grid, as gridsel models it, is only worked out for
+            // the profile or the log.
+            grid: Geometry::new(0, 0),
+            label: None,
+            observe: false,
         };
-        if let Err(keep) = plan::may_change(&desc, self.config.override_clauses) {
-            if log::log_enabled!(log::Level::Debug)
-                && entry.first_sighting(request.device_id, desc.trip_count)
-            {
-                log::debug!("{}: kept as given: {keep}", entry.name);
+        let (device, kernel, desc) = (&*plan.device, plan.kernel(), request.desc);
+        let proposal = match plan::may_change(&desc, self.config.override_clauses) {
+            Ok(()) => self.policy.decide(&plan.launch()),
+            Err(keep) => {
+                if log::log_enabled!(log::Level::Debug)
+                    && plan
+                        .entry
+                        .first_sighting(request.device_id, desc.trip_count)
+                {
+                    log::debug!("{}: kept as given: {keep}", plan.entry.name);
+                }
+                None
             }
-            return Some(plan);
-        }
-        let Some(proposal) = self.policy.decide(&plan.launch()) else {
+        };
+        let Some(proposal) = proposal else {
+            if profiling {
+                plan.grid = llvm19(device, kernel, &desc);
+                plan.label = Some(Label::Shared(self.llvm_label.clone()));
+            }
             return Some(plan);
         };
         let limits = if proposal.beyond_safe_range {
-            Limits::compiled(&device, kernel)
+            Limits::compiled(device, kernel)
         } else {
-            Limits::of(&device, kernel, &desc)
+            Limits::of(device, kernel, &desc)
         };
-        let decision = Decision::within(
-            proposal.grid,
-            proposal.rule,
-            &limits,
-            &device,
-            kernel,
-            &desc,
-        );
-        let (num_teams, thread_limit) = plan::request(decision.geometry, &device, kernel);
+        let (grid, _) = limits.clamp(proposal.grid);
+        let (num_teams, thread_limit) = plan::request(grid, device, kernel);
         if log::log_enabled!(log::Level::Info)
-            && entry.first_sighting(request.device_id, desc.trip_count)
+            && plan
+                .entry
+                .first_sighting(request.device_id, desc.trip_count)
         {
             let choice = Choice {
-                decision,
-                llvm,
+                decision: Decision::within(
+                    proposal.grid,
+                    proposal.rule,
+                    &limits,
+                    device,
+                    kernel,
+                    &desc,
+                ),
+                llvm: llvm19(device, kernel, &desc),
                 num_teams,
                 thread_limit,
             };
             log::info!(
                 "{}",
                 describe(
-                    &entry.name,
+                    &plan.entry.name,
                     kernel,
-                    &device,
+                    device,
                     &desc,
                     &self.config.policy,
                     &choice
@@ -445,7 +468,7 @@ impl Runtime {
             );
         }
         plan.write = Some((num_teams, thread_limit));
-        plan.grid = decision.geometry;
+        plan.grid = grid;
         plan.observe = proposal.observe && request.waits;
         if profiling {
             plan.label = Some(match proposal.label {

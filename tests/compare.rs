@@ -21,18 +21,6 @@ fn kernels() -> PathBuf {
     host_offload("kernels", "kernels.c", &[])
 }
 
-/// tests/c/spy.c: preloaded after gridsel, prints the grid gridsel forwards.
-fn spy() -> PathBuf {
-    cached("libspy.so", |out| {
-        let src = c_source("spy.c");
-        build(
-            out,
-            "gcc",
-            &["-O2", "-shared", "-fPIC", &src.to_string_lossy(), "-ldl"],
-        )
-    })
-}
-
 /// Runs `gridsel` with only PATH, an H100 forced, two host threads per team
 /// and `env` in its environment, in `cwd`.
 fn gridsel(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Run {
@@ -315,7 +303,7 @@ fn failed_runs_are_reported_the_others_go_on_and_the_environment_is_as_documente
         return;
     }
     let program = kernels();
-    let spy = spy();
+    let spy = support::spy_library();
     let out = temp_dir("compare-failing");
     let user_profile = out.join("users-own-profile.csv");
     // The wrapper shows what each run's environment holds, then fails under

@@ -27,18 +27,6 @@ fn threads() -> PathBuf {
     host_offload("threads", "threads.c", &["-lpthread"])
 }
 
-/// tests/c/spy.c as a preloadable library.
-fn spy() -> PathBuf {
-    cached("libspy.so", |out| {
-        let src = c_source("spy.c");
-        build(
-            out,
-            "gcc",
-            &["-O2", "-shared", "-fPIC", &src.to_string_lossy(), "-ldl"],
-        )
-    })
-}
-
 /// tests/c/rawcall.c, with or without libomptarget.
 fn rawcall(with_libomptarget: bool) -> PathBuf {
     let key = if with_libomptarget {
@@ -349,7 +337,7 @@ fn kernel_args_v1_v2_and_v3_get_the_grid() {
             &program,
             &["loop", "1000"],
             &[H100, LOG_INFO],
-            &[&lib(), &spy()],
+            &[&lib(), &support::spy_library()],
         )
         .ok();
         assert_eq!(run.stdout, expected, "LLVM {version} under gridsel");
@@ -377,7 +365,7 @@ fn kernel_args_v1_v2_and_v3_get_the_grid() {
             &program,
             &["loop", "1000"],
             &[H100, ("GRIDSEL_POLICY", "llvm")],
-            &[&lib(), &spy()],
+            &[&lib(), &support::spy_library()],
         )
         .ok();
         let (st, sl) = if struct_version >= 2 {

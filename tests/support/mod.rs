@@ -292,3 +292,16 @@ pub fn run_gridsel(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 pub fn run_plain(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     run_with(program, args, env, &[])
 }
+
+/// tests/c/spy.c as a preloadable library: loaded after gridsel, it prints
+/// the grid gridsel forwards to libomptarget.
+pub fn spy_library() -> PathBuf {
+    cached("libspy.so", |out| {
+        let src = c_source("spy.c");
+        build(
+            out,
+            "gcc",
+            &["-O2", "-shared", "-fPIC", &src.to_string_lossy(), "-ldl"],
+        )
+    })
+}

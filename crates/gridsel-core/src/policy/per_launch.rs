@@ -14,18 +14,33 @@ pub const MAX_TRIP_COUNTS: usize = 256;
 /// kernel. Keyed by the kernel's registration serial, not its host address,
 /// which a library loaded later may reuse.
 pub struct PerLaunch<S> {
-    states: Mutex<IntMap<u64, OfKernel<S>>>,
+    states: Mutex<States<S>>,
 }
 
-/// One kernel's states by (device id, trip count).
-type OfKernel<S> = IntMap<(i64, u64), S>;
+struct States<S> {
+    /// By (kernel serial, device id, trip count): one hash on the launch path.
+    by_launch: IntMap<(u64, i64, u64), S>,
+    /// How many states each kernel has, consulted only to add one.
+    per_kernel: IntMap<u64, usize>,
+}
 
 impl<S> Default for PerLaunch<S> {
     fn default() -> Self {
         Self {
-            states: Mutex::default(),
+            states: Mutex::new(States {
+                by_launch: IntMap::default(),
+                per_kernel: IntMap::default(),
+            }),
         }
     }
+}
+
+fn key(launch: &Launch<'_>) -> (u64, i64, u64) {
+    (
+        launch.kernel_serial,
+        launch.device_id,
+        launch.desc.trip_count,
+    )
 }
 
 impl<S> PerLaunch<S> {
@@ -37,22 +52,60 @@ impl<S> PerLaunch<S> {
         init: impl FnOnce() -> S,
         f: impl FnOnce(&mut S) -> R,
     ) -> Option<R> {
-        let mut states = crate::lock(&self.states);
-        let of_kernel = states.entry(launch.kernel_serial).or_default();
-        let key = (launch.device_id, launch.desc.trip_count);
-        if !of_kernel.contains_key(&key) && of_kernel.len() >= MAX_TRIP_COUNTS {
+        let mut guard = crate::lock(&self.states);
+        let states = &mut *guard;
+        let key = key(launch);
+        if let Some(state) = states.by_launch.get_mut(&key) {
+            return Some(f(state));
+        }
+        let count = states.per_kernel.entry(launch.kernel_serial).or_default();
+        if *count >= MAX_TRIP_COUNTS {
             return None;
         }
-        Some(f(of_kernel.entry(key).or_insert_with(init)))
+        *count += 1;
+        Some(f(states.by_launch.entry(key).or_insert_with(init)))
     }
 
     /// Runs `f` on `launch`'s state if there is one.
     pub fn existing<R>(&self, launch: &Launch<'_>, f: impl FnOnce(&mut S) -> R) -> Option<R> {
-        let mut states = crate::lock(&self.states);
-        let key = (launch.device_id, launch.desc.trip_count);
-        states
-            .get_mut(&launch.kernel_serial)
-            .and_then(|k| k.get_mut(&key))
+        crate::lock(&self.states)
+            .by_launch
+            .get_mut(&key(launch))
             .map(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceDesc;
+    use crate::geometry::LaunchDesc;
+    use crate::kernel::KernelDesc;
+
+    #[test]
+    fn states_are_per_kernel_device_and_trip_and_bounded_per_kernel() {
+        let device = DeviceDesc::preset("h100").unwrap();
+        let kernel = KernelDesc::named("k");
+        let launch = |serial: u64, trip: u64| Launch {
+            kernel_serial: serial,
+            kernel_name: "k",
+            kernel: &kernel,
+            device_id: 0,
+            device: &device,
+            desc: LaunchDesc::open(trip),
+            timed: true,
+        };
+        let states = PerLaunch::<u64>::default();
+        for trip in 0..MAX_TRIP_COUNTS as u64 {
+            assert_eq!(states.with(&launch(1, trip), || trip, |s| *s), Some(trip));
+        }
+        // Full for kernel 1, but its known states still answer ...
+        assert_eq!(states.with(&launch(1, u64::MAX), || 0, |s| *s), None);
+        assert_eq!(states.with(&launch(1, 7), || 0, |s| *s), Some(7));
+        // ... and another kernel (a new serial for a reused address) starts afresh.
+        assert_eq!(states.with(&launch(2, 7), || 70, |s| *s), Some(70));
+        assert_eq!(states.existing(&launch(2, 8), |s| *s), None);
+        states.with(&launch(2, 7), || 0, |s| *s += 1);
+        assert_eq!(states.existing(&launch(2, 7), |s| *s), Some(71));
     }
 }

@@ -6,12 +6,12 @@ use clap::{Args, Parser, Subcommand};
 use gridsel::calibrate;
 use gridsel::device::{DeviceDesc, PRESETS};
 use gridsel::ffi::cuda;
-use gridsel::geometry::LaunchDesc;
+use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::image::{self, ImageKind};
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{self, DEFAULT_POLICY, POLICY_NAMES, Policy, llvm::llvm19, sweep};
 use gridsel::tune;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,6 +97,34 @@ enum Command {
     /// Run a program (or a --manifest suite) under several policies,
     /// interleaved, and compare kernel and wall times with LLVM's grids.
     Compare(compare::Args),
+    /// The forest's feature row of every point of points.csv (CSV: the
+    /// point's columns, then one `x.<feature>` column per feature in model
+    /// order), computed as the `forest` policy computes it at run time: what
+    /// bench/forest/train.py trains on.
+    Features {
+        #[command(flatten)]
+        sweep: Measured,
+        /// Also a row per grid the `forest` policy searches for each case
+        /// (label `candidate`, no median).
+        #[arg(long)]
+        candidates: bool,
+    },
+    /// The distribute chunk of every measured case of points.csv (CSV):
+    /// iterations per team per round, the trip count's chunks, and the most
+    /// blocks the sweep space tries.
+    Chunks {
+        #[command(flatten)]
+        sweep: Measured,
+    },
+    /// Write a GRIDSEL_CACHE file (tune's format) from a CSV of entries with
+    /// columns kernel,device,sm_arch,trip_count,threads,blocks,ns,launches.
+    CacheEntries {
+        /// The CSV file, or `-` for standard input.
+        csv: PathBuf,
+        /// Where to write the cache file (stdout when absent).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// The device, the measured cases and the kernels' descriptors by name.
@@ -611,6 +639,9 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::TuneSim { sweep } => tune_sim(&sweep)?,
         Command::DumpDecisions { binaries, device } => dump_decisions(&binaries, &device)?,
         Command::Compare(args) => compare::run(&args)?,
+        Command::Features { sweep, candidates } => features_cmd(&sweep, candidates)?,
+        Command::Chunks { sweep } => chunks_cmd(&sweep)?,
+        Command::CacheEntries { csv, out } => cache_entries(&csv, out.as_ref())?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
             // `forest`: whether the forest policy searches the point.
@@ -628,6 +659,228 @@ fn run(cli: Cli) -> Result<(), String> {
                 );
             }
         }
+    }
+    Ok(())
+}
+
+/// The positions of `names` in a CSV header line, in that order.
+fn csv_columns(header: &str, names: &[&str], what: &str) -> Result<Vec<usize>, String> {
+    let header: Vec<&str> = header.split(',').collect();
+    names
+        .iter()
+        .map(|name| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| format!("{what} lacks column {name}"))
+        })
+        .collect()
+}
+
+/// The fields of a CSV line at `columns` (no quoting: the harness's files
+/// have none), or which line is short.
+fn csv_fields<'a>(
+    line: &'a str,
+    columns: &[usize],
+    what: &str,
+    number: usize,
+) -> Result<Vec<&'a str>, String> {
+    let fields: Vec<&str> = line.split(',').collect();
+    columns
+        .iter()
+        .map(|&c| {
+            fields
+                .get(c)
+                .copied()
+                .ok_or_else(|| format!("{what} line {number}: too few fields"))
+        })
+        .collect()
+}
+
+fn parse_field<T: std::str::FromStr>(
+    text: &str,
+    what: &str,
+    number: usize,
+    name: &str,
+) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("{what} line {number}: {name} `{text}` is not a number"))
+}
+
+/// Warns about the measured kernels that `--binaries` does not describe (kernel
+/// names carry the source file's inode, so only the binaries that were
+/// measured describe them).
+fn warn_undescribed(command: &str, missing: &BTreeSet<String>, of: usize) {
+    if let Some(first) = missing.first() {
+        eprintln!(
+            "gridsel {command}: {} of {of} measured kernels have no descriptor in --binaries and are left out (first: {first})",
+            missing.len()
+        );
+    }
+}
+
+/// `gridsel features`: see the command's doc.
+fn features_cmd(sweep: &Measured, candidates: bool) -> Result<(), String> {
+    use gridsel::forest::{FEATURES, N_FEATURES, features};
+    let device = DeviceDesc::load(&sweep.device).map_err(|e| e.to_string())?;
+    let kernels = kernels_in(&sweep.binaries, device.sm_arch)?;
+    let what = sweep.points.display().to_string();
+    let text = std::fs::read_to_string(&sweep.points).map_err(|e| format!("{what}: {e}"))?;
+    let mut lines = text.lines();
+    let names = [
+        "program",
+        "kernel",
+        "trip_count",
+        "label",
+        "threads",
+        "blocks",
+        "median_ms",
+    ];
+    let columns = csv_columns(lines.next().unwrap_or_default(), &names, &what)?;
+    let features_header: Vec<String> = FEATURES.iter().map(|f| format!("x.{f}")).collect();
+    println!("{},{}", names.join(","), features_header.join(","));
+    // An f32 widened to f64 prints exactly, so a reader parsing the value as
+    // a double gets the very f32 the model compares.
+    let row = |fields: &[&str], x: [f32; N_FEATURES]| {
+        let x: Vec<String> = x.iter().map(|&v| f64::from(v).to_string()).collect();
+        println!("{},{}", fields.join(","), x.join(","));
+    };
+    // The described cases in order of appearance, for the candidate rows.
+    let (mut cases, mut seen) = (Vec::new(), HashSet::new());
+    let (mut measured, mut missing) = (HashSet::new(), BTreeSet::new());
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
+        let n = i + 2;
+        let f = csv_fields(line, &columns, &what, n)?;
+        measured.insert(f[1]);
+        let Some(kernel) = kernels.get(f[1]) else {
+            missing.insert(f[1].to_string());
+            continue;
+        };
+        let trip: u64 = parse_field(f[2], &what, n, "trip_count")?;
+        let grid = Geometry::new(
+            parse_field(f[4], &what, n, "threads")?,
+            parse_field(f[5], &what, n, "blocks")?,
+        );
+        row(&f, features(&device, kernel, trip, grid));
+        if seen.insert((f[0], f[1], trip)) {
+            cases.push((f[0], kernel, trip));
+        }
+    }
+    if candidates {
+        for &(program, kernel, trip) in &cases {
+            let trip_text = trip.to_string();
+            for g in policy::forest::candidates(&device, kernel, &LaunchDesc::open(trip)) {
+                let (threads, blocks) = (g.threads.to_string(), g.blocks.to_string());
+                let fields = [
+                    program,
+                    &kernel.name,
+                    &trip_text,
+                    "candidate",
+                    &threads,
+                    &blocks,
+                    "",
+                ];
+                row(&fields, features(&device, kernel, trip, g));
+            }
+        }
+    }
+    warn_undescribed("features", &missing, measured.len());
+    Ok(())
+}
+
+/// `gridsel chunks`: see the command's doc.
+fn chunks_cmd(sweep: &Measured) -> Result<(), String> {
+    let (device, cases, kernels) = sweep.load()?;
+    println!("program,kernel,trip_count,chunk,chunks,max_blocks");
+    let mut missing = BTreeSet::new();
+    for case in &cases {
+        let Some(kernel) = kernels.get(&case.kernel) else {
+            missing.insert(case.kernel.clone());
+            continue;
+        };
+        let launch = LaunchDesc::open(case.trip_count);
+        let max_blocks = sweep::grid(&device, kernel, &launch)
+            .iter()
+            .map(|g| g.blocks)
+            .max()
+            .map_or_else(String::new, |b| b.to_string());
+        let (chunk, chunks) = kernel.distribute_chunk().map_or_else(
+            || (String::new(), String::new()),
+            |c| {
+                let chunks = case.trip_count.max(1).div_ceil(u64::from(c.max(1)));
+                (c.to_string(), chunks.to_string())
+            },
+        );
+        println!(
+            "{},{},{},{chunk},{chunks},{max_blocks}",
+            case.program, case.kernel, case.trip_count
+        );
+    }
+    let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
+    warn_undescribed("chunks", &missing, measured.len());
+    Ok(())
+}
+
+/// `gridsel cache-entries`: see the command's doc.
+fn cache_entries(csv: &PathBuf, out: Option<&PathBuf>) -> Result<(), String> {
+    let what = csv.display().to_string();
+    let text = if csv.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("stdin: {e}"))?
+    } else {
+        std::fs::read_to_string(csv).map_err(|e| format!("{what}: {e}"))?
+    };
+    let mut lines = text.lines();
+    let names = [
+        "kernel",
+        "device",
+        "sm_arch",
+        "trip_count",
+        "threads",
+        "blocks",
+        "ns",
+        "launches",
+    ];
+    let columns = csv_columns(lines.next().unwrap_or_default(), &names, &what)?;
+    let mut table = tune::cache::Table::default();
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
+        let n = i + 2;
+        let f = csv_fields(line, &columns, &what, n)?;
+        let entry = tune::cache::Entry {
+            kernel: f[0].to_string(),
+            device: f[1].to_string(),
+            sm_arch: parse_field(f[2], &what, n, "sm_arch")?,
+            trip_count: parse_field(f[3], &what, n, "trip_count")?,
+            threads: parse_field(f[4], &what, n, "threads")?,
+            blocks: parse_field(f[5], &what, n, "blocks")?,
+            ns: parse_field(f[6], &what, n, "ns")?,
+            launches: parse_field(f[7], &what, n, "launches")?,
+        };
+        let e = &entry;
+        if table
+            .get(&e.kernel, &e.device, e.sm_arch, e.trip_count)
+            .is_some()
+        {
+            return Err(format!(
+                "{what} line {n}: a second entry for kernel {}, device {}, sm_{}, trip count {}",
+                e.kernel, e.device, e.sm_arch, e.trip_count
+            ));
+        }
+        table.insert(entry);
+    }
+    let rendered = table.render();
+    if rendered.len() as u64 > tune::cache::MAX_BYTES {
+        return Err(format!(
+            "{} entries make {} bytes, over the cache's limit of {} (the runtime would not read it)",
+            table.len(),
+            rendered.len(),
+            tune::cache::MAX_BYTES
+        ));
+    }
+    match out {
+        Some(path) => {
+            std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => print!("{rendered}"),
     }
     Ok(())
 }

@@ -9,10 +9,10 @@ leave-one-kernel-out, exported as the JSON model src/forest.rs reads.
 
 Inputs: RESULTS/points.csv from `gridsel_bench.py summarize` (when RESULTS has
 no points.csv, or it is older than jobs.jsonl, RESULTS is copied to a temporary
-folder and summarized there: RESULTS itself is never written except --report),
-the descriptors from `gridsel inspect --json BINARIES/<program>`, and the
-candidate grids from `gridsel space` (its `forest` column: the sweep space's
-grid points the library searches at run time).
+folder and summarized there: RESULTS itself is never written except --report)
+and, from `gridsel features --candidates` on it and BINARIES, every measured
+grid's feature row and the candidate grids the `forest` policy searches at run
+time (the sweep space's grid points) with theirs.
 
 Outputs: the model (--out), the leave-one-kernel-out report (--report, one row
 per (program, kernel, trip count)) and a summary on stderr.
@@ -24,10 +24,10 @@ Breiman-Cutler forest the paper used, and its trees are plain arrays
 (feature, threshold, children, value) that export directly. Only numpy and
 scikit-learn are needed; the library itself never runs Python.
 
-Feature parity with Rust: every feature is computed in float64 from integers
-with +, *, / only (no log/exp), then rounded to float32 as scikit-learn does;
-src/forest.rs computes the same values the same way. Keep FEATURES in sync
-with `forest::FEATURES` (the model lists its feature names and the library
+Features: this script computes none. `gridsel features` prints each row with
+the library's own code (`forest::features`, what the policy computes at run
+time), as the float32 values the trees compare, and names them: the model's
+feature list is that header's, so it always matches the library's (which
 refuses a model whose list differs).
 """
 
@@ -51,33 +51,8 @@ VERSION = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# Names and order of the features (src/forest.rs FEATURES).
-FEATURES = [
-    "trip_count",          # distribute loop trip count
-    "registers",           # per thread (0 unknown)
-    "shared_mem",          # static bytes per block (reduction scratch shows here)
-    "local_mem",           # stack frame bytes per thread
-    "code_size",           # .text bytes: the work-per-iteration estimate
-    "total_work",          # code_size * trip_count (the paper's total-work estimate)
-    "exec_mode",           # 1 Generic, 2 SPMD, 3 Generic-SPMD (nested parallel), 0 unknown
-    "thread_cap",          # compiled cap: raised by thread_limit clauses / launch bounds
-    "chunk",               # distribute chunk (iterations per team per round), 0 unknown
-    "threads",             # candidate threads per block
-    "blocks",              # candidate blocks
-    "iters_per_thread",    # trip / (threads * blocks)
-    "chunks_per_block",    # ceil(trip / chunk) / blocks (< 1: idle teams)
-    "threads_per_chunk",   # threads / chunk (> 1: idle threads)
-    "waves",               # blocks / resident blocks of the device
-    "occupancy",           # fraction of warp slots `threads`-thread blocks fill
-]
-
-# The H100 preset (src/device.rs), for the occupancy features.
-H100 = dict(sm_count=132, max_threads_per_sm=2048, max_registers_per_sm=65536,
-            max_shared_mem_per_sm=233472, max_blocks_per_sm=32, max_threads_per_block=1024,
-            warp_size=32, register_alloc_unit=256, shared_alloc_unit=128,
-            reserved_shared_per_block=1024)
-
-MODE = {"generic": 1, "spmd": 2, "generic-spmd": 3}
+# The device preset the sweep ran on (`gridsel --device`).
+DEVICE = "h100"
 
 DEFAULT_PARAMS = dict(n_estimators=8, max_depth=8, min_samples_leaf=3, max_features=0.5,
                       bootstrap=True, random_state=1)
@@ -85,58 +60,6 @@ DEFAULT_PARAMS = dict(n_estimators=8, max_depth=8, min_samples_leaf=3, max_featu
 
 def log(msg):
     print(f"[forest] {msg}", file=sys.stderr, flush=True)
-
-
-def round_up(v, unit):
-    return -(-v // unit) * unit
-
-
-def resident_per_sm(dev, k, threads):
-    """src/occupancy.rs resident_blocks_per_sm."""
-    warp = dev["warp_size"]
-    wpb = -(-max(threads, 1) // warp)
-    limit = min((dev["max_threads_per_sm"] // warp) // wpb, dev["max_blocks_per_sm"])
-    regs = k.get("registers")
-    if regs:
-        per_warp = round_up(regs * warp, dev["register_alloc_unit"])
-        limit = min(limit, (dev["max_registers_per_sm"] // per_warp) // wpb)
-    shared = k.get("shared_mem")
-    if shared is not None:
-        per_block = round_up(shared + dev["reserved_shared_per_block"], dev["shared_alloc_unit"])
-        if per_block:
-            limit = min(limit, dev["max_shared_mem_per_sm"] // per_block)
-    return limit
-
-
-def features(dev, k, trip, threads, blocks):
-    """One feature row (float64; scikit-learn rounds to float32)."""
-    trip = max(int(trip), 1)
-    mode = MODE.get(k.get("exec_mode") or "", 0)
-    cap = min(k.get("max_threads") or dev["max_threads_per_block"], dev["max_threads_per_block"])
-    chunk = (k.get("max_threads") or 0) if mode == 2 else (1 if mode in (1, 3) else 0)
-    code = k.get("code_size") or 0
-    eff_chunk = max(chunk, 1)
-    resident = max(resident_per_sm(dev, k, threads) * dev["sm_count"], 1)
-    warps = -(-max(threads, 1) // dev["warp_size"])
-    occ = resident_per_sm(dev, k, threads) * warps / (dev["max_threads_per_sm"] / dev["warp_size"])
-    return [
-        float(trip),
-        float(k.get("registers") or 0),
-        float(k.get("shared_mem") or 0),
-        float(k.get("local_mem") or 0),
-        float(code),
-        float(code) * float(trip),
-        float(mode),
-        float(cap),
-        float(chunk),
-        float(threads),
-        float(blocks),
-        float(trip) / (float(threads) * float(blocks)),
-        float(-(-trip // eff_chunk)) / float(blocks),
-        float(threads) / float(eff_chunk),
-        float(blocks) / float(resident),
-        float(occ),
-    ]
 
 
 def summarized_points(results, gridsel, binaries):
@@ -162,29 +85,47 @@ def read_points(path):
     return cases
 
 
+def feature_rows(gridsel, points, binaries):
+    """`gridsel features --candidates`: the feature names in model order and, per
+    (program, kernel, trip) case, its measured grids {(threads, blocks): (feature
+    row, fastest median ms)} and the grids the forest searches [((threads, blocks),
+    feature row)], in the library's search order."""
+    text = subprocess.run([gridsel, "features", "--candidates", "--points", points,
+                           "--binaries", binaries, "--device", DEVICE],
+                          check=True, stdout=subprocess.PIPE, text=True).stdout
+    reader = csv.DictReader(text.splitlines())
+    columns = [c for c in reader.fieldnames if c.startswith("x.")]
+    measured, candidates = defaultdict(dict), defaultdict(list)
+    for r in reader:
+        case = (r["program"], r["kernel"], int(r["trip_count"]))
+        grid = (int(r["threads"]), int(r["blocks"]))
+        x = [float(r[c]) for c in columns]
+        if r["label"] == "candidate":
+            candidates[case].append((grid, x))
+        else:
+            # A grid measured under several labels (a policy's and the grid's) counts at its fastest.
+            ms = float(r["median_ms"])
+            if grid not in measured[case] or ms < measured[case][grid][1]:
+                measured[case][grid] = (x, ms)
+    return [c[len("x."):] for c in columns], measured, candidates
+
+
 def descriptors(gridsel, binaries, programs):
+    """The cubin descriptors of the programs' kernels, by (program, kernel), from
+    `gridsel inspect --json` (for the fixture's expected.csv)."""
     out = {}
     for prog in sorted(programs):
         text = subprocess.run([gridsel, "inspect", "--json", os.path.join(binaries, prog)],
                               check=True, capture_output=True, text=True).stdout
         for image in json.loads(text):
-            if "sm_arch: 90" not in image["kind"]:
+            if image["image"].get("format") != "cubin":
                 continue
             for k in image["kernels"]:
                 out[(prog, k["name"])] = k
     return out
 
 
-def space(gridsel, binaries, prog, kernel, trip):
-    """The library's candidates: the `gridsel space` points the forest searches."""
-    text = subprocess.run([gridsel, "space", "--device", "h100", "--binary", os.path.join(binaries, prog),
-                           "--kernel", kernel, "--trip-count", str(trip)],
-                          check=True, capture_output=True, text=True).stdout
-    rows = list(csv.DictReader(text.splitlines()))
-    return [(int(r["threads"]), int(r["blocks"])) for r in rows if r["forest"] == "1"]
-
-
-def export(model, meta, target="ln_ms"):
+def export(model, meta, features, target="ln_ms"):
     trees = []
     for est in model.estimators_:
         t = est.tree_
@@ -196,7 +137,7 @@ def export(model, meta, target="ln_ms"):
             "right": [int(c) for c in t.children_right],
             "value": [float(v) if l else 0.0 for v, l in zip(t.value[:, 0, 0], leaf)],
         })
-    return {"format": FORMAT, "version": VERSION, "target": target, "features": FEATURES,
+    return {"format": FORMAT, "version": VERSION, "target": target, "features": features,
             "meta": meta, "trees": trees}
 
 
@@ -238,22 +179,22 @@ def main(argv=None):
 
     pts_path, tmp = summarized_points(a.results, a.gridsel, a.binaries)
     cases = read_points(pts_path)
-    descs = descriptors(a.gridsel, a.binaries, {p for p, _, _ in cases})
-    missing = sorted({(p, k) for p, k, _ in cases if (p, k) not in descs})
+    names, measured_of, candidates_of = feature_rows(a.gridsel, pts_path, a.binaries)
+    missing = sorted({(p, k) for p, k, t in cases if (p, k, t) not in measured_of})
     if missing:
         log(f"no descriptor for {len(missing)} kernels, left out: {missing}")
-    cases = {c: v for c, v in cases.items() if (c[0], c[1]) in descs}
+    cases = {c: v for c, v in cases.items() if c in measured_of}
+    if not cases:
+        raise SystemExit(f"train.py: {a.binaries} describes none of the measured kernels; it must hold the "
+                         "binaries that were measured (kernel names carry the source file's inode)")
     kernels = sorted({(p, k) for p, k, _ in cases})
     log(f"{len(cases)} cases, {len(kernels)} kernels, {sum(map(len, cases.values()))} points from {pts_path}")
 
-    rows = {}  # case -> (X, y, grids)
-    for c, pts in cases.items():
-        k = descs[(c[0], c[1])]
-        seen = {}
-        for label, t, b, ms in pts:
-            seen[(t, b)] = min(ms, seen.get((t, b), math.inf))
-        grids = sorted(seen)
-        X = np.array([features(H100, k, c[2], t, b) for t, b in grids], dtype=np.float64)
+    rows = {}  # case -> (X, y, grids, {grid: fastest median ms})
+    for c in cases:
+        grids = sorted(measured_of[c])
+        seen = {g: measured_of[c][g][1] for g in grids}
+        X = np.array([measured_of[c][g][0] for g in grids], dtype=np.float64)
         y = np.array([math.log(seen[g]) for g in grids])
         if a.target == "ln_rel":
             y = y - float(np.median(y))
@@ -266,16 +207,16 @@ def main(argv=None):
 
     report = []
     if not a.no_loo:
-        spaces = {c: space(a.gridsel, a.binaries, c[0], c[1], c[2]) for c in cases}
         for i, kern in enumerate(kernels):
             test = [c for c in cases if (c[0], c[1]) == kern]
             model = fit([c for c in cases if (c[0], c[1]) != kern])
             for c in sorted(test):
                 X, y, grids, seen = rows[c]
                 err = model.predict(X) - y
-                k = descs[(c[0], c[1])]
-                cand = spaces[c] or grids
-                pc = model.predict(np.array([features(H100, k, c[2], t, b) for t, b in cand]))
+                # The grids the library searches; the measured ones when it searches none.
+                searched = candidates_of.get(c) or [(g, x) for g, x in zip(grids, X)]
+                cand = [g for g, _ in searched]
+                pc = model.predict(np.array([x for _, x in searched], dtype=np.float64))
                 choice = cand[int(np.argmin(pc))]
                 measured = choice in seen
                 pick = choice
@@ -321,20 +262,21 @@ def main(argv=None):
             "cases": len(cases), "kernels": len(kernels), "points": int(sum(len(r[1]) for r in rows.values())),
             "sklearn": sklearn.__version__,
             "params": {k: v for k, v in params.items() if k != "n_jobs"}}
-    doc = export(model, meta, a.target)
+    doc = export(model, meta, names, a.target)
     write_model(a.out, doc)
     nodes = sum(len(t["feature"]) for t in doc["trees"])
     log(f"wrote {a.out}: {len(doc['trees'])} trees, {nodes} nodes, "
         f"max depth {max(e.tree_.max_depth for e in model.estimators_)}, {os.path.getsize(a.out)} bytes")
 
     if a.fixture:
-        write_fixture(a.fixture, rows, descs, cases)
+        descs = descriptors(a.gridsel, a.binaries, {p for p, _, _ in cases})
+        write_fixture(a.fixture, rows, descs, cases, names)
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
-def write_fixture(folder, rows, descs, cases):
+def write_fixture(folder, rows, descs, cases, names):
     """A small model and the predictions scikit-learn makes with it, for tests/forest.rs."""
     os.makedirs(folder, exist_ok=True)
     some = sorted(cases)[::5]
@@ -342,7 +284,7 @@ def write_fixture(folder, rows, descs, cases):
     y = np.concatenate([rows[c][1] for c in some])
     model = RandomForestRegressor(n_estimators=4, max_depth=5, min_samples_leaf=2, max_features=0.5,
                                   random_state=7).fit(X, y)
-    doc = export(model, {"device": "fixture", "note": "tests/forest.rs fixture"})
+    doc = export(model, {"device": "fixture", "note": "tests/forest.rs fixture"}, names)
     write_model(os.path.join(folder, "model.json"), doc)
     cols = ["registers", "shared_mem", "local_mem", "max_threads", "exec_mode", "code_size",
             "trip_count", "threads", "blocks", "prediction"]

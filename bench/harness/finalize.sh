@@ -37,4 +37,4 @@ $G tune-sim --points "$R/points.csv" --binaries "$B" --device "$D" > "$R/tune-si
 # tune's grid after convergence (its exploration launches are counted in tune-sim.csv).
 $H add-policy "$R" --name tune --file "$R/tune-sim.csv" --columns winner_threads,winner_blocks,winner_ms
 $H report "$R" --gridsel "$G" --policies lloyd,occupancy,forest,tune,auto
-$H ceiling "$R"
+$H ceiling "$R" --gridsel "$G" --bin-dir "$B" --device "$D"

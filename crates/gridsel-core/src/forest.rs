@@ -65,7 +65,16 @@ pub const VERSION: u64 = 1;
 /// The H100 model, embedded (regenerate with bench/forest/train.py).
 pub const EMBEDDED_H100: &str = include_str!("../../../models/h100-forest.json");
 
-/// Feature names, in model order (bench/forest/train.py `FEATURES`).
+/// Feature names, in model order: the trip count; the kernel's registers per
+/// thread, static shared memory per block, stack frame per thread and code
+/// size (the work per iteration), 0 when unknown; the total work (code size x
+/// trip count); the execution mode (1 Generic, 2 SPMD, 3 Generic-SPMD, 0
+/// unknown); the compiled thread cap; the distribute chunk (0 unknown); and
+/// per candidate grid its threads, blocks, iterations per thread, chunks per
+/// block (below 1: idle teams), threads per chunk (above 1: idle threads),
+/// waves of resident blocks and occupancy. [`features`] computes a row.
+/// bench/forest/train.py computes none: it reads the rows and these names
+/// from `gridsel features`.
 pub const FEATURES: [&str; 16] = [
     "trip_count",
     "registers",
@@ -604,8 +613,9 @@ impl ColumnFeatures {
     }
 }
 
-/// The feature row of one (kernel, trip count, grid), as the training tool
-/// computes it.
+/// The feature row of one (kernel, trip count, grid): what the search
+/// computes column by column, and what `gridsel features` prints for the
+/// training tool.
 pub fn features(
     device: &DeviceDesc,
     kernel: &KernelDesc,

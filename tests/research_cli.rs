@@ -1,0 +1,318 @@
+//! The research commands the benchmark tools call instead of recomputing
+//! the library's facts: `gridsel features` (bench/forest/train.py),
+//! `gridsel chunks` (the harness's `ceiling`) and `gridsel cache-entries`
+//! (the harness's `best-cache`), run as those tools run them on
+//! tests/fixtures/research/points.csv, a small points.csv of the kernels of
+//! the committed sm_90 image tests/fixtures/images/kernels.sm_90.offload.
+
+mod support;
+
+use gridsel::device::DeviceDesc;
+use gridsel::forest::{self, FEATURES};
+use gridsel::geometry::{Geometry, LaunchDesc};
+use gridsel::image;
+use gridsel::kernel::KernelDesc;
+use gridsel::policy;
+use gridsel::tune::cache::{Entry, Table};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const K: &str = "__omp_offloading_fe00_98e137";
+
+fn points() -> PathBuf {
+    support::repo().join("tests/fixtures/research/points.csv")
+}
+
+/// A folder holding the sm_90 image as the binary of the program `kernels`.
+fn binaries(test: &str) -> PathBuf {
+    let dir = support::temp_dir(test);
+    let image = support::repo().join("tests/fixtures/images/kernels.sm_90.offload");
+    std::fs::copy(image, dir.join("kernels")).unwrap();
+    dir
+}
+
+/// Runs `gridsel ARGS` with `stdin`; asserts success; (stdout, stderr).
+fn gridsel(args: &[&str], stdin: &str) -> (String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running gridsel");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "gridsel {args:?} failed: {stderr}");
+    (String::from_utf8(out.stdout).unwrap(), stderr)
+}
+
+/// CSV text as one map per row, by header name.
+fn rows(text: &str) -> Vec<HashMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn kernels(dir: &Path) -> HashMap<String, KernelDesc> {
+    let bytes = std::fs::read(dir.join("kernels")).unwrap();
+    image::images_in_file(&bytes)
+        .unwrap()
+        .into_iter()
+        .flat_map(|i| i.kernels)
+        .map(|k| (k.name.clone(), k))
+        .collect()
+}
+
+/// A row's feature vector, as the f32 values the model compares.
+fn x(row: &HashMap<String, String>) -> Vec<f32> {
+    FEATURES
+        .iter()
+        .map(|f| row[&format!("x.{f}")].parse::<f64>().unwrap() as f32)
+        .collect()
+}
+
+fn grid(row: &HashMap<String, String>) -> Geometry {
+    Geometry::new(
+        row["threads"].parse().unwrap(),
+        row["blocks"].parse().unwrap(),
+    )
+}
+
+#[test]
+fn features_are_the_forests_own_for_every_point_and_candidate() {
+    let dir = binaries("features_are_the_forests_own");
+    let (out, stderr) = gridsel(
+        &[
+            "features",
+            "--candidates",
+            "--points",
+            points().to_str().unwrap(),
+            "--binaries",
+            dir.to_str().unwrap(),
+        ],
+        "",
+    );
+    let header = out.lines().next().unwrap();
+    let names: Vec<String> = FEATURES.iter().map(|f| format!("x.{f}")).collect();
+    assert_eq!(
+        header,
+        format!(
+            "program,kernel,trip_count,label,threads,blocks,median_ms,{}",
+            names.join(",")
+        )
+    );
+    // The kernel the binaries do not describe is left out, and said so.
+    assert!(
+        stderr.contains("1 of 4 measured kernels have no descriptor")
+            && stderr.contains("other_kernel_l1"),
+        "{stderr}"
+    );
+    let rows = rows(&out);
+    let measured: Vec<_> = rows.iter().filter(|r| r["label"] != "candidate").collect();
+    // Every described point, in file order, its columns as in points.csv.
+    let labels: Vec<(&str, &str, &str)> = measured
+        .iter()
+        .map(|r| {
+            (
+                r["label"].as_str(),
+                r["threads"].as_str(),
+                r["median_ms"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("llvm", "128", "0.050000"),
+            ("grid", "32", "0.061000"),
+            ("grid", "128", "0.049500"),
+            ("llvm", "128", "0.120000"),
+            ("grid", "256", "0.110000"),
+            ("llvm", "128", "0.030000"),
+        ]
+    );
+    // Each row is what the runtime's forest computes for that grid.
+    let device = DeviceDesc::preset("h100").unwrap();
+    let descs = kernels(&dir);
+    for r in &rows {
+        let trip: u64 = r["trip_count"].parse().unwrap();
+        let expected = forest::features(&device, &descs[&r["kernel"]], trip, grid(r));
+        assert_eq!(x(r), expected.to_vec(), "{r:?}");
+    }
+    // And the candidates are the grids the forest searches, in its order.
+    for (name, trip) in [
+        (format!("{K}_local_array_l57"), 100_000),
+        (format!("{K}_limit256_l27"), 1_000_000),
+        (format!("{K}_generic_spmd_l18"), 5000),
+    ] {
+        let candidates: Vec<Geometry> = rows
+            .iter()
+            .filter(|r| r["label"] == "candidate" && r["kernel"] == name)
+            .map(grid)
+            .collect();
+        let searched = policy::forest::candidates(&device, &descs[&name], &LaunchDesc::open(trip));
+        assert!(!searched.is_empty());
+        assert_eq!(candidates, searched, "{name}");
+    }
+}
+
+#[test]
+fn features_of_a_point_worked_out_by_hand() {
+    let dir = binaries("features_worked_out_by_hand");
+    let (out, _) = gridsel(
+        &[
+            "features",
+            "--points",
+            points().to_str().unwrap(),
+            "--binaries",
+            dir.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(!out.contains("candidate"));
+    let rows = rows(&out);
+    let row = rows
+        .iter()
+        .find(|r| r["kernel"].ends_with("_local_array_l57") && r["threads"] == "32")
+        .unwrap();
+    // local_array_l57: SPMD, 112 registers, 36 B shared, 512 B stack, 5504 B
+    // of code, cap 128 (so 128-iteration chunks); trip 100000, 32 x 1000.
+    // Resident 32-thread blocks on an H100 SM: 112 x 32 = 3584 registers a
+    // warp, 65536 / 3584 = 18 warps, 16 in whole allocation units of 4
+    // warps: 16 blocks of one warp, 16 x 132 on the GPU, 16 of 64 warp slots.
+    let expected: [f64; 16] = [
+        100_000.0,                   // trip_count
+        112.0,                       // registers
+        36.0,                        // shared_mem
+        512.0,                       // local_mem
+        5504.0,                      // code_size
+        5504.0 * 100_000.0,          // total_work
+        2.0,                         // exec_mode: SPMD
+        128.0,                       // thread_cap
+        128.0,                       // chunk
+        32.0,                        // threads
+        1000.0,                      // blocks
+        100_000.0 / (32.0 * 1000.0), // iters_per_thread
+        782.0 / 1000.0,              // chunks_per_block: ceil(100000 / 128) = 782
+        32.0 / 128.0,                // threads_per_chunk
+        1000.0 / (16.0 * 132.0),     // waves
+        16.0 / 64.0,                 // occupancy
+    ];
+    assert_eq!(x(row), expected.map(|v| v as f32).to_vec());
+}
+
+#[test]
+fn chunks_follow_each_kernels_distribute_chunk() {
+    let dir = binaries("chunks_follow_each_kernels");
+    let (out, stderr) = gridsel(
+        &[
+            "chunks",
+            "--points",
+            points().to_str().unwrap(),
+            "--binaries",
+            dir.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(stderr.contains("1 of 4 measured kernels"), "{stderr}");
+    let got: Vec<String> = out.lines().map(str::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            "program,kernel,trip_count,chunk,chunks,max_blocks".to_string(),
+            // Generic-SPMD: one iteration per team per round.
+            format!("kernels,{K}_generic_spmd_l18,5000,1,5000,65536"),
+            // thread_limit(256) raises the cap and with it the chunk.
+            format!("kernels,{K}_limit256_l27,1000000,256,3907,65536"),
+            format!("kernels,{K}_local_array_l57,100000,128,782,65536"),
+        ]
+    );
+}
+
+#[test]
+fn cache_entries_writes_tunes_own_format() {
+    let csv = format!(
+        "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\n\
+         {K}_spmd_l12,NVIDIA H100 80GB HBM3,90,4096,64,32,51200,0\n\
+         {K}_heavy_l39,NVIDIA H100 80GB HBM3,90,100,1,100,7000,61\n"
+    );
+    let dir = support::temp_dir("cache_entries_writes_tunes_own_format");
+    let out = dir.join("cache.json");
+    gridsel(
+        &["cache-entries", "-", "--out", out.to_str().unwrap()],
+        &csv,
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let table = Table::parse(&text).unwrap();
+    assert_eq!(table.len(), 2);
+    assert_eq!(
+        table.get(&format!("{K}_spmd_l12"), "NVIDIA H100 80GB HBM3", 90, 4096),
+        Some(&Entry {
+            kernel: format!("{K}_spmd_l12"),
+            device: "NVIDIA H100 80GB HBM3".into(),
+            sm_arch: 90,
+            trip_count: 4096,
+            threads: 64,
+            blocks: 32,
+            ns: 51200,
+            launches: 0,
+        })
+    );
+    // Byte for byte what tune itself writes for these entries.
+    assert_eq!(text, table.render());
+    // Without --out, the same text on stdout.
+    let (stdout, _) = gridsel(&["cache-entries", "-"], &csv);
+    assert_eq!(stdout, text);
+}
+
+#[test]
+fn cache_entries_refuses_what_tune_would_not_read() {
+    for (csv, error) in [
+        (
+            "kernel,device,sm_arch,trip_count,threads,blocks,ns\nk,d,90,1,1,1,1\n",
+            "lacks column launches",
+        ),
+        (
+            "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\nk,d,90,-1,1,1,1,0\n",
+            "line 2: trip_count `-1` is not a number",
+        ),
+        (
+            "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\nk,d,90,1,1,1,1,0\nk,d,90,1,2,2,2,0\n",
+            "line 3: a second entry for kernel k, device d, sm_90, trip count 1",
+        ),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel"))
+            .args(["cache-entries", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(csv.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success(), "{csv}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(error), "{stderr}");
+    }
+}

@@ -7,12 +7,13 @@
 #     KernelArgs v1/v2 tests;
 #   - CUDA 12 ptxas/libdevice and an nvlink stand-in from PyPI, for sm_90
 #     images (bench/toolchain/setup.sh);
+#   - matplotlib for the harness's plot;
 #   - a Rust toolchain when none is installed.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(clang-19 libomp-19-dev clang-tools-19 clang-15 clang-tools-15 clang-16 clang-tools-16
-  gcc libc6-dev binutils make python3 python3-pip xz-utils ca-certificates curl)
+  gcc libc6-dev binutils make python3 python3-pip python3-matplotlib xz-utils ca-certificates curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -31,6 +32,11 @@ if ! command -v cargo >/dev/null; then
     export PATH=$HOME/.cargo/bin:$PATH
   fi
 fi
+
+# The harness's plot (and its test) needs matplotlib for whichever python3
+# runs it: Debian's package above, or pip where python3 is not Debian's.
+python3 -c 'import matplotlib' 2>/dev/null ||
+  python3 -m pip install -q --disable-pip-version-check matplotlib
 
 bash "$repo/tests/llvm-runtimes.sh" "$repo/target/llvm-runtimes" >/dev/null
 bash "$repo/bench/toolchain/setup.sh" >/dev/null

@@ -722,7 +722,7 @@ fn warn_undescribed(command: &str, missing: &BTreeSet<String>, of: usize) {
 /// `gridsel features`: see the command's doc.
 fn features_cmd(sweep: &Measured, candidates: bool) -> Result<(), String> {
     use gridsel::forest::{FEATURES, N_FEATURES, features};
-    let device = DeviceDesc::load(&sweep.device).map_err(|e| e.to_string())?;
+    let device = gridsel::files::device(&sweep.device).map_err(|e| e.to_string())?;
     let kernels = kernels_in(&sweep.binaries, device.sm_arch)?;
     let what = sweep.points.display().to_string();
     let text = std::fs::read_to_string(&sweep.points).map_err(|e| format!("{what}: {e}"))?;

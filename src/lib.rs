@@ -31,8 +31,8 @@
 //! results do not depend on it.
 
 pub use gridsel_core::{
-    BuildIntHasher, IntHasher, IntMap, IntSet, calibrate, device, forest, geometry, image, kernel,
-    lock, occupancy, plan, policy, read_lock, tune, write_lock,
+    BuildIntHasher, IntHasher, IntMap, IntSet, device, forest, geometry, image, kernel, lock,
+    occupancy, plan, policy, read_lock, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains gridsel's `forest` policy: a random forest predicting ln(kernel ms)
 from kernel features and a candidate grid (Lloyd et al. 2018, §III), evaluated
-leave-one-kernel-out, exported as the JSON model src/forest.rs reads.
+leave-one-kernel-out, exported as the JSON model crates/gridsel-core/src/forest.rs reads.
 
     python3 bench/forest/train.py --results bench/results/h100 \\
         --binaries bench/build/sm_90 --out models/h100-forest.json \\

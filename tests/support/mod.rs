@@ -9,9 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 
-/// The repository root.
+/// The repository root (the workspace's: these helpers also serve the
+/// tests of crates/gridsel-cli).
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").exists())
+        .unwrap_or(&manifest)
+        .to_path_buf()
 }
 
 /// `tests/c/<name>`.

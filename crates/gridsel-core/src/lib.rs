@@ -6,7 +6,7 @@
 //! a launch may change ([`plan`]), the policies and the grids a launch can
 //! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
 //! `tune`'s search ([`tune`]), plus the calibration of a device profile from
-//! sweep results ([`calibrate`]).
+//! sweep results lives in the command line.
 //!
 //! The crates around it (the repository's README and `Cargo.toml` explain
 //! the workspace): `gridsel`, the preload library, owns the C ABI, the CUDA
@@ -17,7 +17,6 @@
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).
 
-pub mod calibrate;
 pub mod device;
 pub mod forest;
 pub mod geometry;

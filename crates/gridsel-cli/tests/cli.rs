@@ -7,7 +7,7 @@ use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/images")
+        .join("../../tests/fixtures/images")
         .join(name)
 }
 

@@ -15,11 +15,11 @@
 //!   grid, and among those the smallest geomean slowdown against each case's
 //!   best grid (safety first: gridsel runs inside other people's programs).
 
-use crate::device::DeviceDesc;
-use crate::geometry::{Geometry, LaunchDesc};
-use crate::kernel::KernelDesc;
-use crate::policy::auto::auto;
-use crate::policy::llvm::llvm19;
+use gridsel::device::DeviceDesc;
+use gridsel::geometry::{Geometry, LaunchDesc};
+use gridsel::kernel::KernelDesc;
+use gridsel::policy::auto::auto;
+use gridsel::policy::llvm::llvm19;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
@@ -278,7 +278,7 @@ pub fn profile_toml(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::ExecMode;
+    use gridsel::kernel::ExecMode;
 
     fn case(kernel: &str, trip: u64, points: &[(u32, u32, f64)]) -> Case {
         Case {

@@ -1,0 +1,154 @@
+//! The commands a user of gridsel runs: what a policy chooses for a launch,
+//! what a binary's kernels are, which GPUs there are, the sweep space, and
+//! `compare` on their own programs.
+
+use crate::args::{Target, policy_help, read_images};
+use crate::compare;
+use clap::Subcommand;
+use gridsel::device::{DeviceDesc, PRESETS};
+use gridsel::ffi::cuda;
+use gridsel::image::ImageKind;
+use gridsel::policy::{self, DEFAULT_POLICY, Policy, llvm::llvm19, sweep};
+use std::path::PathBuf;
+
+/// The user commands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Choose a grid for one kernel launch and show LLVM 19's next to it.
+    Select {
+        #[command(flatten)]
+        target: Target,
+        #[arg(long, default_value_t = DEFAULT_POLICY, help = policy_help())]
+        policy: Policy,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the device presets and the GPUs the CUDA driver reports.
+    Devices,
+    /// List the offload kernels embedded in an executable or shared library.
+    Inspect {
+        /// Executable, shared library or object file with offload images.
+        file: PathBuf,
+        /// Print one JSON array: per image its format and kernels.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the sweep space (the benchmark harness's grid points) as CSV.
+    Space {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Run a program (or a --manifest suite) under several policies,
+    /// interleaved, and compare kernel and wall times with LLVM's grids.
+    Compare(compare::Args),
+}
+
+/// Runs one of these commands.
+pub fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Select {
+            target,
+            policy,
+            json,
+        } => {
+            let (device, kernel, launch) = target.resolve()?;
+            let decision = policy::decide(&policy, &device, &kernel, &launch).ok_or_else(|| {
+                format!("{policy} chooses per launch at run time; pick a stateless policy")
+            })?;
+            let llvm = llvm19(&device, &kernel, &launch);
+            let g = decision.geometry;
+            if json {
+                let value = serde_json::json!({
+                    "policy": policy.to_string(), "class": decision.class,
+                    "threads": g.threads, "blocks": g.blocks,
+                    "llvm_threads": llvm.threads, "llvm_blocks": llvm.blocks,
+                    "rule": decision.rule.to_string(), "clamped": decision.clamped,
+                });
+                println!("{value}");
+            } else {
+                println!(
+                    "device   {} ({} SMs, ThreadsPerBlock {})",
+                    device.name, device.sm_count, device.threads_per_block
+                );
+                println!(
+                    "class    {} loop (trip count {})",
+                    decision.class, launch.trip_count
+                );
+                println!("llvm     {llvm}");
+                println!(
+                    "{policy:<8} {g}  [{}]{}",
+                    decision.rule,
+                    if decision.clamped { " (clamped)" } else { "" }
+                );
+            }
+        }
+        Command::Devices => {
+            println!("presets:");
+            for name in PRESETS {
+                let d = DeviceDesc::preset(name).ok_or("missing preset")?;
+                println!(
+                    "  {name:<14} {} (sm_{}, {} SMs)",
+                    d.name, d.sm_arch, d.sm_count
+                );
+            }
+            match cuda::devices_on_machine() {
+                Ok(found) if found.is_empty() => println!("detected: none"),
+                Ok(found) => {
+                    for (i, d) in found.iter().enumerate() {
+                        println!(
+                            "detected {i}: {} (sm_{}, {} SMs)",
+                            d.name, d.sm_arch, d.sm_count
+                        );
+                        println!("{}", toml::to_string(d).map_err(|e| e.to_string())?);
+                    }
+                }
+                Err(e) => println!("detected: none ({e})"),
+            }
+        }
+        Command::Inspect { file, json } => {
+            let images = read_images(&file)?;
+            if json {
+                let value: Vec<_> = images
+                    .iter()
+                    .map(|i| serde_json::json!({"image": i.kind, "kernels": i.kernels}))
+                    .collect();
+                println!("{}", serde_json::Value::Array(value));
+            } else {
+                if images.is_empty() {
+                    println!("{}: no offload images", file.display());
+                }
+                for info in &images {
+                    let kind = match info.kind {
+                        ImageKind::Cubin { sm_arch } => format!("cubin sm_{sm_arch}"),
+                        ImageKind::HostElf { machine } => format!("host ELF (machine {machine})"),
+                        ImageKind::Bitcode => "LLVM bitcode (JIT)".to_string(),
+                    };
+                    println!("{kind}: {} kernels", info.kernels.len());
+                    for k in &info.kernels {
+                        println!("  {}\n    {k}", k.name);
+                    }
+                }
+            }
+        }
+        Command::Compare(args) => compare::run(&args)?,
+        Command::Space { target } => {
+            let (device, kernel, launch) = target.resolve()?;
+            // `forest`: whether the forest policy searches the point.
+            println!("label,threads,blocks,forest");
+            for c in sweep::space(&device, &kernel, &launch) {
+                let g = c.decision.geometry;
+                let searched =
+                    c.label == "grid" && policy::forest::searched_threads(&device, g.threads);
+                println!(
+                    "{},{},{},{}",
+                    c.label,
+                    g.threads,
+                    g.blocks,
+                    u8::from(searched)
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,5 +1,5 @@
 //! Compiles `include/gridsel.h` with the platform C compiler and checks that
-//! its structs have the sizes the Rust side (`ffi::api`) asserts, so the
+//! its structs have the sizes the Rust side (`api`) asserts, so the
 //! header cannot drift from the library.
 
 fn main() {

@@ -5,9 +5,9 @@
 //! `cargo bench --bench launch_path`; the README quotes the medians.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use gridsel::api::launch_with;
 use gridsel::config::Config;
 use gridsel::device::DeviceDesc;
-use gridsel::ffi::api::launch_with;
 use gridsel::forest::Forest;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};

@@ -67,7 +67,7 @@ fn h100() -> DeviceDesc {
 /// Every stateless policy's grid for `kernel` stays within the kernel's and
 /// the device's limits, whatever the kernel's facts.
 fn check_decisions(device: &DeviceDesc, kernel: &KernelDesc) {
-    let cap = policy::thread_cap(device, kernel);
+    let cap = gridsel::occupancy::thread_cap(device, kernel);
     assert!(cap <= device.max_threads_per_block, "thread cap {cap}");
     for trip in TRIPS {
         let launch = LaunchDesc::open(trip);

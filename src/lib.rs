@@ -13,17 +13,18 @@
 //! ## How a launch flows
 //!
 //! 1. Before `main`, each binary or shared library with offload code calls
-//!    `__tgt_register_lib`. [`ffi::api`] records its offload entries (host
+//!    `__tgt_register_lib`. [`api`] records its offload entries (host
 //!    address -> kernel name) and its device images; [`image`] parses each
 //!    cubin once into [`KernelDesc`]s.
-//! 2. At every `__tgt_target_kernel`, [`ffi::api`] reads the C ABI into a
+//! 2. At every `__tgt_target_kernel`, [`api`] reads the C ABI into a
 //!    [`runtime::LaunchRequest`] and [`runtime::Runtime::launch`] runs the
 //!    pipeline: the kernel and the device (from the driver, a preset or a
 //!    profile file), the clause rules ([`plan`]), the [`policy::GridPolicy`]
 //!    in force, the launch's limits ([`policy::limits`]), the forwarded call,
 //!    and the profile and the policy's feedback.
 //!
-//! All `unsafe` code, the C ABI and the CUDA driver live in [`ffi`]; files
+//! All `unsafe` code lives in [`api`] (the exports, at the top) and [`ffi`]
+//! (the calls into C, at the bottom: ABI, dlsym, the CUDA driver, files); files
 //! the environment names are opened only through [`ffi::fs`] ([`files`]).
 //! Every export catches panics ([`guard`]) and forwards the call unchanged.
 //! A grid gridsel writes never leaves the launch's limits, and is only
@@ -38,6 +39,7 @@ pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,
 };
 
+pub mod api;
 pub mod config;
 pub mod ffi;
 pub mod files;

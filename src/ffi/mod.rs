@@ -1,8 +1,8 @@
-//! Every `unsafe` line of gridsel: the C exports, the libomptarget ABI, the
-//! dynamic linker, the CUDA driver, the file system calls and the writes to
-//! stderr.
+//! The bottom of the preload library: every call into C that gridsel
+//! makes (the libomptarget ABI, the dynamic linker, the CUDA driver, the
+//! file system, stderr), each behind a safe interface. Together with
+//! [`crate::api`], the exports at the top, this holds every `unsafe` line.
 //!
-//! - [`api`]: the exported symbols, each behind one panic boundary.
 //! - [`abi`]: libomptarget's structures and the checked reads and writes of them.
 //! - [`dl`]: the real libomptarget entry points, found with `RTLD_NEXT`.
 //! - [`cuda`]: device attributes from the driver libomptarget already loaded.
@@ -10,7 +10,6 @@
 //! - [`stderr`]: log lines written without raising SIGPIPE in the host program.
 
 pub mod abi;
-pub mod api;
 pub mod cuda;
 pub mod dl;
 pub mod fs;

@@ -181,7 +181,7 @@ impl KernelDesc {
 
     /// Whether a `parallel` region of this kernel may run inside another one
     /// (which makes the device runtime allocate from its heap; see
-    /// [`crate::policy::limits`]): the kernel environment's answer; without
+    /// `policy::limits`): the kernel environment's answer; without
     /// one, `false` when the stack has a static bound, since the runtime's
     /// serialized nested path recurses through `__kmpc_parallel_51` and
     /// leaves ptxas no bound; else unknown.

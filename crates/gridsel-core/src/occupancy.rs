@@ -76,6 +76,16 @@ pub fn occupancy_with(device: &DeviceDesc, threads: u32, per_sm: u32) -> f64 {
     active as f64 / (f64::from(device.max_threads_per_sm) / f64::from(warp))
 }
 
+/// Largest thread count a launch of `kernel` can actually get.
+pub fn thread_cap(device: &DeviceDesc, kernel: &KernelDesc) -> u32 {
+    kernel
+        .max_threads
+        .map_or(device.max_threads_per_block, |cap| {
+            cap.min(device.max_threads_per_block)
+        })
+        .max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,7 +47,7 @@ pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (G
     if super::limits::narrowing(kernel).is_some() {
         return (llvm19(device, kernel, launch), Rule::AutoNestingKeepsLlvm);
     }
-    let cap = super::thread_cap(device, kernel);
+    let cap = crate::occupancy::thread_cap(device, kernel);
     // Unknown cap (no cubin): clang's default, which is also the chunk.
     let chunk = kernel
         .distribute_chunk()

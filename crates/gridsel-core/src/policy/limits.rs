@@ -28,11 +28,12 @@
 //!    tell whether the kernel nests (no kernel environment, and no bounded
 //!    stack to rule out the runtime's recursion), the same limit applies.
 
+use super::MAX_BLOCKS;
 use super::llvm::llvm19;
-use super::{MAX_BLOCKS, thread_cap};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::{ExecMode, KernelDesc};
+use crate::occupancy::thread_cap;
 use std::fmt;
 
 /// Why a launch's range is narrower than the compiled and device limits.

@@ -20,7 +20,7 @@ pub const MIN_THREADS_FOR_LOW_TRIP_COUNT: u32 = 32;
 /// An unknown execution mode is taken as SPMD, the mode of every combined
 /// `target teams distribute parallel for` at -O2.
 pub fn llvm19(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Geometry {
-    let max_threads = super::thread_cap(device, kernel);
+    let max_threads = crate::occupancy::thread_cap(device, kernel);
     let mode = kernel.exec_mode.unwrap_or(ExecMode::Spmd);
 
     let mut limit = u32::try_from(launch.thread_limit).unwrap_or(0);

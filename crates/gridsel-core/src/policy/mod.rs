@@ -305,16 +305,6 @@ pub fn decide(
     ))
 }
 
-/// Largest thread count a launch of `kernel` can actually get.
-pub fn thread_cap(device: &DeviceDesc, kernel: &KernelDesc) -> u32 {
-    kernel
-        .max_threads
-        .map_or(device.max_threads_per_block, |cap| {
-            cap.min(device.max_threads_per_block)
-        })
-        .max(1)
-}
-
 /// CUDA's grid x-dimension limit.
 pub const MAX_BLOCKS: u32 = i32::MAX as u32;
 

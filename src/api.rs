@@ -1,11 +1,13 @@
-//! The symbols gridsel exports: libomptarget's three entry points, which it
-//! interposes, and the C API of `include/gridsel.h`.
+//! The top of the preload library: the symbols gridsel exports,
+//! libomptarget's three entry points, which it interposes, and the C API of
+//! `include/gridsel.h`. They convert the C ABI (through [`crate::ffi`]) and
+//! call into the library; with `ffi` they hold every `unsafe` line.
 //!
 //! Every export runs its work through [`boundary`]: a panic inside gridsel
 //! is caught, logged once, and the call is forwarded exactly as it came.
 //! The exports only convert the C ABI: the launch itself is
 //! [`Runtime::launch`]'s.
-//! Null checks happen in the [`super::abi`] readers.
+//! Null checks happen in the [`crate::ffi::abi`] readers.
 //!
 //! The interposed entry points are `extern "C-unwind"` and call the real
 //! function outside [`boundary`]: an exception libomptarget throws unwinds
@@ -13,9 +15,9 @@
 //! `extern "C"` function it aborts the process, and `catch_unwind` aborts on
 //! a foreign exception too).
 
-use super::abi::{self, BinDesc, KernelArgs};
-use super::dl;
 use crate::device::DeviceDesc;
+use crate::ffi::abi::{self, BinDesc, KernelArgs};
+use crate::ffi::dl;
 use crate::geometry::LaunchDesc;
 use crate::guard::boundary;
 use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};

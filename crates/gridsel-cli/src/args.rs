@@ -34,13 +34,18 @@ pub(crate) struct Measured {
 }
 
 impl Measured {
-    /// The device, the measured cases and the kernels' descriptors by name.
+    /// The device, the measured cases and the kernels' descriptors by the
+    /// names the cases give them ([`KernelIndex`]).
     pub(crate) fn load(&self) -> Result<Loaded, String> {
         let device = gridsel::files::device(&self.device).map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&self.points)
             .map_err(|e| format!("{}: {e}", self.points.display()))?;
         let cases = calibrate::read_points(&text)?;
-        let kernels = kernels_in(&self.binaries, device.sm_arch)?;
+        let index = KernelIndex::load(&self.binaries, device.sm_arch)?;
+        let kernels = cases
+            .iter()
+            .filter_map(|c| Some((c.kernel.clone(), index.get(&c.program, &c.kernel)?.clone())))
+            .collect();
         Ok((device, cases, kernels))
     }
 }
@@ -142,22 +147,88 @@ pub(crate) fn find_kernel(path: &PathBuf, name: &str, sm_arch: u32) -> Result<Ke
         .ok_or_else(|| format!("{}: no kernel {name}", path.display()))
 }
 
-/// Every kernel descriptor in the binaries of `dir`, by name, for `sm_arch`.
-pub(crate) fn kernels_in(
-    dir: &PathBuf,
-    sm_arch: u32,
-) -> Result<HashMap<String, KernelDesc>, String> {
-    let mut out = HashMap::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries.flatten() {
-        let Ok(images) = read_images(&entry.path()) else {
-            continue;
+/// The kernels of the binaries in a folder, found by the name a sweep
+/// recorded. A kernel's symbol carries its source file's device and inode
+/// (`__omp_offloading_<dev>_<file>_<function>_l<line>`), so the same sources
+/// built elsewhere name it differently: a name is matched exactly first,
+/// then by program (the binary's file name) and `<function>_l<line>`. Of a
+/// kernel in a cubin for `sm_arch` and in a host image, the cubin's wins.
+pub(crate) struct KernelIndex {
+    exact: HashMap<String, KernelDesc>,
+    stable: HashMap<(String, String), KernelDesc>,
+}
+
+impl KernelIndex {
+    pub(crate) fn load(dir: &PathBuf, sm_arch: u32) -> Result<Self, String> {
+        let mut index = Self {
+            exact: HashMap::new(),
+            stable: HashMap::new(),
         };
-        for k in images.into_iter().flat_map(|i| i.kernels) {
-            if k.sm_arch.is_none_or(|a| a == sm_arch) {
-                out.insert(k.name.clone(), k);
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let Ok(images) = read_images(&entry.path()) else {
+                continue;
+            };
+            let program = entry.file_name().to_string_lossy().into_owned();
+            for k in images.into_iter().flat_map(|i| i.kernels) {
+                let cubin = match k.sm_arch {
+                    Some(a) if a == sm_arch => true,
+                    Some(_) => continue,
+                    None => false,
+                };
+                let key = (program.clone(), stable_name(&k.name).to_string());
+                if cubin || !index.exact.contains_key(&k.name) {
+                    index.stable.insert(key, k.clone());
+                    index.exact.insert(k.name.clone(), k);
+                }
             }
         }
+        Ok(index)
     }
-    Ok(out)
+
+    /// The kernel a sweep recorded as `kernel` of `program`.
+    pub(crate) fn get(&self, program: &str, kernel: &str) -> Option<&KernelDesc> {
+        self.exact.get(kernel).or_else(|| {
+            self.stable
+                .get(&(program.to_string(), stable_name(kernel).to_string()))
+        })
+    }
+
+    /// Every kernel, in no particular order.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &KernelDesc> {
+        self.exact.values()
+    }
+}
+
+/// `<function>_l<line>` of an OpenMP kernel symbol (the part that does not
+/// depend on where the source file lives); other names as they are.
+fn stable_name(kernel: &str) -> &str {
+    kernel
+        .strip_prefix("__omp_offloading_")
+        .and_then(|rest| rest.splitn(3, '_').nth(2))
+        .unwrap_or(kernel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_is_found_by_its_name_or_by_program_function_and_line() {
+        let k = |name: &str| KernelDesc::named(name);
+        let here = "__omp_offloading_fe00_510055_kernel_ab_l15";
+        let elsewhere = "__omp_offloading_10302_2a7f1c_kernel_ab_l15";
+        assert_eq!(stable_name(here), "kernel_ab_l15");
+        assert_eq!(stable_name(elsewhere), "kernel_ab_l15");
+        assert_eq!(stable_name("saxpy"), "saxpy");
+        let index = KernelIndex {
+            exact: HashMap::from([(here.to_string(), k(here))]),
+            stable: HashMap::from([(("2mm".to_string(), "kernel_ab_l15".to_string()), k(here))]),
+        };
+        assert_eq!(index.get("anything", here).unwrap().name, here);
+        // A sweep recorded on another machine: same program, other file id.
+        assert_eq!(index.get("2mm", elsewhere).unwrap().name, here);
+        // Another program's kernel of the same function and line is not it.
+        assert!(index.get("3mm", elsewhere).is_none());
+    }
 }

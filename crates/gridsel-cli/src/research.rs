@@ -4,7 +4,7 @@
 //! parser against the driver, and dump every decision. The harness and
 //! bench/forest/train.py call them; a user of gridsel needs none.
 
-use crate::args::{Measured, kernels_in, policy_help};
+use crate::args::{KernelIndex, Measured, policy_help};
 use crate::calibrate;
 use clap::Subcommand;
 use gridsel::ffi::cuda;
@@ -142,8 +142,9 @@ pub fn run(command: Command) -> Result<(), String> {
 /// `gridsel dump-decisions`: see the command's doc.
 fn dump_decisions(binaries: &PathBuf, device: &str) -> Result<(), String> {
     let device = gridsel::files::device(device).map_err(|e| e.to_string())?;
-    let mut kernels: Vec<KernelDesc> = kernels_in(binaries, device.sm_arch)?
-        .into_values()
+    let mut kernels: Vec<KernelDesc> = KernelIndex::load(binaries, device.sm_arch)?
+        .all()
+        .cloned()
         .collect();
     kernels.sort_by(|a, b| a.name.cmp(&b.name));
     let trips = [
@@ -441,7 +442,7 @@ fn warn_undescribed(command: &str, missing: &BTreeSet<String>, of: usize) {
 fn features_cmd(sweep: &Measured, candidates: bool) -> Result<(), String> {
     use gridsel::forest::{FEATURES, N_FEATURES, features};
     let device = gridsel::files::device(&sweep.device).map_err(|e| e.to_string())?;
-    let kernels = kernels_in(&sweep.binaries, device.sm_arch)?;
+    let kernels = KernelIndex::load(&sweep.binaries, device.sm_arch)?;
     let what = sweep.points.display().to_string();
     let text = std::fs::read_to_string(&sweep.points).map_err(|e| format!("{what}: {e}"))?;
     let mut lines = text.lines();
@@ -470,7 +471,7 @@ fn features_cmd(sweep: &Measured, candidates: bool) -> Result<(), String> {
         let n = i + 2;
         let f = csv_fields(line, &columns, &what, n)?;
         measured.insert(f[1]);
-        let Some(kernel) = kernels.get(f[1]) else {
+        let Some(kernel) = kernels.get(f[0], f[1]) else {
             missing.insert(f[1].to_string());
             continue;
         };

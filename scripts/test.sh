@@ -12,5 +12,6 @@ export GRIDSEL_LLVM_RUNTIMES=$repo/target/llvm-runtimes
 
 cargo fmt --check
 cargo clippy --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace
 python3 -m unittest discover -s bench/harness -p 'test_*.py'

@@ -256,7 +256,7 @@ fn create_temp(path: &Path) -> io::Result<(PathBuf, File)> {
 /// old file or the new one, never a part. `path` must be a regular file or
 /// absent. The bytes go to a new temporary file beside it (mode 0644 less
 /// the umask), which is synced and renamed over `path`; stale temporary
-/// files of `path` are removed first ([`remove_stale_temp_files`]).
+/// files of `path` are removed first (`remove_stale_temp_files`).
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     ensure_regular_or_absent(path)?;
     remove_stale_temp_files(path);

@@ -385,7 +385,7 @@ impl Forest {
     ///
     /// Exactly [`Forest::predict`] on every candidate, without walking each
     /// one: within a column every feature is fixed or monotonic in the
-    /// blocks ([`BY_BLOCKS`]), so a split sends a prefix of the column's
+    /// blocks (`BY_BLOCKS`), so a split sends a prefix of the column's
     /// candidates one way and the rest the other (settled by the range's
     /// ends, else counted), and a tree is walked once per column with a
     /// range of candidates. Sums
@@ -559,10 +559,10 @@ impl KernelFeatures {
 }
 
 /// The features of the grids of one thread count: all but the four that
-/// depend on the block count ([`BY_BLOCKS`]) are fixed.
+/// depend on the block count (`BY_BLOCKS`) are fixed.
 #[derive(Clone, Copy, Debug)]
 pub struct ColumnFeatures {
-    /// The row with NaN where [`BY_BLOCKS`] go.
+    /// The row with NaN where `BY_BLOCKS` go.
     fixed: [f32; N_FEATURES],
     trip: f64,
     chunks: f64,
@@ -579,7 +579,7 @@ const BY_BLOCKS: [(usize, bool); 4] = [
     (14, true),  // waves
 ];
 
-/// Each feature's place in [`BY_BLOCKS`] and direction; `None` when fixed.
+/// Each feature's place in `BY_BLOCKS` and direction; `None` when fixed.
 const SLOTS: [Option<(usize, bool)>; N_FEATURES] = {
     let mut slots = [None; N_FEATURES];
     let mut i = 0;
@@ -591,7 +591,7 @@ const SLOTS: [Option<(usize, bool)>; N_FEATURES] = {
 };
 
 impl ColumnFeatures {
-    /// The [`BY_BLOCKS`] features of `blocks` blocks, in that order.
+    /// The `BY_BLOCKS` features of `blocks` blocks, in that order.
     fn by_blocks(&self, blocks: u32) -> [f32; 4] {
         let b = f64::from(blocks.max(1));
         [

@@ -58,7 +58,7 @@ pub fn may_change(launch: &LaunchDesc, override_clauses: bool) -> Result<(), Kee
 /// The `(num_teams, thread_limit)` pair that makes libomptarget launch `g`.
 ///
 /// Generic-mode kernels get a warp added to any thread limit by the runtime
-/// (`getNumThreads`), so it is taken off here; [`crate::policy::clamp`] keeps
+/// (`getNumThreads`), so it is taken off here; [`crate::policy::Limits`] keeps
 /// such grids above one warp.
 pub fn request(g: Geometry, device: &DeviceDesc, kernel: &KernelDesc) -> (i32, i32) {
     let mut threads = g.threads;

@@ -45,7 +45,7 @@ pub struct Args {
     /// under the system's temporary folder).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// A TOML suite of programs ([[program]] with name, command and
+    /// A TOML suite of programs (`[[program]]` with name, command and
     /// optionally env and cwd) instead of one command.
     #[arg(long, conflicts_with = "command")]
     manifest: Option<PathBuf>,

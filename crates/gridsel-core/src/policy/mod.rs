@@ -161,8 +161,8 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// `grid`, chosen by `rule`, cut to `limits` (the one place every
-    /// policy's grid passes through).
+    /// `grid`, chosen by `rule`, cut to `limits`, with the loop class the
+    /// log and the CLI show (the launch pipeline cuts with `limits` alone).
     pub fn within(
         grid: Geometry,
         rule: Rule,

@@ -128,9 +128,9 @@ impl Table {
 /// Why a cache file could not be read or written.
 #[derive(Debug)]
 pub enum CacheError {
-    /// Another process holds the lock ([`store`] only): try again later.
+    /// Another process holds the lock (only when storing): try again later.
     Busy,
-    /// Refused, unreadable or unwritable ([`fs`]'s errors, a missing
+    /// Refused, unreadable or unwritable (the file layer's errors, a missing
     /// folder, permissions, a full disk, over [`MAX_BYTES`]).
     Io(io::Error),
     /// Written by a newer gridsel: neither read nor replaced.

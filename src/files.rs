@@ -96,20 +96,32 @@ pub fn load_cache(path: &Path) -> Result<Table, CacheError> {
 /// corrupt file is replaced), under the lock, waiting for it at most
 /// `patience` (then [`CacheError::Busy`]).
 pub fn store_cache(path: &Path, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
+    edit_cache(path, patience, |table| {
+        for e in entries {
+            table.insert(e.clone());
+        }
+    })
+}
+
+/// Changes the cache file at `path` with `edit`, under its lock (waiting at
+/// most `patience`), and replaces it atomically. A missing or corrupt file
+/// starts empty; one that cannot be read or that a newer gridsel wrote is
+/// left as it is (an error).
+pub fn edit_cache(
+    path: &Path,
+    patience: Duration,
+    edit: impl FnOnce(&mut Table),
+) -> Result<(), CacheError> {
     let _lock = fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock => CacheError::Busy,
         _ => CacheError::Io(e),
     })?;
-    // Start afresh only from a missing or corrupt file, never from one that
-    // could not be read or that a newer gridsel wrote.
     let mut table = match load_cache(path) {
         Ok(table) => table,
         Err(CacheError::Corrupt(_)) => Table::default(),
         Err(e) => return Err(e),
     };
-    for e in entries {
-        table.insert(e.clone());
-    }
+    edit(&mut table);
     let text = table.render();
     if text.len() as u64 > cache::MAX_BYTES {
         return Err(CacheError::Io(fs::too_large(cache::MAX_BYTES)));

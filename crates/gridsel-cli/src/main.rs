@@ -5,6 +5,7 @@
 //! checked files.
 
 mod args;
+mod cache;
 mod calibrate;
 mod compare;
 mod research;

@@ -34,6 +34,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List, explain or clear the grids `tune` saved across runs (GRIDSEL_CACHE).
+    Cache(crate::cache::CacheArgs),
     /// Print the sweep space (the benchmark harness's grid points) as CSV.
     Space {
         #[command(flatten)]
@@ -132,6 +134,7 @@ pub fn run(command: Command) -> Result<(), String> {
             }
         }
         Command::Compare(args) => compare::run(&args)?,
+        Command::Cache(args) => crate::cache::run(&args)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;
             // `forest`: whether the forest policy searches the point.

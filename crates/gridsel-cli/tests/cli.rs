@@ -122,3 +122,92 @@ fn select_uses_the_library_default_policy_and_aligns_its_columns() {
     };
     assert_eq!(column("llvm"), column("lloyd"), "{text}");
 }
+
+/// Runs `gridsel ARGS` with `env`, returns (success, stdout, stderr).
+fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gridsel"))
+        .args(args)
+        .env_remove("GRIDSEL_CACHE")
+        .envs(env.iter().copied())
+        .output()
+        .expect("running gridsel");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cache_lists_explains_and_clears_what_tune_saved() {
+    let dir = std::env::temp_dir().join(format!("gridsel-cli-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cache.json");
+    let file = path.to_str().unwrap();
+    let entry = |kernel: &str, trip: u64, threads: u32, blocks: u32| {
+        serde_json::json!({"kernel": kernel, "device": "H100", "sm_arch": 90, "trip_count": trip,
+            "threads": threads, "blocks": blocks, "ns": 5120, "launches": 61})
+    };
+    let text = serde_json::json!({"version": 1, "entries": [
+        entry("__omp_offloading_fe00_1_main_l7", 1000, 128, 8),
+        entry("__omp_offloading_fe00_1_main_l7", 4096, 64, 64),
+        entry("__omp_offloading_fe00_1_other_l9", 1000, 32, 32),
+    ]});
+    std::fs::write(&path, text.to_string()).unwrap();
+
+    // GRIDSEL_CACHE is the default file.
+    let (ok, out, err) = gridsel_env(&["cache", "list"], &[("GRIDSEL_CACHE", file)]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches"
+    );
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines.contains(&"__omp_offloading_fe00_1_main_l7,H100,90,4096,64,64,5120,61"));
+
+    let (ok, out, err) = gridsel_env(&["cache", "--path", file, "explain", "_main_l7"], &[]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        out.contains("trip count 1000: every launch gets 8 blocks x 128 threads"),
+        "{out}"
+    );
+    assert!(
+        out.contains("in 61 exploring launches, at a median of 5120 ns"),
+        "{out}"
+    );
+    let (ok, _, err) = gridsel_env(&["cache", "--path", file, "explain", "nothing"], &[]);
+    assert!(
+        !ok && err.contains("no tuned kernel matches `nothing`"),
+        "{err}"
+    );
+
+    // Clearing one kernel keeps the others, then clearing all empties the file.
+    let (ok, out, err) = gridsel_env(
+        &["cache", "--path", file, "clear", "--kernel", "_main_l7"],
+        &[],
+    );
+    assert!(ok && out.contains("2 tuned grids cleared"), "{out}{err}");
+    let (_, out, _) = gridsel_env(&["cache", "--path", file, "list"], &[]);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("_other_l9"), "{out}");
+    let (ok, out, _) = gridsel_env(&["cache", "--path", file, "clear"], &[]);
+    assert!(ok && out.contains("1 tuned grids cleared"), "{out}");
+    let (_, out, _) = gridsel_env(&["cache", "--path", file, "list"], &[]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+
+    // No file named: one clear error.
+    let (ok, _, err) = gridsel_env(&["cache", "list"], &[]);
+    assert!(
+        !ok && err.contains("give --path or set GRIDSEL_CACHE"),
+        "{err}"
+    );
+    // A symbolic link is refused like everywhere else.
+    let link = dir.join("link.json");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let (ok, _, err) = gridsel_env(&["cache", "--path", link.to_str().unwrap(), "clear"], &[]);
+    assert!(!ok && err.contains("symbolic link"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -92,6 +92,13 @@ impl Table {
         self.map.values()
     }
 
+    /// Keeps only the entries `keep` accepts; returns how many went.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) -> usize {
+        let before = self.map.len();
+        self.map.retain(|_, e| keep(e));
+        before - self.map.len()
+    }
+
     /// Parses a cache file's text.
     pub fn parse(text: &str) -> Result<Self, String> {
         let value: serde_json::Value =

@@ -179,6 +179,18 @@ impl KernelDesc {
         }
     }
 
+    /// A cubin SPMD kernel with compiled cap `cap`, no nesting, nothing else
+    /// known: the policies' tests' usual kernel.
+    #[cfg(test)]
+    pub(crate) fn spmd_for_tests(cap: u32) -> Self {
+        Self {
+            local_mem: Some(0),
+            max_threads: Some(cap),
+            exec_mode: Some(ExecMode::Spmd),
+            ..Self::named("k")
+        }
+    }
+
     /// Whether a `parallel` region of this kernel may run inside another one
     /// (which makes the device runtime allocate from its heap; see
     /// `policy::limits`): the kernel environment's answer; without

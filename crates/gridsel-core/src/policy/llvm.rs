@@ -69,22 +69,13 @@ pub fn llvm19(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> 
 mod tests {
     use super::*;
 
-    fn spmd(cap: u32) -> KernelDesc {
-        KernelDesc {
-            local_mem: Some(0),
-            max_threads: Some(cap),
-            exec_mode: Some(ExecMode::Spmd),
-            ..KernelDesc::named("k")
-        }
-    }
-
     fn h100() -> DeviceDesc {
         DeviceDesc::preset("h100").unwrap()
     }
 
     #[test]
     fn matches_the_examples_of_docs_llvm_grid() {
-        let (d, k) = (h100(), spmd(128));
+        let (d, k) = (h100(), KernelDesc::spmd_for_tests(128));
         assert_eq!(
             llvm19(&d, &k, &LaunchDesc::open(1000)),
             Geometry::new(32, 32)
@@ -104,7 +95,11 @@ mod tests {
     #[test]
     fn middle_band_rounds_threads_to_a_power_of_two() {
         // 3200*32 <= trip < 3200*128: threads = pow2ceil(ceil(trip/3200)).
-        let got = llvm19(&h100(), &spmd(128), &LaunchDesc::open(200_000));
+        let got = llvm19(
+            &h100(),
+            &KernelDesc::spmd_for_tests(128),
+            &LaunchDesc::open(200_000),
+        );
         assert_eq!(got, Geometry::new(64, 3125));
     }
 
@@ -115,18 +110,24 @@ mod tests {
             num_teams: 7,
             thread_limit: 64,
         };
-        assert_eq!(llvm19(&h100(), &spmd(128), &l), Geometry::new(64, 7));
+        assert_eq!(
+            llvm19(&h100(), &KernelDesc::spmd_for_tests(128), &l),
+            Geometry::new(64, 7)
+        );
         let l = LaunchDesc {
             trip_count: 1000,
             num_teams: 0,
             thread_limit: 64,
         };
-        assert_eq!(llvm19(&h100(), &spmd(128), &l), Geometry::new(64, 16));
+        assert_eq!(
+            llvm19(&h100(), &KernelDesc::spmd_for_tests(128), &l),
+            Geometry::new(64, 16)
+        );
     }
 
     #[test]
     fn generic_kernels_get_a_team_per_iteration_and_an_extra_warp() {
-        let mut k = spmd(1024);
+        let mut k = KernelDesc::spmd_for_tests(1024);
         k.exec_mode = Some(ExecMode::GenericSpmd);
         assert_eq!(
             llvm19(&h100(), &k, &LaunchDesc::open(500)),
@@ -144,7 +145,11 @@ mod tests {
     #[test]
     fn no_trip_count_and_plain_target() {
         assert_eq!(
-            llvm19(&h100(), &spmd(128), &LaunchDesc::open(0)),
+            llvm19(
+                &h100(),
+                &KernelDesc::spmd_for_tests(128),
+                &LaunchDesc::open(0)
+            ),
             Geometry::new(128, 3200)
         );
         let l = LaunchDesc {
@@ -152,6 +157,9 @@ mod tests {
             num_teams: -1,
             thread_limit: 0,
         };
-        assert_eq!(llvm19(&h100(), &spmd(128), &l), Geometry::new(128, 1));
+        assert_eq!(
+            llvm19(&h100(), &KernelDesc::spmd_for_tests(128), &l),
+            Geometry::new(128, 1)
+        );
     }
 }

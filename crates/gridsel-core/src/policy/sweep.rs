@@ -194,22 +194,16 @@ impl GridPolicy for SweepPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::ExecMode;
     use std::collections::HashSet;
-
-    fn spmd(cap: u32) -> KernelDesc {
-        KernelDesc {
-            local_mem: Some(0),
-            max_threads: Some(cap),
-            exec_mode: Some(ExecMode::Spmd),
-            ..KernelDesc::named("k")
-        }
-    }
 
     #[test]
     fn opens_with_the_policies_then_covers_the_paper_space() {
         let d = DeviceDesc::preset("h100").unwrap();
-        let s = space(&d, &spmd(128), &LaunchDesc::open(1000));
+        let s = space(
+            &d,
+            &KernelDesc::spmd_for_tests(128),
+            &LaunchDesc::open(1000),
+        );
         assert_eq!(s[0].label, "llvm");
         assert_eq!(s[0].decision.geometry, Geometry::new(32, 32));
         assert_eq!(s[1].label, "lloyd");
@@ -232,7 +226,11 @@ mod tests {
     #[test]
     fn prunes_grids_that_serialise_a_huge_loop() {
         let d = DeviceDesc::preset("h100").unwrap();
-        let s = space(&d, &spmd(128), &LaunchDesc::open(1_000_000_000));
+        let s = space(
+            &d,
+            &KernelDesc::spmd_for_tests(128),
+            &LaunchDesc::open(1_000_000_000),
+        );
         assert!(s.iter().filter(|c| c.label == "grid").all(|c| {
             let g = c.decision.geometry;
             u64::from(g.threads) * u64::from(g.blocks) * MAX_ITERATIONS_PER_THREAD >= 1_000_000_000
@@ -247,6 +245,9 @@ mod tests {
     fn is_deterministic() {
         let d = DeviceDesc::preset("h100").unwrap();
         let l = LaunchDesc::open(123_456);
-        assert_eq!(space(&d, &spmd(1024), &l), space(&d, &spmd(1024), &l));
+        assert_eq!(
+            space(&d, &KernelDesc::spmd_for_tests(1024), &l),
+            space(&d, &KernelDesc::spmd_for_tests(1024), &l)
+        );
     }
 }

@@ -135,7 +135,7 @@ pub fn device_toml(data: &[u8]) -> bool {
         check_decisions(&device, kernel);
         let launch = LaunchDesc::open(1 << 20);
         let space = sweep::space(&device, kernel, &launch).len();
-        let tune = tune::candidates(&device, kernel, &launch, |_| true).len();
+        let tune = tune::candidates(&device, kernel, &launch, &[], |_| true).len();
         assert!(
             space <= MAX_CANDIDATES && tune <= MAX_CANDIDATES,
             "{space} sweep points, {tune} tune candidates for {device:?}"
@@ -182,11 +182,24 @@ pub fn forest_model(data: &[u8]) -> bool {
     true
 }
 
-/// A `GRIDSEL_CACHE` file: what parses renders back to the same table.
+/// A `GRIDSEL_CACHE` store: what parses renders back to the same table,
+/// and every search in it answers (a step inside its candidates, a leader)
+/// whatever its samples.
 pub fn tune_cache(data: &[u8]) -> bool {
     let Ok(table) = tune::cache::Table::parse(&String::from_utf8_lossy(data)) else {
         return false;
     };
+    for r in table.records() {
+        let s = &r.search;
+        for kind in [tune::search::Kind::Cold, tune::search::Kind::Warm] {
+            for salt in 0..3 {
+                let step = s.step(kind, salt).candidate();
+                assert!(step < s.candidates.len().max(1));
+            }
+            assert!(s.leader(kind) < s.candidates.len().max(1));
+            let _ = (s.margin(kind), s.runner_up(kind), s.ranked(kind));
+        }
+    }
     assert_eq!(tune::cache::Table::parse(&table.render()), Ok(table));
     true
 }

@@ -18,6 +18,25 @@ pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 
+/// The store `tune` reads and writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Store {
+    pub path: PathBuf,
+    /// The default location (its folder is created when missing), not one
+    /// the user named.
+    pub default: bool,
+}
+
+/// The per-user store, `$XDG_CACHE_HOME/gridsel/tune.json` (else
+/// `$HOME/.cache/...`), where CUDA's and MIOpen's caches live too; `None`
+/// when neither variable is an absolute path.
+pub fn default_store(path: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    let base = path("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| Some(path("HOME").filter(|p| p.is_absolute())?.join(".cache")))?;
+    Some(base.join("gridsel").join("tune.json"))
+}
+
 /// Settings for one process.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -28,8 +47,9 @@ pub struct Config {
     pub threads_per_block: Option<u32>,
     pub override_clauses: bool,
     pub profile: Option<PathBuf>,
-    /// `GRIDSEL_CACHE`: where `tune` keeps its winners across runs.
-    pub cache: Option<PathBuf>,
+    /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
+    /// [`default_store`]; `None` with `GRIDSEL_CACHE=off`.
+    pub cache: Option<Store>,
     /// `GRIDSEL_MODEL`: the `forest` model file; `None` uses the embedded one.
     pub model: Option<PathBuf>,
     /// `GRIDSEL_SAFE_RANGE=off` lets `fixed:T,B` leave the launch's safe
@@ -116,7 +136,17 @@ impl Config {
             }
         }
         config.profile = path(ENV_PROFILE);
-        config.cache = path(ENV_CACHE);
+        config.cache = match path(ENV_CACHE) {
+            Some(p) if p.as_os_str() == "off" => None,
+            Some(p) => Some(Store {
+                path: p,
+                default: false,
+            }),
+            None => default_store(path).map(|path| Store {
+                path,
+                default: true,
+            }),
+        };
         config.model = path(ENV_MODEL);
         (config, errors)
     }
@@ -134,7 +164,7 @@ impl Config {
 pub fn env_help() -> String {
     format!(
         "{ENV_POLICY}=<{POLICY_NAMES}>  {ENV_DEVICE}=<preset|profile.toml>  {ENV_THREADS_PER_BLOCK}=N  \
-         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_SAFE_RANGE}=on|off  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
+         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_SAFE_RANGE}=on|off  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>|off  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
     )
 }
 
@@ -181,6 +211,25 @@ mod tests {
     }
 
     #[test]
+    fn the_store_defaults_to_the_user_cache_folder_and_switches_off() {
+        let store = |vars: &[(&str, &str)]| parse(vars).0.cache.map(|s| (s.path, s.default));
+        assert_eq!(
+            store(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]),
+            Some((PathBuf::from("/x/gridsel/tune.json"), true))
+        );
+        assert_eq!(
+            store(&[("XDG_CACHE_HOME", "relative"), ("HOME", "/h")]),
+            Some((PathBuf::from("/h/.cache/gridsel/tune.json"), true))
+        );
+        assert_eq!(store(&[("HOME", "")]), None);
+        assert_eq!(store(&[(ENV_CACHE, "off"), ("HOME", "/h")]), None);
+        assert_eq!(
+            store(&[(ENV_CACHE, "/s.json"), ("HOME", "/h")]),
+            Some((PathBuf::from("/s.json"), false))
+        );
+    }
+
+    #[test]
     fn defaults_without_environment() {
         assert_eq!(parse(&[]), (Config::default(), vec![]));
         assert_eq!(Config::default().policy, Policy::Auto);
@@ -203,7 +252,13 @@ mod tests {
         assert_eq!(c.refine(c.device.clone().unwrap()).threads_per_block, 64);
         assert!(c.override_clauses);
         assert_eq!(c.profile, Some(PathBuf::from("/tmp/p.csv")));
-        assert_eq!(c.cache, Some(PathBuf::from("/tmp/c.json")));
+        assert_eq!(
+            c.cache,
+            Some(Store {
+                path: PathBuf::from("/tmp/c.json"),
+                default: false
+            })
+        );
         assert_eq!(c.model, Some(PathBuf::from("/tmp/m.json")));
     }
 

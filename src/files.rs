@@ -5,9 +5,10 @@
 use crate::device::{DeviceDesc, DeviceError};
 use crate::ffi::fs;
 use crate::forest::{Forest, ForestError};
-use crate::tune::WinnerStore;
-use crate::tune::cache::{self, CacheError, Entry, Table};
+use crate::tune::Store;
+use crate::tune::cache::{self, CacheError, Table, Update};
 use std::io;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,21 +56,28 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
     }
 }
 
-/// `GRIDSEL_CACHE`: `tune`'s winners in a file ([`cache`] is the format).
-/// It is merged into under an advisory lock on `<file>.lock` (flock) and
-/// replaced atomically ([`fs::replace_atomically`]), so readers never see
-/// half a file and concurrent processes never lose each other's entries.
+/// `GRIDSEL_CACHE`: `tune`'s searches in a file ([`cache`] is the format).
+/// Updates are merged in under an advisory lock on `<file>.lock` (flock)
+/// and the file is replaced atomically ([`fs::replace_atomically`]), so
+/// readers never see half a file and concurrent processes never lose each
+/// other's samples.
 pub struct CacheFile {
     path: PathBuf,
+    /// Create the folder if missing (the default store under
+    /// `$XDG_CACHE_HOME`); a folder the user named must exist.
+    create_folder: bool,
 }
 
 impl CacheFile {
-    pub fn new(path: PathBuf) -> Self {
-        Self { path }
+    pub fn new(path: PathBuf, create_folder: bool) -> Self {
+        Self {
+            path,
+            create_folder,
+        }
     }
 }
 
-impl WinnerStore for CacheFile {
+impl Store for CacheFile {
     fn location(&self) -> String {
         self.path.display().to_string()
     }
@@ -78,12 +86,22 @@ impl WinnerStore for CacheFile {
         load_cache(&self.path)
     }
 
-    fn store(&self, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
-        store_cache(&self.path, entries, patience)
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+        if self.create_folder
+            && let Some(folder) = self.path.parent()
+        {
+            // Private to the user, as XDG asks of the cache folder.
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(folder)
+                .map_err(CacheError::Io)?;
+        }
+        store_cache(&self.path, updates, patience)
     }
 }
 
-/// Reads a cache file; a missing file is an empty table.
+/// Reads a store; a missing file is an empty table.
 pub fn load_cache(path: &Path) -> Result<Table, CacheError> {
     match fs::read_capped(path, cache::MAX_BYTES) {
         Ok(text) => cache::parse(&text),
@@ -92,21 +110,22 @@ pub fn load_cache(path: &Path) -> Result<Table, CacheError> {
     }
 }
 
-/// Merges `entries` into the cache file at `path` (created if missing; a
+/// Merges `updates` into the store at `path` (created if missing; a
 /// corrupt file is replaced), under the lock, waiting for it at most
 /// `patience` (then [`CacheError::Busy`]).
-pub fn store_cache(path: &Path, entries: &[Entry], patience: Duration) -> Result<(), CacheError> {
+pub fn store_cache(path: &Path, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
     edit_cache(path, patience, |table| {
-        for e in entries {
-            table.insert(e.clone());
+        for u in updates {
+            table.apply(u);
         }
     })
 }
 
-/// Changes the cache file at `path` with `edit`, under its lock (waiting at
-/// most `patience`), and replaces it atomically. A missing or corrupt file
-/// starts empty; one that cannot be read or that a newer gridsel wrote is
-/// left as it is (an error).
+/// Changes the store at `path` with `edit`, under its lock (waiting at
+/// most `patience`), drops the least recently used records past
+/// [`cache::MAX_BYTES`] and replaces the file atomically. A missing or
+/// corrupt file starts empty; one that cannot be read or that a newer
+/// gridsel wrote is left as it is (an error).
 pub fn edit_cache(
     path: &Path,
     patience: Duration,
@@ -122,11 +141,15 @@ pub fn edit_cache(
         Err(e) => return Err(e),
     };
     edit(&mut table);
-    let text = table.render();
-    if text.len() as u64 > cache::MAX_BYTES {
-        return Err(CacheError::Io(fs::too_large(cache::MAX_BYTES)));
+    let evicted = table.evict_to(cache::MAX_BYTES);
+    if evicted > 0 {
+        log::info!(
+            "store {}: {evicted} least recently used searches dropped to stay under {} bytes",
+            path.display(),
+            cache::MAX_BYTES
+        );
     }
-    fs::replace_atomically(path, text.as_bytes()).map_err(CacheError::Io)
+    fs::replace_atomically(path, table.render().as_bytes()).map_err(CacheError::Io)
 }
 
 /// `<path><suffix>`, next to the file.

@@ -767,7 +767,7 @@ fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
 // ---- 11. tune --------------------------------------------------------------------
 
 #[test]
-fn tune_converges_saves_the_cache_and_the_next_run_starts_tuned() {
+fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let program = host_offload("repeat", "repeat.c", &[]);
     let args = ["100", "1000"];
     let expected = run_plain(&program, &args, &[]).ok().stdout;
@@ -782,42 +782,48 @@ fn tune_converges_saves_the_cache_and_the_next_run_starts_tuned() {
     ];
     let first = run_gridsel(&program, &args, &env).ok();
     assert_eq!(first.stdout, expected);
-    let converged = first.gridsel_lines_with("converged to");
-    assert_eq!(converged.len(), 1, "{}", first.stderr);
+    let settled = first.gridsel_lines_with("settled on");
+    assert_eq!(settled.len(), 1, "{}", first.stderr);
     assert!(
-        converged[0].contains("trip 1000")
-            && converged[0].contains("(budget 64)")
-            && converged[0].contains("over the first candidate")
-            && converged[0].contains("saved to"),
+        settled[0].contains("trip 1000")
+            && settled[0].contains("Warm samples")
+            && settled[0].contains("over 1 runs")
+            && settled[0].contains("saved to"),
         "{}",
-        converged[0]
+        settled[0]
     );
     let text = std::fs::read_to_string(&cache).unwrap();
     assert!(
-        text.contains("\"version\": 1") && text.contains("\"trip_count\":1000"),
+        text.contains("\"version\": 2") && text.contains("\"trips\":[1000,1000]"),
         "{text}"
     );
 
+    // The next run goes on from the store: settled from its first warm
+    // launch, one line saying so, nothing explored.
     let second = run_gridsel(&program, &args, &env).ok();
     assert_eq!(second.stdout, expected);
-    assert_eq!(
-        second.gridsel_lines_with("from the cache").len(),
-        1,
-        "{}",
-        second.stderr
-    );
-    assert!(
-        second.gridsel_lines_with("converged to").is_empty(),
-        "{}",
-        second.stderr
-    );
+    let settled = second.gridsel_lines_with("settled on");
+    assert_eq!(settled.len(), 1, "{}", second.stderr);
+    assert!(settled[0].contains("over 2 runs"), "{}", settled[0]);
+    assert_eq!(second.gridsel_lines_with("tune: store").len(), 1);
     assert!(
         second.gridsel_lines_with("gridsel: warn").is_empty(),
         "{}",
         second.stderr
     );
+    let explored = |text: &str| {
+        text.split("\"explored\":")
+            .nth(1)
+            .map(|r| r[..12].to_string())
+    };
+    let after_second = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(
+        explored(&text),
+        explored(&after_second),
+        "the second run explored"
+    );
 
-    // A corrupt cache is one warning; the run tunes again and replaces it.
+    // A corrupt store is one warning; the run searches again and replaces it.
     std::fs::write(&cache, "garbage").unwrap();
     let third = run_gridsel(&program, &args, &env).ok();
     assert_eq!(third.stdout, expected);
@@ -827,9 +833,57 @@ fn tune_converges_saves_the_cache_and_the_next_run_starts_tuned() {
         "{}",
         third.stderr
     );
-    assert_eq!(third.gridsel_lines_with("converged to").len(), 1);
+    assert_eq!(third.gridsel_lines_with("settled on").len(), 1);
     let text = std::fs::read_to_string(&cache).unwrap();
-    assert!(text.starts_with("{\"version\": 1"), "{text}");
+    assert!(text.starts_with("{\"version\": 2"), "{text}");
+}
+
+#[test]
+fn tunes_default_store_is_per_user_and_switches_off() {
+    use std::os::unix::fs::PermissionsExt;
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["50", "1000"];
+    let dir = temp_dir("tune_default_store");
+    let xdg = dir.join("xdg");
+    let xdg_s = xdg.to_string_lossy().into_owned();
+    let env = [
+        H100,
+        LOG_INFO,
+        ("GRIDSEL_POLICY", "tune"),
+        ("XDG_CACHE_HOME", xdg_s.as_str()),
+    ];
+    let run = run_gridsel(&program, &args, &env).ok();
+    let store = xdg.join("gridsel").join("tune.json");
+    let line = format!("tune: store {}: 0 searches", store.display());
+    assert_eq!(run.gridsel_lines_with(&line).len(), 1, "{}", run.stderr);
+    assert!(
+        std::fs::read_to_string(&store)
+            .unwrap()
+            .contains("\"trips\":[1000,1000]")
+    );
+    let mode = std::fs::metadata(store.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700, "the folder is the user's alone");
+
+    // GRIDSEL_CACHE=off: no store read or written, nothing said of one.
+    std::fs::remove_dir_all(&xdg).unwrap();
+    let mut off = env.to_vec();
+    off.push(("GRIDSEL_CACHE", "off"));
+    let run = run_gridsel(&program, &args, &off).ok();
+    assert!(
+        run.gridsel_lines_with("tune: store").is_empty(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.gridsel_lines_with("settled on").len(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(!xdg.exists());
 }
 
 #[test]

@@ -48,19 +48,18 @@ class BestCache(TempDirTest):
         with open(out) as f:
             text = f.read()
         cache = json.loads(text)
-        self.assertEqual(cache["version"], 1)
+        self.assertEqual(cache["version"], 2)
         device = "NVIDIA H100 80GB HBM3"
-        # One entry a line in key order, as tune writes its cache.
-        self.assertEqual(cache["entries"], [
-            dict(kernel=f"{K}_heavy_l39", device=device, sm_arch=90, trip_count=64,
-                 threads=64, blocks=1, ns=450000, launches=0),
-            dict(kernel=f"{K}_limit256_l27", device=device, sm_arch=90, trip_count=1048576,
-                 threads=64, blocks=8192, ns=1900000, launches=0),
-            dict(kernel=f"{K}_local_array_l57", device=device, sm_arch=90, trip_count=1048576,
-                 threads=64, blocks=8192, ns=1000000, launches=0),
-            dict(kernel=f"{K}_spmd_l12", device=device, sm_arch=90, trip_count=1000,
-                 threads=128, blocks=8, ns=1000000, launches=0),
-        ])
+        # One record a line in key order, as tune writes its store; each pins
+        # the best grid of its kernel's trip-count class.
+        got = [(r["kernel"], r["device"], r["sm_arch"], r["trips"], r["pinned"],
+                r["grids"][r["pinned"]]["warm"]) for r in cache["records"]]
+        self.assertEqual(sorted(got), sorted([
+            (f"{K}_heavy_l39", device, 90, [64, 64], "grid:64,1", [450000]),
+            (f"{K}_limit256_l27", device, 90, [1048576, 1048576], "grid:64,8192", [1900000]),
+            (f"{K}_local_array_l57", device, 90, [1048576, 1048576], "grid:64,8192", [1000000]),
+            (f"{K}_spmd_l12", device, 90, [1000, 1000], "grid:128,8", [1000000]),
+        ]))
         self.assertEqual(len(text.splitlines()), 2 + 4)
 
     def test_another_device_and_arch(self):
@@ -70,8 +69,8 @@ class BestCache(TempDirTest):
             gb.main(["best-cache", results, "--out", out, "--gridsel", gridsel_cli(),
                      "--device", "NVIDIA A100-SXM4-40GB", "--sm-arch", "80"])
         with open(out) as f:
-            entries = json.load(f)["entries"]
-        self.assertEqual({(e["device"], e["sm_arch"]) for e in entries}, {("NVIDIA A100-SXM4-40GB", 80)})
+            records = json.load(f)["records"]
+        self.assertEqual({(r["device"], r["sm_arch"]) for r in records}, {("NVIDIA A100-SXM4-40GB", 80)})
 
 
 if __name__ == "__main__":

@@ -265,6 +265,9 @@ pub fn run_with(program: &Path, args: &[&str], env: &[(&str, &str)], preload: &[
     }
     // Two host threads per team keeps the host plugin quiet and fast.
     cmd.env("OMP_NUM_THREADS", "2");
+    // `tune`'s default store lives under the user's cache folder: the tests
+    // keep theirs in the build folder, never in the home of whoever runs them.
+    cmd.env("XDG_CACHE_HOME", build_root().join("xdg-cache"));
     // The tests pin the paper's policy, whose grids they spell out; a test
     // that needs another (or the default, `auto`) sets GRIDSEL_POLICY itself,
     // or removes it with an empty value.

@@ -4,16 +4,17 @@
 //! so clearing never loses what a running program saves at the same time.
 
 use clap::{Args, Subcommand};
-use gridsel::config::ENV_CACHE;
+use gridsel::config::{Config, ENV_CACHE};
 use gridsel::files;
-use gridsel::tune::cache::Entry;
+use gridsel::tune::cache::Record;
+use gridsel::tune::search::{Candidate, Kind, Params};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// `gridsel cache`'s arguments.
 #[derive(Args)]
 pub struct CacheArgs {
-    /// The cache file (default: $GRIDSEL_CACHE).
+    /// The store (default: $GRIDSEL_CACHE, else $XDG_CACHE_HOME/gridsel/tune.json).
     #[arg(long)]
     path: Option<PathBuf>,
     #[command(subcommand)]
@@ -22,14 +23,15 @@ pub struct CacheArgs {
 
 #[derive(Subcommand)]
 enum Action {
-    /// Every tuned grid: kernel, device, trip count, grid, measured median, launches spent.
+    /// Every search (CSV): kernel, device, trip counts, settled/exploring/pinned, the
+    /// leading candidate, its median and samples, runs, exploring launches.
     List,
     /// Why the kernels whose name contains KERNEL get the grids they get.
     Explain {
         /// A part of the kernel's name (e.g. its source line, `_l42`).
         kernel: String,
     },
-    /// Forget tuned grids, so the next run tunes them again.
+    /// Forget searches, so the next run searches again.
     Clear {
         /// Only the kernels whose name contains this.
         #[arg(long)]
@@ -44,74 +46,158 @@ const PATIENCE: Duration = Duration::from_secs(5);
 pub fn run(args: &CacheArgs) -> Result<(), String> {
     let path = match &args.path {
         Some(p) => p.clone(),
-        None => std::env::var_os(ENV_CACHE)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .ok_or_else(|| format!("no cache file: give --path or set {ENV_CACHE}"))?,
+        None => {
+            let (config, _) = Config::from_env();
+            config.cache.map(|s| s.path).ok_or_else(|| {
+                format!("no store: give --path, or set {ENV_CACHE} (it is off, or HOME is unset)")
+            })?
+        }
     };
     let shown = path.display();
     match &args.action {
         Action::List => {
             let table = files::load_cache(&path).map_err(|e| format!("{shown}: {e}"))?;
-            println!("kernel,device,sm_arch,trip_count,threads,blocks,ns,launches");
-            for e in table.entries() {
+            println!(
+                "kernel,device,sm_arch,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
+            );
+            for r in table.records() {
+                let v = Verdict::of(r);
                 println!(
-                    "{},{},{},{},{},{},{},{}",
-                    e.kernel,
-                    e.device,
-                    e.sm_arch,
-                    e.trip_count,
-                    e.threads,
-                    e.blocks,
-                    e.ns,
-                    e.launches
+                    "{},{},{},{},{},{},{},{},{},{:?},{},{}",
+                    r.key.kernel,
+                    r.key.device,
+                    r.key.sm_arch,
+                    r.trips.0,
+                    r.trips.1,
+                    v.state,
+                    v.candidate,
+                    v.median.map_or_else(String::new, |m| m.to_string()),
+                    v.samples,
+                    v.kind,
+                    r.runs,
+                    r.search.explored(v.kind)
                 );
             }
         }
         Action::Explain { kernel } => {
             let table = files::load_cache(&path).map_err(|e| format!("{shown}: {e}"))?;
-            let found: Vec<&Entry> = table
-                .entries()
-                .filter(|e| e.kernel.contains(kernel.as_str()))
+            let found: Vec<&Record> = table
+                .records()
+                .filter(|r| r.key.kernel.contains(kernel.as_str()))
                 .collect();
             if found.is_empty() {
-                return Err(format!("{shown}: no tuned kernel matches `{kernel}`"));
+                return Err(format!("{shown}: no kernel matches `{kernel}`"));
             }
-            for e in found {
-                println!("{}", explain(e));
+            for r in found {
+                println!("{}\n", explain(r));
             }
         }
         Action::Clear { kernel } => {
             let mut removed = 0;
             files::edit_cache(&path, PATIENCE, |table| {
-                removed = table.retain(|e| {
+                removed = table.retain(|r| {
                     kernel
                         .as_ref()
-                        .is_some_and(|k| !e.kernel.contains(k.as_str()))
+                        .is_some_and(|k| !r.key.kernel.contains(k.as_str()))
                 });
             })
             .map_err(|e| format!("{shown}: {e}"))?;
-            println!("{shown}: {removed} tuned grids cleared");
+            println!("{shown}: {removed} searches cleared");
         }
     }
     Ok(())
 }
 
-/// One entry in words: what runs get, and why.
-fn explain(e: &Entry) -> String {
-    format!(
-        "{} on {} (sm_{}), trip count {}: every launch gets {} blocks x {} threads (cut to the launch's limits). \
-         tune's search found it fastest of its candidates in {} exploring launches, at a median of {} ns \
-         per launch, and saved it; later runs start from it and explore no more. \
-         `gridsel cache clear --kernel {}` makes the next run search again.",
-        e.kernel,
-        e.device,
-        e.sm_arch,
-        e.trip_count,
-        e.blocks,
-        e.threads,
-        e.launches,
-        e.ns,
-        e.kernel
-    )
+/// Where one record's search stands.
+struct Verdict {
+    state: &'static str,
+    candidate: Candidate,
+    median: Option<u64>,
+    samples: usize,
+    kind: Kind,
+}
+
+impl Verdict {
+    fn of(r: &Record) -> Self {
+        let kind = r.kind();
+        let search = &r.search;
+        let done = search.settled(kind) || search.explored(kind) >= Params::of(kind).budget;
+        let (state, candidate) = match r.pinned {
+            Some(p) => ("pinned", p),
+            None => {
+                let leader = search.candidates.get(search.leader(kind)).copied();
+                let state = if done { "settled" } else { "exploring" };
+                (state, leader.unwrap_or(Candidate::Auto))
+            }
+        };
+        let samples = search
+            .candidates
+            .iter()
+            .position(|c| *c == candidate)
+            .map(|i| &search.samples[i]);
+        Self {
+            state,
+            candidate,
+            median: samples.and_then(|s| s.median(kind)),
+            samples: samples.map_or(0, |s| s.of(kind).len()),
+            kind,
+        }
+    }
+}
+
+/// One record in words: what runs get, why, and how sure the search is.
+fn explain(r: &Record) -> String {
+    let v = Verdict::of(r);
+    let kind = v.kind;
+    let mut out = format!(
+        "{} on {} (sm_{}), trip counts {}-{} (class {}), {} runs, up to {} launches per run:\n",
+        r.key.kernel,
+        r.key.device,
+        r.key.sm_arch,
+        r.trips.0,
+        r.trips.1,
+        r.key.class,
+        r.runs,
+        r.launches_per_run
+    );
+    let which = match kind {
+        Kind::Cold => "cold samples (the first launch of each run: the kernel runs once per run)",
+        Kind::Warm => "warm samples (launches after a run's first)",
+    };
+    out += &match v.state {
+        "pinned" => format!(
+            "  pinned to {}: every launch gets it, no search.\n",
+            v.candidate
+        ),
+        "settled" => format!(
+            "  settled on {}: fastest of the candidates measured, by {which}; later launches get it (re-checked now and then).\n",
+            v.candidate
+        ),
+        _ => format!(
+            "  still exploring ({} of {} exploring launches spent); the leader so far is {}, ranked by {which}.\n",
+            r.search.explored(kind),
+            Params::of(kind).budget,
+            v.candidate
+        ),
+    };
+    if let Some(m) = r.search.margin(kind) {
+        out += &format!(
+            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %).\n",
+            (m - 1.0) * 100.0,
+            Params::of(kind).clear * 100.0
+        );
+    }
+    out += "  candidate: median ns (samples)\n";
+    for (i, m) in r.search.ranked(kind) {
+        out += &format!(
+            "    {}: {m} ({})\n",
+            r.search.candidates[i],
+            r.search.samples[i].of(kind).len()
+        );
+    }
+    out += &format!(
+        "  `gridsel cache clear --kernel {}` makes the next run search again.",
+        r.key.kernel
+    );
+    out
 }

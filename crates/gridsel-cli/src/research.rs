@@ -58,8 +58,10 @@ pub enum Command {
         #[arg(long, default_value = "h100")]
         device: String,
     },
-    /// Replay `tune`'s search on sweep results: the stand-in timer of each
-    /// (kernel, trip count) is its measured median per grid. Prints CSV.
+    /// Replay `tune`'s search on sweep results, 10 runs in a row through the
+    /// store's format, for a kernel launched once and one launched 20 times
+    /// per run: the stand-in timer of each (kernel, trip count) is its
+    /// measured median per grid. Prints CSV; the summary goes to stderr.
     TuneSim {
         #[command(flatten)]
         sweep: Measured,
@@ -83,8 +85,10 @@ pub enum Command {
         #[command(flatten)]
         sweep: Measured,
     },
-    /// Write a GRIDSEL_CACHE file (tune's format) from a CSV of entries with
-    /// columns kernel,device,sm_arch,trip_count,threads,blocks,ns,launches.
+    /// Write a GRIDSEL_CACHE store (tune's format) that pins grids, from a
+    /// CSV with columns kernel,device,sm_arch,trip_count,threads,blocks,ns,launches:
+    /// every launch of the kernel in that trip count's class gets the grid,
+    /// with no search (e.g. a sweep's best grids, for live runs).
     CacheEntries {
         /// The CSV file, or `-` for standard input.
         csv: PathBuf,
@@ -191,11 +195,11 @@ fn dump_decisions(binaries: &PathBuf, device: &str) -> Result<(), String> {
                     );
                 }
             }
-            let tune = tune::candidates(&device, k, &launch, |_| true);
+            let tune = tune::candidates(&device, k, &launch, &[], |_| true);
             println!(
                 "{},{trip},tune,,,\"{}\",",
                 k.name,
-                grids(&mut tune.into_iter())
+                grids(&mut tune.into_iter().map(|(_, g)| g))
             );
             let space = sweep::space(&device, k, &launch);
             println!(
@@ -278,49 +282,63 @@ fn calibrate_cmd(
 
 fn tune_sim(sweep: &Measured) -> Result<(), String> {
     let (device, cases, kernels) = sweep.load()?;
-    let params = tune::Params::default();
+    /// Runs replayed, and launches per run of the two kinds of program.
+    const RUNS: usize = 10;
+    const PER_RUN: [u32; 2] = [1, 20];
     println!(
-        "program,kernel,trip_count,launches_to_95pct_of_best,launches_spent,winner_threads,winner_blocks,winner_ms,best_ms,candidates,space_points"
+        "program,kernel,trip_count,launches_per_run,runs_to_95pct_of_best,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,auto_ms,best_ms,candidates,space_points"
     );
-    let (mut reached, mut skipped) = (Vec::new(), 0);
+    let mut reached: [Vec<f64>; 2] = Default::default();
+    let mut skipped = 0;
     for case in &cases {
         let kernel = kernels
             .get(&case.kernel)
             .cloned()
             .unwrap_or_else(|| KernelDesc::named(case.kernel.clone()));
         let launch = LaunchDesc::open(case.trip_count);
-        let list = tune::candidates(&device, &kernel, &launch, |g| case.times.contains_key(&g));
-        let best = case.times.values().copied().fold(f64::INFINITY, f64::min);
-        let Some(r) = tune::replay(list, params, |g| case.times[&g], best) else {
+        let list = tune::candidates(&device, &kernel, &launch, &[], |g| {
+            case.times.contains_key(&g)
+        });
+        let Some(&(_, auto)) = list
+            .first()
+            .filter(|(c, _)| *c == tune::search::Candidate::Auto)
+        else {
             skipped += 1;
             continue;
         };
-        reached.push(r.launches_to_95pct.map_or(f64::INFINITY, f64::from));
-        println!(
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            case.program,
-            case.kernel,
-            case.trip_count,
-            r.launches_to_95pct
-                .map_or_else(String::new, |n| n.to_string()),
-            r.report.launches,
-            r.report.winner.threads,
-            r.report.winner.blocks,
-            r.winner_time,
-            r.best_time,
-            r.report.candidates,
-            case.times.len()
+        let best = case.times.values().copied().fold(f64::INFINITY, f64::min);
+        for (n, &per_run) in PER_RUN.iter().enumerate() {
+            let r = tune::replay(&list, RUNS, per_run, |g| case.times[&g], 1.0, best);
+            reached[n].push(r.runs_to_95pct.map_or(f64::INFINITY, |x| x as f64));
+            println!(
+                "{},{},{},{per_run},{},{},{},{},{},{},{},{},{}",
+                case.program,
+                case.kernel,
+                case.trip_count,
+                r.runs_to_95pct.map_or_else(String::new, |n| n.to_string()),
+                r.kept[0],
+                r.kept[4],
+                r.kept[RUNS - 1],
+                r.spent[0],
+                case.times[&auto],
+                best,
+                list.len(),
+                case.times.len()
+            );
+        }
+    }
+    for (n, runs) in reached.iter_mut().enumerate() {
+        runs.sort_by(f64::total_cmp);
+        let at = |q: f64| runs.get(((runs.len() as f64 - 1.0) * q) as usize).copied();
+        eprintln!(
+            "tune-sim: {} launches per run: {} cases ({skipped} skipped: auto's grid not measured); runs until the kept grid stays within 95 % of best: median {}, p90 {}; never within {RUNS} runs: {}",
+            PER_RUN[n],
+            runs.len(),
+            at(0.5).unwrap_or(f64::NAN),
+            at(0.9).unwrap_or(f64::NAN),
+            runs.iter().filter(|x| x.is_infinite()).count(),
         );
     }
-    reached.sort_by(f64::total_cmp);
-    let median = reached.get(reached.len() / 2).copied().unwrap_or(f64::NAN);
-    eprintln!(
-        "tune-sim: {} cases ({} skipped: no measured candidate); median launches to 95 % of best {median}; never within 95 %: {}; budget {} launches",
-        reached.len(),
-        skipped,
-        reached.iter().filter(|x| x.is_infinite()).count(),
-        params.budget
-    );
     Ok(())
 }
 
@@ -564,32 +582,36 @@ fn cache_entries(csv: &PathBuf, out: Option<&PathBuf>) -> Result<(), String> {
     for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
         let n = i + 2;
         let f = csv_fields(line, &columns, &what, n)?;
-        let entry = tune::cache::Entry {
+        let trip: u64 = parse_field(f[3], &what, n, "trip_count")?;
+        let grid = Geometry::new(
+            parse_field(f[4], &what, n, "threads")?,
+            parse_field(f[5], &what, n, "blocks")?,
+        );
+        let ns: u64 = parse_field(f[6], &what, n, "ns")?;
+        let _: u32 = parse_field(f[7], &what, n, "launches")?;
+        let key = tune::cache::Key {
             kernel: f[0].to_string(),
             device: f[1].to_string(),
             sm_arch: parse_field(f[2], &what, n, "sm_arch")?,
-            trip_count: parse_field(f[3], &what, n, "trip_count")?,
-            threads: parse_field(f[4], &what, n, "threads")?,
-            blocks: parse_field(f[5], &what, n, "blocks")?,
-            ns: parse_field(f[6], &what, n, "ns")?,
-            launches: parse_field(f[7], &what, n, "launches")?,
+            class: tune::cache::class(trip),
         };
-        let e = &entry;
-        if table
-            .get(&e.kernel, &e.device, e.sm_arch, e.trip_count)
-            .is_some()
-        {
+        if let Some(r) = table.get(&key) {
             return Err(format!(
-                "{what} line {n}: a second entry for kernel {}, device {}, sm_{}, trip count {}",
-                e.kernel, e.device, e.sm_arch, e.trip_count
+                "{what} line {n}: a second grid for kernel {}, device {}, sm_{}, trip-count class {} (trip counts {} and {trip})",
+                key.kernel, key.device, key.sm_arch, key.class, r.trips.0
             ));
         }
-        table.insert(entry);
+        let pinned = tune::search::Candidate::Grid(grid);
+        let mut update = tune::cache::Update::new(key);
+        update.trips = (trip, trip);
+        update.pinned = Some(pinned);
+        update.samples = vec![(pinned, tune::search::Kind::Warm, ns)];
+        table.apply(&update);
     }
     let rendered = table.render();
     if rendered.len() as u64 > tune::cache::MAX_BYTES {
         return Err(format!(
-            "{} entries make {} bytes, over the cache's limit of {} (the runtime would not read it)",
+            "{} records make {} bytes, over the store's limit of {} (the runtime would not read it)",
             table.len(),
             rendered.len(),
             tune::cache::MAX_BYTES

@@ -140,20 +140,52 @@ fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
 
 #[test]
 fn cache_lists_explains_and_clears_what_tune_saved() {
+    use gridsel::Geometry;
+    use gridsel::tune::cache::{Key, Table, Update, class};
+    use gridsel::tune::search::{Candidate, Kind};
     let dir = std::env::temp_dir().join(format!("gridsel-cli-cache-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("cache.json");
     let file = path.to_str().unwrap();
-    let entry = |kernel: &str, trip: u64, threads: u32, blocks: u32| {
-        serde_json::json!({"kernel": kernel, "device": "H100", "sm_arch": 90, "trip_count": trip,
-            "threads": threads, "blocks": blocks, "ns": 5120, "launches": 61})
+    // Two searches of main_l7 (one settled, one exploring) and one of other_l9.
+    let mut table = Table::default();
+    let update = |kernel: &str, trip: u64, samples: &[(Candidate, u64)]| {
+        let mut u = Update::new(Key {
+            kernel: kernel.into(),
+            device: "H100".into(),
+            sm_arch: 90,
+            class: class(trip),
+        });
+        u.runs = 1;
+        u.launches_per_run = 20;
+        u.trips = (trip, trip);
+        u.samples = samples.iter().map(|&(c, ns)| (c, Kind::Warm, ns)).collect();
+        u.explored = [0, samples.len() as u32];
+        u
     };
-    let text = serde_json::json!({"version": 1, "entries": [
-        entry("__omp_offloading_fe00_1_main_l7", 1000, 128, 8),
-        entry("__omp_offloading_fe00_1_main_l7", 4096, 64, 64),
-        entry("__omp_offloading_fe00_1_other_l9", 1000, 32, 32),
-    ]});
-    std::fs::write(&path, text.to_string()).unwrap();
+    let fast = Candidate::Move {
+        threads: 64,
+        blocks_log2: 1,
+    };
+    let mut settled = vec![
+        (Candidate::Auto, 9000),
+        (Candidate::Llvm, 9100),
+        (fast, 5120),
+    ];
+    settled.extend([(fast, 5100), (fast, 5140), (Candidate::Auto, 9050)]);
+    let mut u = update("__omp_offloading_fe00_1_main_l7", 1000, &settled);
+    u.settled = [false, true];
+    table.apply(&u);
+    table.apply(&update(
+        "__omp_offloading_fe00_1_main_l7",
+        4096,
+        &[(Candidate::Auto, 700)],
+    ));
+    let pinned = Candidate::Grid(Geometry::new(32, 32));
+    let mut u = update("__omp_offloading_fe00_1_other_l9", 1000, &[]);
+    u.pinned = Some(pinned);
+    table.apply(&u);
+    std::fs::write(&path, table.render()).unwrap();
 
     // GRIDSEL_CACHE is the default file.
     let (ok, out, err) = gridsel_env(&["cache", "list"], &[("GRIDSEL_CACHE", file)]);
@@ -161,46 +193,58 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[0],
-        "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches"
+        "kernel,device,sm_arch,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
     );
     assert_eq!(lines.len(), 4, "{out}");
-    assert!(lines.contains(&"__omp_offloading_fe00_1_main_l7,H100,90,4096,64,64,5120,61"));
+    assert!(
+        lines.contains(
+            &"__omp_offloading_fe00_1_main_l7,H100,90,1000,1000,settled,move:64,1,5120,3,Warm,1,6"
+        ),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("_main_l7,H100,90,4096,4096,exploring,auto,700,1,")),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("_other_l9,H100,90,1000,1000,pinned,grid:32,32,")),
+        "{out}"
+    );
 
     let (ok, out, err) = gridsel_env(&["cache", "--path", file, "explain", "_main_l7"], &[]);
     assert!(ok, "{err}");
-    assert_eq!(out.lines().count(), 2, "{out}");
-    assert!(
-        out.contains("trip count 1000: every launch gets 8 blocks x 128 threads"),
-        "{out}"
-    );
-    assert!(
-        out.contains("in 61 exploring launches, at a median of 5120 ns"),
-        "{out}"
-    );
+    assert!(out.contains("trip counts 1000-1000"), "{out}");
+    assert!(out.contains("settled on move:64,1"), "{out}");
+    assert!(out.contains("the runner-up's median is +76.3 %"), "{out}");
+    assert!(out.contains("    move:64,1: 5120 (3)"), "{out}");
+    assert!(out.contains("still exploring"), "{out}");
+    let (ok, out, _) = gridsel_env(&["cache", "--path", file, "explain", "_other_l9"], &[]);
+    assert!(ok && out.contains("pinned to grid:32,32"), "{out}");
     let (ok, _, err) = gridsel_env(&["cache", "--path", file, "explain", "nothing"], &[]);
-    assert!(
-        !ok && err.contains("no tuned kernel matches `nothing`"),
-        "{err}"
-    );
+    assert!(!ok && err.contains("no kernel matches `nothing`"), "{err}");
 
     // Clearing one kernel keeps the others, then clearing all empties the file.
     let (ok, out, err) = gridsel_env(
         &["cache", "--path", file, "clear", "--kernel", "_main_l7"],
         &[],
     );
-    assert!(ok && out.contains("2 tuned grids cleared"), "{out}{err}");
+    assert!(ok && out.contains("2 searches cleared"), "{out}{err}");
     let (_, out, _) = gridsel_env(&["cache", "--path", file, "list"], &[]);
     assert_eq!(out.lines().count(), 2, "{out}");
     assert!(out.contains("_other_l9"), "{out}");
     let (ok, out, _) = gridsel_env(&["cache", "--path", file, "clear"], &[]);
-    assert!(ok && out.contains("1 tuned grids cleared"), "{out}");
+    assert!(ok && out.contains("1 searches cleared"), "{out}");
     let (_, out, _) = gridsel_env(&["cache", "--path", file, "list"], &[]);
     assert_eq!(out.lines().count(), 1, "{out}");
 
-    // No file named: one clear error.
-    let (ok, _, err) = gridsel_env(&["cache", "list"], &[]);
+    // The store switched off and no file named: one clear error.
+    let (ok, _, err) = gridsel_env(&["cache", "list"], &[("GRIDSEL_CACHE", "off")]);
     assert!(
-        !ok && err.contains("give --path or set GRIDSEL_CACHE"),
+        !ok && err.contains("give --path, or set GRIDSEL_CACHE"),
         "{err}"
     );
     // A symbolic link is refused like everywhere else.

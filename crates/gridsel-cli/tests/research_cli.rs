@@ -14,7 +14,8 @@ use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::image;
 use gridsel::kernel::KernelDesc;
 use gridsel::policy;
-use gridsel::tune::cache::{Entry, Table};
+use gridsel::tune::cache::{Key, Table, class};
+use gridsel::tune::search::{Candidate, Kind, Step};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -262,19 +263,21 @@ fn cache_entries_writes_tunes_own_format() {
     let text = std::fs::read_to_string(&out).unwrap();
     let table = Table::parse(&text).unwrap();
     assert_eq!(table.len(), 2);
-    assert_eq!(
-        table.get(&format!("{K}_spmd_l12"), "NVIDIA H100 80GB HBM3", 90, 4096),
-        Some(&Entry {
+    let r = table
+        .get(&Key {
             kernel: format!("{K}_spmd_l12"),
             device: "NVIDIA H100 80GB HBM3".into(),
             sm_arch: 90,
-            trip_count: 4096,
-            threads: 64,
-            blocks: 32,
-            ns: 51200,
-            launches: 0,
+            class: class(4096),
         })
-    );
+        .unwrap();
+    // Pinned: every launch of the class gets the grid, with no search.
+    let grid = Candidate::Grid(Geometry::new(64, 32));
+    assert_eq!(r.pinned, Some(grid));
+    assert_eq!(r.trips, (4096, 4096));
+    assert_eq!(r.search.candidates, [grid]);
+    assert_eq!(r.search.samples[0].warm, [51200]);
+    assert_eq!(r.search.step(Kind::Warm, 0), Step::Settled(0));
     // Byte for byte what tune itself writes for these entries.
     assert_eq!(text, table.render());
     // Without --out, the same text on stdout.
@@ -295,7 +298,7 @@ fn cache_entries_refuses_what_tune_would_not_read() {
         ),
         (
             "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\nk,d,90,1,1,1,1,0\nk,d,90,1,2,2,2,0\n",
-            "line 3: a second entry for kernel k, device d, sm_90, trip count 1",
+            "line 3: a second grid for kernel k, device d, sm_90, trip-count class 1 (trip counts 1 and 1)",
         ),
     ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel"))

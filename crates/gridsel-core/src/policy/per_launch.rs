@@ -1,5 +1,5 @@
 //! State a learning policy keeps per launch class: per kernel, device and
-//! trip count, bounded per kernel.
+//! trip count (or a class of trip counts), bounded per kernel.
 
 use super::Launch;
 use crate::IntMap;
@@ -15,6 +15,8 @@ pub const MAX_TRIP_COUNTS: usize = 256;
 /// which a library loaded later may reuse.
 pub struct PerLaunch<S> {
     states: Mutex<States<S>>,
+    /// The launch's trip count, or the class of trip counts that share a state.
+    trips: fn(&Launch<'_>) -> u64,
 }
 
 struct States<S> {
@@ -25,25 +27,28 @@ struct States<S> {
 }
 
 impl<S> Default for PerLaunch<S> {
+    /// One state per exact trip count.
     fn default() -> Self {
+        Self::keyed_by(|l| l.desc.trip_count)
+    }
+}
+
+impl<S> PerLaunch<S> {
+    /// One state per kernel, device and `trips(launch)`.
+    pub fn keyed_by(trips: fn(&Launch<'_>) -> u64) -> Self {
         Self {
             states: Mutex::new(States {
                 by_launch: IntMap::default(),
                 per_kernel: IntMap::default(),
             }),
+            trips,
         }
     }
-}
 
-fn key(launch: &Launch<'_>) -> (u64, i64, u64) {
-    (
-        launch.kernel_serial,
-        launch.device_id,
-        launch.desc.trip_count,
-    )
-}
+    fn key(&self, launch: &Launch<'_>) -> (u64, i64, u64) {
+        (launch.kernel_serial, launch.device_id, (self.trips)(launch))
+    }
 
-impl<S> PerLaunch<S> {
     /// Runs `f` on `launch`'s state, made by `init` on first use; `None`
     /// when the state is new and its kernel already has the most.
     pub fn with<R>(
@@ -54,7 +59,7 @@ impl<S> PerLaunch<S> {
     ) -> Option<R> {
         let mut guard = crate::lock(&self.states);
         let states = &mut *guard;
-        let key = key(launch);
+        let key = self.key(launch);
         if let Some(state) = states.by_launch.get_mut(&key) {
             return Some(f(state));
         }
@@ -70,8 +75,16 @@ impl<S> PerLaunch<S> {
     pub fn existing<R>(&self, launch: &Launch<'_>, f: impl FnOnce(&mut S) -> R) -> Option<R> {
         crate::lock(&self.states)
             .by_launch
-            .get_mut(&key(launch))
+            .get_mut(&self.key(launch))
             .map(f)
+    }
+
+    /// Runs `f` on every state (off the launch path: at exit).
+    pub fn each(&self, mut f: impl FnMut(&mut S)) {
+        crate::lock(&self.states)
+            .by_launch
+            .values_mut()
+            .for_each(&mut f);
     }
 }
 

@@ -1,307 +1,99 @@
-//! `tune`: online empirical tuning for programs that launch the same kernel
-//! with the same trip count many times.
+//! `tune`: grids measured on real launches, learned across runs.
 //!
-//! Static policies guess; a program that runs one loop hundreds of times can
-//! afford to measure. Under `GRIDSEL_POLICY=tune` the first launches of each
-//! (kernel, device, trip count) try a short list of grids, the runtime times
-//! each forwarded launch (launch and wait), and once the search has
-//! converged every later launch gets the winner, which costs one hash lookup
-//! on the launch path. With `GRIDSEL_CACHE=<file>` winners are saved and the
-//! next run starts tuned ([`cache`]).
+//! Static policies guess; measuring finds the best grid of every kernel,
+//! but only if the measurements outlive the process: most benchmark
+//! programs launch a kernel once or a few dozen times per run. Under
+//! `GRIDSEL_POLICY=tune` each (kernel, device, trip-count class) is a
+//! [`search::Search`] whose samples persist in a store (`GRIDSEL_CACHE`,
+//! by default `$XDG_CACHE_HOME/gridsel/tune.json`; [`cache`] is the
+//! format). A run goes on from where the last one stopped, so a kernel
+//! launched once per run settles after a few runs, and processes running
+//! at once add to the same searches.
 //!
-//! The search (a [`Tuner`]) is IterML's (Cui and Feng) iterate-and-prune
-//! loop with the model replaced by a ranking:
+//! - **Candidates, in the order of a prior** ([`candidates`]): `auto`'s
+//!   grid, LLVM's grid (always measured early: a settled search is never
+//!   slower than LLVM beyond the noise), `occupancy`'s, then the moves
+//!   (threads, and blocks as a multiple of `auto`'s) that won most often
+//!   for other kernels on this device, then the neighbours of `auto` by
+//!   distance. Candidates are relative to the launch, so one search serves
+//!   every trip count of its class ([`cache::class`]: half octaves).
+//! - **The search** ([`search`]): successive halving written over the
+//!   samples, with far slower candidates dropped at once, an early stop
+//!   when the leader is clear of the rest, and ties won by the static
+//!   grids. Cold samples (a process's first launch of the kernel) and warm
+//!   ones are never compared with each other.
+//! - **Safety**: every candidate is cut to the launch's limits (the safe
+//!   range) before it is launched; a failed launch ranks last.
+//! - **After settling**, every 16th launch is timed and sampled, and every
+//!   256th launch (16th run for kernels launched once per run) measures the
+//!   runner-up, so a grid that degrades loses its lead.
 //!
-//! 1. **Candidates** ([`candidates`]): `auto`'s grid first (the best static
-//!    policy), then its neighbours (threads in {cap, cap/2, ...} down to a
-//!    warp, blocks x{1/4, 1/2, 1, 2, 4}) nearest first, then the other
-//!    policies' grids (`occupancy`, `lloyd`, `llvm`), then the rest of the
-//!    [`sweep::space`] by distance from `auto` (log2 of threads and blocks).
-//!    The list is cut to what the budget can measure ([`Params`]).
-//! 2. **Rounds** (successive halving): one warm-up launch (discarded: the
-//!    first launch may load the image), every candidate once, then the best
-//!    half (IterML's cut ratio 0.5) measured [`Params::repeats`] more times,
-//!    and so on until one grid is left. Candidates are ranked by the median
-//!    of all their samples; launches of a round are interleaved, so drift
-//!    hits every candidate alike.
-//! 3. **Budget**: at most [`BUDGET`] launches per (kernel, device, trip
-//!    count) are spent exploring (the default plan: 20 candidates, 61
-//!    launches). The info log reports what was spent and the speedup over
-//!    the first candidate.
-//!
-//! [`Tuner`] is a pure state machine (no clock, no I/O): tests and
-//! `gridsel tune-sim` drive it with stand-in timers.
+//! [`Learner`] is one search in one process and is pure (no clock, no
+//! I/O): tests and `gridsel tune-sim` drive it with stand-in timers, run
+//! after run, through the store's format.
 
 pub mod cache;
+pub mod search;
 
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::policy::per_launch::PerLaunch;
-use crate::policy::{self, Decision, GridPolicy, Launch, Policy, Proposal, Rule, auto, sweep};
-use std::collections::{HashSet, VecDeque};
+use crate::policy::{self, GridPolicy, Launch, Limits, Policy, Proposal, Rule, auto, sweep};
+use cache::{Key, Record, Table, Update};
+use search::{Candidate, Kind, Search, Step};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
-/// Most launches spent exploring per (kernel, device, trip count).
-pub const BUDGET: u32 = 64;
-
-/// The knobs of the search.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Params {
-    /// Most launches handed out for exploration, warm-up included.
-    pub budget: u32,
-    /// Most candidates measured (fewer when the budget cannot cover them).
-    pub max_candidates: usize,
-    /// Launches of the first candidate whose time is thrown away.
-    pub warmup: u32,
-    /// Samples of every candidate in the first round (IterML's pick).
-    pub first_repeats: u32,
-    /// Samples added to each survivor in every later round.
-    pub repeats: u32,
-    /// Fraction of the survivors kept after each round (1 - IterML's cut ratio).
-    pub keep: f64,
+/// The grid `c` stands for at `launch`, cut to the launch's limits (so the
+/// grid launched is the grid resolved).
+pub fn resolve(
+    c: Candidate,
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+) -> Option<Geometry> {
+    let auto = || auto::auto(device, kernel, launch).0;
+    let grid = match c {
+        Candidate::Auto => auto(),
+        Candidate::Llvm => policy::llvm::llvm19(device, kernel, launch),
+        Candidate::Occupancy => {
+            policy::decide(&Policy::Occupancy, device, kernel, launch)?.geometry
+        }
+        Candidate::Move {
+            threads,
+            blocks_log2,
+        } => {
+            let base = u64::from(auto().blocks);
+            let blocks = if blocks_log2 >= 0 {
+                base << blocks_log2
+            } else {
+                div_ceil(base, 1 << blocks_log2.unsigned_abs())
+            };
+            let blocks = saturate(blocks.max(1))
+                .min(useful_blocks(kernel, launch).max(1))
+                .min(sweep::MAX_SWEEP_BLOCKS);
+            Geometry::new(threads, blocks)
+        }
+        Candidate::Grid(g) => g,
+    };
+    Some(Limits::of(device, kernel, launch).clamp(grid).0)
 }
 
-impl Default for Params {
-    fn default() -> Self {
-        Self {
-            budget: BUDGET,
-            max_candidates: 20,
-            warmup: 1,
-            first_repeats: 1,
-            repeats: 2,
-            keep: 0.5,
-        }
-    }
+/// Blocks that get work: teams beyond the number of distribute chunks idle
+/// (sweep.rs).
+fn useful_blocks(kernel: &KernelDesc, launch: &LaunchDesc) -> u32 {
+    let spmd = kernel.exec_mode.unwrap_or(ExecMode::Spmd) == ExecMode::Spmd;
+    let chunk = kernel
+        .distribute_chunk()
+        .filter(|_| spmd)
+        .unwrap_or(1)
+        .max(1);
+    saturate(div_ceil(launch.trip_count.max(1), u64::from(chunk)))
 }
 
-impl Params {
-    /// Survivors kept out of `m` (at least one, fewer than `m` when `m > 1`).
-    fn kept(&self, m: usize) -> usize {
-        if m <= 1 {
-            return m;
-        }
-        ((m as f64 * self.keep).ceil() as usize).clamp(1, m - 1)
-    }
-
-    /// Launches a search over `n` candidates takes from start to winner.
-    pub fn planned_launches(&self, n: usize) -> u64 {
-        let mut total = u64::from(self.warmup) + n as u64 * u64::from(self.first_repeats);
-        let mut m = self.kept(n);
-        while m > 1 {
-            total += m as u64 * u64::from(self.repeats);
-            m = self.kept(m);
-        }
-        total
-    }
-
-    /// The most candidates (up to `available`) the budget covers.
-    pub fn candidates_within_budget(&self, available: usize) -> usize {
-        let mut n = available.min(self.max_candidates);
-        while n > 1 && self.planned_launches(n) > u64::from(self.budget) {
-            n -= 1;
-        }
-        n
-    }
-}
-
-/// What a converged search found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Report {
-    pub winner: Geometry,
-    /// Median time of the winner.
-    pub winner_ns: u64,
-    /// The first candidate (`auto`'s grid in the runtime) and its median time.
-    pub first: Geometry,
-    pub first_ns: u64,
-    /// Launches handed out for exploration, warm-up included.
-    pub launches: u32,
-    /// Candidates measured.
-    pub candidates: usize,
-}
-
-impl Report {
-    /// How much faster the winner is than the first candidate.
-    pub fn speedup(&self) -> f64 {
-        self.first_ns as f64 / self.winner_ns.max(1) as f64
-    }
-}
-
-/// The search state for one (kernel, device, trip count).
-#[derive(Clone, Debug)]
-pub struct Tuner {
-    params: Params,
-    candidates: Vec<Geometry>,
-    samples: Vec<Vec<u64>>,
-    /// Launches handed out and not yet observed, per candidate.
-    pending: Vec<u32>,
-    warmups_pending: u32,
-    survivors: Vec<usize>,
-    queue: VecDeque<(usize, bool)>,
-    spent: u32,
-    winner: Option<usize>,
-}
-
-impl Tuner {
-    /// A search over `candidates` (best guess first, duplicates dropped, cut
-    /// to the budget); `None` when there is nothing to try.
-    pub fn new(candidates: Vec<Geometry>, params: Params) -> Option<Self> {
-        let mut seen = HashSet::new();
-        let mut candidates: Vec<Geometry> =
-            candidates.into_iter().filter(|g| seen.insert(*g)).collect();
-        if candidates.is_empty() {
-            return None;
-        }
-        candidates.truncate(params.candidates_within_budget(candidates.len()));
-        let n = candidates.len();
-        let mut tuner = Self {
-            params,
-            samples: vec![Vec::new(); n],
-            pending: vec![0; n],
-            warmups_pending: 0,
-            survivors: (0..n).collect(),
-            queue: VecDeque::new(),
-            spent: 0,
-            winner: None,
-            candidates,
-        };
-        if params.planned_launches(n) > u64::from(params.budget) {
-            // Not even one measurement fits: keep the best guess.
-            tuner.winner = Some(0);
-            return Some(tuner);
-        }
-        tuner.queue.extend((0..params.warmup).map(|_| (0, true)));
-        for _ in 0..params.first_repeats.max(1) {
-            tuner.queue.extend((0..n).map(|i| (i, false)));
-        }
-        Some(tuner)
-    }
-
-    /// The candidates, in the order they are tried.
-    pub fn candidates(&self) -> &[Geometry] {
-        &self.candidates
-    }
-
-    /// The grid for the next launch: the next trial while exploring, the
-    /// best so far while a round waits for its last times, the winner after.
-    // Not an Iterator: it never ends, and what it returns depends on observe().
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Geometry {
-        if let Some(w) = self.winner {
-            return self.candidates[w];
-        }
-        match self.queue.pop_front() {
-            Some((i, warmup)) => {
-                self.spent += 1;
-                if warmup {
-                    self.warmups_pending += 1;
-                } else {
-                    self.pending[i] += 1;
-                }
-                self.candidates[i]
-            }
-            None => self.candidates[self.incumbent_index()],
-        }
-    }
-
-    /// Records the time of a launch of `grid`. Times nobody asked for
-    /// (grids outside the list, launches made while a round waits) are
-    /// ignored, so the caller may time every launch it likes.
-    pub fn observe(&mut self, grid: Geometry, ns: u64) {
-        if self.winner.is_some() {
-            return;
-        }
-        let Some(i) = self.candidates.iter().position(|g| *g == grid) else {
-            return;
-        };
-        if i == 0 && self.warmups_pending > 0 {
-            self.warmups_pending -= 1;
-        } else if self.pending[i] > 0 {
-            self.pending[i] -= 1;
-            self.samples[i].push(ns);
-        } else {
-            return;
-        }
-        if self.queue.is_empty()
-            && self.warmups_pending == 0
-            && self.pending.iter().all(|&p| p == 0)
-        {
-            self.finish_round();
-        }
-    }
-
-    fn finish_round(&mut self) {
-        let mut ranked = self.survivors.clone();
-        ranked.sort_by_key(|&i| (self.median(i), i));
-        ranked.truncate(self.params.kept(ranked.len()));
-        self.survivors = ranked;
-        if self.survivors.len() <= 1 {
-            self.winner = self.survivors.first().copied().or(Some(0));
-            return;
-        }
-        for _ in 0..self.params.repeats.max(1) {
-            self.queue
-                .extend(self.survivors.iter().map(|&i| (i, false)));
-        }
-    }
-
-    /// Median of a candidate's samples (`u64::MAX` without any).
-    fn median(&self, i: usize) -> u64 {
-        let mut s = self.samples[i].clone();
-        if s.is_empty() {
-            return u64::MAX;
-        }
-        s.sort_unstable();
-        let m = s.len() / 2;
-        if s.len() % 2 == 1 {
-            s[m]
-        } else {
-            s[m - 1] / 2 + s[m] / 2 + (s[m - 1] % 2 + s[m] % 2) / 2
-        }
-    }
-
-    fn incumbent_index(&self) -> usize {
-        (0..self.candidates.len())
-            .filter(|&i| !self.samples[i].is_empty())
-            .min_by_key(|&i| (self.median(i), i))
-            .unwrap_or(0)
-    }
-
-    /// The grid this search would keep if it stopped now.
-    pub fn incumbent(&self) -> Geometry {
-        self.candidates[self.winner.unwrap_or_else(|| self.incumbent_index())]
-    }
-
-    /// The winner, once the search is over.
-    pub fn converged(&self) -> Option<Geometry> {
-        self.winner.map(|w| self.candidates[w])
-    }
-
-    /// Launches handed out for exploration so far (never above the budget).
-    pub fn spent(&self) -> u32 {
-        self.spent
-    }
-
-    /// The outcome, once converged.
-    pub fn report(&self) -> Option<Report> {
-        let w = self.winner?;
-        let known = |i: usize| {
-            let m = self.median(i);
-            if m == u64::MAX { 0 } else { m }
-        };
-        Some(Report {
-            winner: self.candidates[w],
-            winner_ns: known(w),
-            first: self.candidates[0],
-            first_ns: known(0),
-            launches: self.spent,
-            candidates: self.candidates.len(),
-        })
-    }
-}
-
-/// Log2 distance between two grids, the ranking's model of "similar".
+/// Log2 distance between two grids, the prior's model of "similar".
 fn distance(a: Geometry, b: Geometry) -> f64 {
     let l = |x: u32| f64::from(x.max(1)).log2();
     (l(a.threads) - l(b.threads)).abs() + BLOCK_WEIGHT * (l(a.blocks) - l(b.blocks)).abs()
@@ -310,101 +102,387 @@ fn distance(a: Geometry, b: Geometry) -> f64 {
 /// Times change more slowly with blocks than with threads (H100 sweep).
 const BLOCK_WEIGHT: f64 = 0.25;
 
-/// The candidate grids for one launch, best guess first, each allowed by
-/// `available` (everything in the runtime; the measured grids in
-/// `gridsel tune-sim`). See the module documentation for the order.
+/// Block multiples of `auto`'s grid the moves try (2^k).
+const BLOCK_STEPS: [i8; 7] = [0, -1, 1, -2, 2, 4, 6];
+
+/// The candidates for one launch in the prior's order (see the module
+/// documentation), each resolving to a distinct grid inside the launch's
+/// limits that `available` accepts (everything in the runtime; the measured
+/// grids in `gridsel tune-sim`). `learned` are moves that won for other
+/// kernels on this device, most frequent first.
 pub fn candidates(
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
+    learned: &[Candidate],
     available: impl Fn(Geometry) -> bool,
-) -> Vec<Geometry> {
-    let decide =
-        |p: &Policy| policy::decide(p, device, kernel, launch).map(|d: Decision| d.geometry);
-    let Some(auto) = decide(&Policy::Auto) else {
+) -> Vec<(Candidate, Geometry)> {
+    let resolve = |c| resolve(c, device, kernel, launch);
+    let Some(auto) = resolve(Candidate::Auto) else {
         return Vec::new();
     };
     let trip = launch.trip_count.max(1);
-    let spmd = kernel.exec_mode.unwrap_or(ExecMode::Spmd) == ExecMode::Spmd;
-    let chunk = kernel
-        .distribute_chunk()
-        .filter(|_| spmd)
-        .unwrap_or(1)
-        .max(1);
-    // Teams beyond the number of chunks idle (sweep.rs).
-    let useful_blocks = saturate(div_ceil(trip, u64::from(chunk)));
+    let useful = useful_blocks(kernel, launch);
+    // No thread does more than the sweep's most iterations.
     let sensible = |g: Geometry| {
-        let busy = u64::from(g.blocks.min(useful_blocks)) * u64::from(g.threads);
+        let busy = u64::from(g.blocks.min(useful)) * u64::from(g.threads);
         div_ceil(trip, busy.max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD
     };
-    let by_distance = |mut v: Vec<Geometry>| {
-        v.sort_by(|a, b| distance(*a, auto).total_cmp(&distance(*b, auto)));
-        v
-    };
-
-    let limits = policy::Limits::of(device, kernel, launch);
-    let cap = limits.max_threads;
+    let limits = Limits::of(device, kernel, launch);
     let mut threads = vec![auto.threads];
-    let mut t = cap;
-    while t >= device.warp_size.min(cap) && t > 0 {
+    let mut t = limits.max_threads;
+    while t >= device.warp_size.min(limits.max_threads) && t > 0 {
         threads.push(t);
         t /= 2;
     }
-    let mut neighbours = Vec::new();
-    for &t in &threads {
-        for (num, den) in [(1, 1), (1, 2), (2, 1), (1, 4), (4, 1), (16, 1), (64, 1)] {
-            let blocks = u64::from(auto.blocks) * num / den;
-            let blocks = saturate(blocks.max(1))
-                .min(useful_blocks.max(1))
-                .min(sweep::MAX_SWEEP_BLOCKS);
-            let (g, _) = limits.clamp(Geometry::new(t, blocks));
-            neighbours.push(g);
+    let mut moves: Vec<(Candidate, Geometry)> = threads
+        .iter()
+        .flat_map(|&threads| {
+            BLOCK_STEPS.iter().map(move |&blocks_log2| Candidate::Move {
+                threads,
+                blocks_log2,
+            })
+        })
+        .filter_map(|c| Some((c, resolve(c)?)))
+        .collect();
+    moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
+    let mut seen = HashSet::new();
+    [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]
+        .into_iter()
+        .chain(learned.iter().copied())
+        .filter_map(|c| Some((c, resolve(c)?)))
+        .chain(moves)
+        .filter(|&(_, g)| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
+        .collect()
+}
+
+/// The moves that settled searches of other kernels on `device` chose, most
+/// frequent first: a kernel's best grid relative to `auto` is often another
+/// kernel's.
+pub fn learned_moves(table: &Table, device: &DeviceDesc) -> Vec<Candidate> {
+    let mut counts: HashMap<Candidate, u32> = HashMap::new();
+    for r in table.records() {
+        if r.key.device != device.name || r.key.sm_arch != device.sm_arch {
+            continue;
+        }
+        let kind = r.kind();
+        if r.search.step(kind, 0) == Step::Settled(r.search.leader(kind)) {
+            let c = r.search.candidates[r.search.leader(kind)];
+            if matches!(c, Candidate::Move { .. }) {
+                *counts.entry(c).or_default() += 1;
+            }
         }
     }
-    let policies: Vec<Geometry> = [Policy::Occupancy, Policy::Lloyd, Policy::Llvm]
-        .iter()
-        .filter_map(decide)
-        .collect();
-    let rest: Vec<Geometry> = sweep::space(device, kernel, launch)
+    let mut moves: Vec<(Candidate, u32)> = counts.into_iter().collect();
+    moves.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    moves
         .into_iter()
-        .map(|c| c.decision.geometry)
-        .collect();
-
-    let mut seen = HashSet::new();
-    std::iter::once(auto)
-        .chain(by_distance(neighbours))
-        .chain(policies)
-        .chain(by_distance(rest))
-        .filter(|&g| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
+        .take(LEARNED_MOVES)
+        .map(|(c, _)| c)
         .collect()
+}
+
+/// Learned moves put ahead of `auto`'s neighbours.
+const LEARNED_MOVES: usize = 4;
+
+/// After settling, one launch in this many is timed and sampled.
+pub const SAMPLE_EVERY: u32 = 16;
+/// After settling, one launch in this many (one run in
+/// [`RECHECK_RUNS`] for kernels ranked by cold samples) measures the
+/// runner-up.
+pub const RECHECK_EVERY: u32 = 256;
+pub const RECHECK_RUNS: u32 = 16;
+
+/// What one launch of a search does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub grid: Geometry,
+    pub rule: Rule,
+    /// Time the launch and hand it to [`Learner::observe`].
+    pub observe: bool,
+    /// The search settled at this launch (or was settled when this process
+    /// first launched it): time to say so and to save.
+    pub settled_now: bool,
+}
+
+/// A launch handed out and not yet observed.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    grid: Geometry,
+    candidate: usize,
+    kind: Kind,
+    exploring: bool,
+}
+
+/// Launches of one search that may be in flight at once (threads of one
+/// process launching the same kernel).
+const MAX_PENDING: usize = 8;
+
+/// One search in one process: the store's record, what this process
+/// measured, and what it has not saved yet.
+#[derive(Clone, Debug)]
+pub struct Learner {
+    key: Key,
+    search: Search,
+    pinned: Option<usize>,
+    stored_runs: u32,
+    stored_launches_per_run: u32,
+    launches: u32,
+    settled_launches: u32,
+    announced: bool,
+    /// [`Search::step`]'s last answer for a kind, until the next sample.
+    step: Option<(Kind, Step)>,
+    pending: Vec<Pending>,
+    /// The last candidate resolved, for its trip count.
+    resolved: Option<(usize, u64, Geometry)>,
+    update: Update,
+}
+
+impl Learner {
+    /// Resumes the search `key` over `candidates` (the prior's order) from
+    /// the store's `record`, if any.
+    pub fn resume(key: Key, candidates: &[Candidate], record: Option<&Record>) -> Self {
+        let mut search = Search::new(candidates.to_vec());
+        let (mut pinned, mut stored_runs, mut stored_launches_per_run) = (None, 0, 0);
+        if let Some(r) = record {
+            for (c, s) in r.search.candidates.iter().zip(&r.search.samples) {
+                let i = search.index_of(*c);
+                search.samples[i] = s.clone();
+            }
+            search.explored = r.search.explored;
+            search.settled = r.search.settled;
+            pinned = r.pinned.map(|c| search.index_of(c));
+            stored_runs = r.runs;
+            stored_launches_per_run = r.launches_per_run;
+        }
+        Self {
+            update: Update::new(key.clone()),
+            key,
+            search,
+            pinned,
+            stored_runs,
+            stored_launches_per_run,
+            launches: 0,
+            settled_launches: 0,
+            announced: false,
+            step: None,
+            pending: Vec::new(),
+            resolved: None,
+        }
+    }
+
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    pub fn search(&self) -> &Search {
+        &self.search
+    }
+
+    /// The kind the search ranks by now.
+    pub fn kind(&self) -> Kind {
+        if self.stored_launches_per_run.max(self.launches) >= 2 {
+            Kind::Warm
+        } else {
+            Kind::Cold
+        }
+    }
+
+    fn step(&mut self, kind: Kind, salt: u64) -> Step {
+        match self.step {
+            Some((k, step)) if k == kind => step,
+            _ => {
+                let step = self.search.step(kind, salt);
+                self.step = Some((kind, step));
+                step
+            }
+        }
+    }
+
+    /// The next launch at trip count `trip`; `resolve` gives a candidate's
+    /// grid for this launch. `salt` spreads concurrent processes.
+    pub fn next(
+        &mut self,
+        trip: u64,
+        salt: u64,
+        resolve: impl Fn(Candidate) -> Option<Geometry>,
+    ) -> Option<Choice> {
+        if self.search.candidates.is_empty() {
+            return None;
+        }
+        self.launches = self.launches.saturating_add(1);
+        self.update.launches_per_run = self.launches;
+        self.update.trips = (self.update.trips.0.min(trip), self.update.trips.1.max(trip));
+        if self.launches == 1 {
+            // This process is one more run of the search.
+            self.update.runs = 1;
+        }
+        let sample = if self.launches == 1 {
+            Kind::Cold
+        } else {
+            Kind::Warm
+        };
+        let rank = self.kind();
+        let (candidate, exploring, observe, rule, settled) = if let Some(p) = self.pinned {
+            (p, false, false, Rule::TuneWinner, true)
+        } else if sample == Kind::Cold && rank == Kind::Warm {
+            // A kernel known to run many times: its first launch gives no
+            // warm sample; it runs the leader and samples it cold.
+            let leader = self.search.leader(Kind::Warm);
+            (leader, false, true, Rule::TuneWinner, false)
+        } else {
+            match self.step(rank, salt) {
+                Step::Explore(i) => (i, true, true, Rule::TuneTrial, false),
+                Step::Settled(i) => {
+                    if !self.search.settled(rank) {
+                        self.search.settle(rank);
+                        self.update.settled[usize::from(rank == Kind::Warm)] = true;
+                    }
+                    self.settled_launches = self.settled_launches.saturating_add(1);
+                    let n = self.settled_launches;
+                    let recheck = match rank {
+                        Kind::Warm => n % RECHECK_EVERY == 0,
+                        Kind::Cold => (self.stored_runs + 1) % RECHECK_RUNS == 0,
+                    };
+                    match self.search.runner_up(rank).filter(|_| recheck) {
+                        Some(r) => (r, false, true, Rule::TuneTrial, true),
+                        None => {
+                            let observe = rank == Kind::Cold || n % SAMPLE_EVERY == 1;
+                            (i, false, observe, Rule::TuneWinner, true)
+                        }
+                    }
+                }
+            }
+        };
+        let grid = match self.resolved {
+            Some((c, t, g)) if c == candidate && t == trip => g,
+            _ => {
+                let g = resolve(self.search.candidates[candidate])?;
+                self.resolved = Some((candidate, trip, g));
+                g
+            }
+        };
+        if observe {
+            if self.pending.len() == MAX_PENDING {
+                self.pending.remove(0);
+            }
+            self.pending.push(Pending {
+                grid,
+                candidate,
+                kind: sample,
+                exploring,
+            });
+        }
+        let settled_now = settled && !self.announced;
+        self.announced |= settled;
+        Some(Choice {
+            grid,
+            rule,
+            observe,
+            settled_now,
+        })
+    }
+
+    /// The time of a launch of `grid` at trip count `trip` (`u64::MAX` when
+    /// it failed: it ranks last). Times nobody asked for are ignored.
+    pub fn observe(&mut self, grid: Geometry, trip: u64, ns: u64) {
+        let Some(at) = self.pending.iter().position(|p| p.grid == grid) else {
+            return;
+        };
+        let p = self.pending.remove(at);
+        let ns = if ns == u64::MAX {
+            ns
+        } else {
+            cache::scale_to_class(ns, trip)
+        };
+        self.search.record(p.candidate, p.kind, ns, p.exploring);
+        self.step = None;
+        let c = self.search.candidates[p.candidate];
+        self.update.samples.push((c, p.kind, ns));
+        if p.exploring && p.candidate != 0 {
+            let slot = usize::from(p.kind == Kind::Warm);
+            self.update.explored[slot] = self.update.explored[slot].saturating_add(1);
+        }
+    }
+
+    /// What this process added since the last call, stamped `used`; `None`
+    /// when nothing.
+    pub fn take_update(&mut self, used: u64) -> Option<Update> {
+        if self.update.is_empty() {
+            return None;
+        }
+        let mut fresh = Update::new(self.key.clone());
+        fresh.launches_per_run = self.launches;
+        fresh.trips = self.update.trips;
+        let mut update = std::mem::replace(&mut self.update, fresh);
+        update.used = used;
+        Some(update)
+    }
+
+    /// One line on where the search stands, for the log.
+    pub fn describe(&self) -> String {
+        let kind = self.kind();
+        let leader = self.search.leader(kind);
+        let median = self.search.samples[leader].median(kind);
+        let sure = self.search.margin(kind).map_or_else(String::new, |m| {
+            format!(", runner-up {:+.1} %", (m - 1.0) * 100.0)
+        });
+        format!(
+            "{} ({}, median {} ns of {} {kind:?} samples{sure}); {} candidates measured, {} exploring launches over {} runs",
+            self.search.candidates[leader],
+            self.resolved
+                .filter(|&(c, _, _)| c == leader)
+                .map_or_else(|| "not launched yet".to_string(), |(_, _, g)| g.to_string()),
+            median.map_or_else(|| "-".to_string(), |m| m.to_string()),
+            self.search.samples[leader].of(kind).len(),
+            self.search.ranked(kind).len(),
+            self.search.explored(kind),
+            self.stored_runs + 1,
+        )
+    }
 }
 
 // ---- the runtime's side ------------------------------------------------------
 
-/// Where one (device, trip count) of a kernel stands.
-#[derive(Clone, Debug)]
-pub enum State {
-    Tuning(Box<Tuner>),
-    /// Tuned in this process, or read from the cache.
-    Done(Geometry),
-}
-
-/// `tune` as the launch pipeline runs it: a search per (kernel, device,
-/// trip count), started from the cache when it knows the answer; launches
-/// that cannot be timed (`nowait`), and trip counts past
-/// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s grid.
+/// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
+/// device, trip-count class), resumed from the store. Launches that cannot
+/// be timed (`nowait`), and classes past
+/// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s
+/// grid.
 pub struct TunePolicy {
     session: Session,
-    states: PerLaunch<State>,
+    learners: PerLaunch<Learner>,
+    /// This process's pick among the candidates of a round (see
+    /// [`Search::step`]).
+    salt: u64,
 }
 
 impl TunePolicy {
-    /// A tuner whose winners persist in `store`, if any.
-    pub fn new(store: Option<Box<dyn WinnerStore>>) -> Self {
+    /// A tuner whose searches persist in `store`, if any.
+    pub fn new(store: Option<Box<dyn Store>>) -> Self {
+        use std::hash::BuildHasher;
         Self {
             session: Session::new(store),
-            states: PerLaunch::default(),
+            learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
+            salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
         }
+    }
+
+    fn start(&self, l: &Launch<'_>) -> Learner {
+        let key = Key {
+            kernel: l.kernel_name.to_string(),
+            device: l.device.name.clone(),
+            sm_arch: l.device.sm_arch,
+            class: cache::class(l.desc.trip_count),
+        };
+        let loaded = self.session.loaded();
+        let learned = learned_moves(&loaded.table, l.device);
+        let list: Vec<Candidate> = candidates(l.device, l.kernel, &l.desc, &learned, |_| true)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let record = loaded.table.get(&key);
+        Learner::resume(key.clone(), &list, record)
     }
 }
 
@@ -417,88 +495,106 @@ impl GridPolicy for TunePolicy {
         if !l.timed {
             return Some(auto());
         }
-        let proposal = self.states.with(
+        let trip = l.desc.trip_count;
+        let decided = self.learners.with(
             l,
-            || self.session.start(l),
-            |state| match state {
-                State::Done(g) => Proposal::new(*g, Rule::TuneWinner),
-                State::Tuning(t) => Proposal {
-                    observe: true,
-                    ..Proposal::new(t.next(), Rule::TuneTrial)
-                },
+            || self.start(l),
+            |learner| {
+                let choice =
+                    learner.next(trip, self.salt, |c| resolve(c, l.device, l.kernel, &l.desc))?;
+                let news = choice
+                    .settled_now
+                    .then(|| (learner.describe(), learner.take_update(unix_seconds())));
+                Some((choice, news))
             },
         );
-        Some(proposal.unwrap_or_else(auto))
+        let Some(Some((choice, news))) = decided else {
+            return Some(auto());
+        };
+        if let Some((description, update)) = news {
+            // Saved off the searches' lock: other launches go on meanwhile.
+            let saved = update.map_or_else(String::new, |u| self.session.save(u));
+            log::info!(
+                "tune: {} trip {trip} on {}: settled on {description}{saved}",
+                l.kernel_name,
+                l.device.name,
+            );
+        }
+        Some(Proposal {
+            observe: choice.observe,
+            ..Proposal::new(choice.grid, choice.rule)
+        })
     }
 
     fn observe(&self, l: &Launch<'_>, grid: Geometry, ns: u64) {
-        let report = self.states.existing(l, |state| {
-            let State::Tuning(t) = state else {
-                return None;
-            };
-            t.observe(grid, ns);
-            let report = t.report()?;
-            *state = State::Done(report.winner);
-            Some(report)
-        });
-        if let Some(report) = report.flatten() {
-            self.session.converged(l, &report);
-        }
+        self.learners
+            .existing(l, |learner| learner.observe(grid, l.desc.trip_count, ns));
     }
 
     fn flush(&self) {
-        self.session.flush();
+        let used = unix_seconds();
+        let mut updates = Vec::new();
+        self.learners
+            .each(|learner| updates.extend(learner.take_update(used)));
+        self.session.flush(updates);
     }
 }
 
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// How long the flush at exit waits for another process's lock on the
-/// cache: long enough for dozens of processes ending together to take their
+/// store: long enough for dozens of processes ending together to take their
 /// turns (each holds the lock for a read, a write and an fsync), short
 /// enough that a stopped process cannot hang the program's exit.
 const EXIT_PATIENCE: Duration = Duration::from_secs(5);
 
-/// The cache file's entries, read once, and whether winners go to it.
+/// The store's records, read once, and whether updates go to it.
 struct Loaded {
-    table: cache::Table,
-    /// False without a cache, or when the file could not be read or was
+    table: Table,
+    /// False without a store, or when the file could not be read or was
     /// written by a newer gridsel: then it is left as it is.
     save: bool,
 }
 
-/// Where `tune` keeps its winners across runs; the preload library's
+/// Where `tune` keeps its searches across runs; the preload library's
 /// `GRIDSEL_CACHE` file (`files::CacheFile`) implements it.
-pub trait WinnerStore: Send + Sync {
+pub trait Store: Send + Sync {
     /// What to call it in the log (the file's path).
     fn location(&self) -> String;
-    /// Every winner stored; an empty table when there is nothing yet.
-    fn load(&self) -> Result<cache::Table, cache::CacheError>;
-    /// Merges `entries` in, waiting at most `patience` for other writers
+    /// Every record stored; an empty table when there is nothing yet.
+    fn load(&self) -> Result<Table, cache::CacheError>;
+    /// Merges `updates` in, waiting at most `patience` for other writers
     /// (then [`cache::CacheError::Busy`]).
-    fn store(&self, entries: &[cache::Entry], patience: Duration) -> Result<(), cache::CacheError>;
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
 }
 
-/// The store of `tune`'s winners: read at the first search, the winners not
-/// yet saved.
+/// The store as one process uses it: read at the first search, updates
+/// not yet saved.
 ///
-/// A converged search saves its winner on the launch thread, but only if the
-/// cache's lock is free at that instant: a launch never waits for another
-/// process (nor for another thread of this one) to finish writing. Winners
-/// that could not be written stay queued for the next convergence and for
+/// A search that settles saves on the launch thread, but only if the
+/// store's lock is free at that instant: a launch never waits for another
+/// process (nor for another thread of this one) to finish writing. Updates
+/// that could not be written stay queued for the next settling and for
 /// [`Session::flush`] at exit, which waits up to [`EXIT_PATIENCE`]. The
-/// queue holds one entry per converged search, bounded like the searches.
+/// queue holds at most one update per search and save, bounded like the
+/// searches.
 struct Session {
-    store: Option<Box<dyn WinnerStore>>,
+    store: Option<Box<dyn Store>>,
     cache: OnceLock<Loaded>,
-    /// Winners not yet in the file.
-    unsaved: Mutex<Vec<cache::Entry>>,
-    /// Held while a thread of this process writes the cache.
+    /// Updates not yet in the file.
+    unsaved: Mutex<Vec<Update>>,
+    /// Held while a thread of this process writes the store.
     writing: Mutex<()>,
     /// Causes of failed writes already logged: one line per cause.
     reported: Mutex<HashSet<String>>,
 }
 
 impl Session {
-    fn new(store: Option<Box<dyn WinnerStore>>) -> Self {
+    fn new(store: Option<Box<dyn Store>>) -> Self {
         Self {
             store,
             cache: OnceLock::new(),
@@ -508,102 +604,51 @@ impl Session {
         }
     }
 
-    /// The cache file, read once; a file that cannot be used is one warning
-    /// and an empty table.
+    /// The store, read once; a file that cannot be used is one warning and
+    /// an empty table.
     fn loaded(&self) -> &Loaded {
         self.cache.get_or_init(|| {
             let Some(store) = &self.store else {
                 return Loaded {
-                    table: cache::Table::default(),
+                    table: Table::default(),
                     save: false,
                 };
             };
             let (table, save) = match store.load() {
                 Ok(t) => {
-                    log::info!("tune: cache {}: {} tuned grids", store.location(), t.len());
+                    log::info!(
+                        "tune: store {}: {} searches (GRIDSEL_CACHE=off runs without one)",
+                        store.location(),
+                        t.len()
+                    );
                     (t, true)
                 }
                 Err(e @ cache::CacheError::Corrupt(_)) => {
                     log::warn!(
-                        "tune: cache {}: {e}; ignored (replaced at the next save)",
+                        "tune: store {}: {e}; ignored (replaced at the next save)",
                         store.location()
                     );
-                    (cache::Table::default(), true)
+                    (Table::default(), true)
                 }
                 Err(e) => {
                     log::warn!(
-                        "tune: cache {}: {e}; ignored (not read or written)",
+                        "tune: store {}: {e}; ignored (not read or written)",
                         store.location()
                     );
-                    (cache::Table::default(), false)
+                    (Table::default(), false)
                 }
             };
             Loaded { table, save }
         })
     }
 
-    /// Where a search of `l` starts: the cache's winner, or a new search.
-    fn start(&self, l: &Launch<'_>) -> State {
-        let trip = l.desc.trip_count;
-        let (name, device) = (l.kernel_name, l.device);
-        if let Some(hit) = self
-            .loaded()
-            .table
-            .get(name, &device.name, device.sm_arch, trip)
-        {
-            log::info!(
-                "tune: {name} trip {trip}: {} from the cache {} (measured {} ns, found in {} launches); not tuning",
-                Geometry::new(hit.threads, hit.blocks),
-                self.store
-                    .as_ref()
-                    .map_or_else(String::new, |s| s.location()),
-                hit.ns,
-                hit.launches
-            );
-            // The pipeline cuts the grid to today's limits: the cache may
-            // predate them, or come from another build of the program.
-            return State::Done(Geometry::new(hit.threads, hit.blocks));
-        }
-        let list = candidates(device, l.kernel, &l.desc, |_| true);
-        match Tuner::new(list, Params::default()) {
-            Some(t) => State::Tuning(Box::new(t)),
-            None => State::Done(auto::auto(device, l.kernel, &l.desc).0),
-        }
-    }
-
-    /// Logs a converged search and saves its winner.
-    fn converged(&self, l: &Launch<'_>, report: &Report) {
-        let (name, device, trip) = (l.kernel_name, l.device, l.desc.trip_count);
-        let saved = self.save(cache::Entry {
-            kernel: name.to_string(),
-            device: device.name.clone(),
-            sm_arch: device.sm_arch,
-            trip_count: trip,
-            threads: report.winner.threads,
-            blocks: report.winner.blocks,
-            ns: report.winner_ns,
-            launches: report.launches,
-        });
-        log::info!(
-            "tune: {name} trip {trip} on {}: converged to {} ({} ns) after {} launches of {} candidates (budget {BUDGET}); {:.2}x over the first candidate {} ({} ns){saved}",
-            device.name,
-            report.winner,
-            report.winner_ns,
-            report.launches,
-            report.candidates,
-            report.speedup(),
-            report.first,
-            report.first_ns,
-        );
-    }
-
-    /// Queues a winner for the cache and writes the queue if that needs no
-    /// waiting; returns the end of the convergence's log line.
-    fn save(&self, entry: cache::Entry) -> String {
+    /// Queues an update and writes the queue if that needs no waiting;
+    /// returns the end of the log line that says so.
+    fn save(&self, update: Update) -> String {
         let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
             return String::new();
         };
-        crate::lock(&self.unsaved).push(entry);
+        crate::lock(&self.unsaved).push(update);
         if self.write_unsaved(store) {
             format!("; saved to {}", store.location())
         } else {
@@ -611,12 +656,14 @@ impl Session {
         }
     }
 
-    /// Writes the winners still queued, waiting up to [`EXIT_PATIENCE`] for
-    /// the cache's lock. Called at exit, never on a launch thread.
-    fn flush(&self) {
-        let Some(store) = self.store.as_deref() else {
+    /// Queues `updates` and writes the queue, waiting up to
+    /// [`EXIT_PATIENCE`] for the store's lock. Called at exit, never on a
+    /// launch thread.
+    fn flush(&self, updates: Vec<Update>) {
+        let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
             return;
         };
+        crate::lock(&self.unsaved).extend(updates);
         if crate::lock(&self.unsaved).is_empty() {
             return;
         }
@@ -628,7 +675,7 @@ impl Session {
 
     /// [`Self::write_queue`] without waiting, unless another thread of this
     /// process is writing already (it, or a later call, takes the queue).
-    fn write_unsaved(&self, store: &dyn WinnerStore) -> bool {
+    fn write_unsaved(&self, store: &dyn Store) -> bool {
         let _turn = match self.writing.try_lock() {
             Ok(turn) => turn,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
@@ -638,10 +685,10 @@ impl Session {
     }
 
     /// Writes the queue (with the writing turn held) until it is empty or a
-    /// write fails; the entries of a failed write go back to the queue, and
+    /// write fails; the updates of a failed write go back to the queue, and
     /// each cause of failure is logged once (a busy lock only when waited
     /// for). Returns whether the queue is empty.
-    fn write_queue(&self, store: &dyn WinnerStore, patience: Duration) -> bool {
+    fn write_queue(&self, store: &dyn Store, patience: Duration) -> bool {
         loop {
             let batch = std::mem::take(&mut *crate::lock(&self.unsaved));
             if batch.is_empty() {
@@ -650,7 +697,7 @@ impl Session {
             let start = Instant::now();
             match store.store(&batch, patience) {
                 Ok(()) => log::debug!(
-                    "tune: cache {}: saved {} tuned grids in {} us",
+                    "tune: store {}: saved {} updates in {} us",
                     store.location(),
                     batch.len(),
                     start.elapsed().as_micros()
@@ -661,7 +708,7 @@ impl Session {
                     if (patience > Duration::ZERO || !matches!(e, cache::CacheError::Busy))
                         && crate::lock(&self.reported).insert(cause)
                     {
-                        log::warn!("tune: cannot save to the cache {}: {e}", store.location());
+                        log::warn!("tune: cannot save to the store {}: {e}", store.location());
                     }
                     return false;
                 }
@@ -672,86 +719,77 @@ impl Session {
 
 // ---- gridsel tune-sim ----------------------------------------------------------
 
-/// One replay of the search against measured times.
+/// One search replayed against measured times, run after run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Replay {
-    /// Launches after which the grid the search would keep stays within 95 %
-    /// of the best measured performance (best / time >= 0.95); `None` if
-    /// it never gets there.
-    pub launches_to_95pct: Option<u32>,
-    pub report: Report,
-    /// Time of the winner and of the best measured grid.
-    pub winner_time: f64,
+    /// Per run: the time of the grid the search would keep at the end of
+    /// the run, and the mean time of the run's launches (exploration
+    /// included), in the timer's unit.
+    pub kept: Vec<f64>,
+    pub spent: Vec<f64>,
+    /// The first run after which the kept grid stays within 95 % of the
+    /// best measured performance; `None` if it never does.
+    pub runs_to_95pct: Option<usize>,
     pub best_time: f64,
 }
 
-/// Runs a [`Tuner`] over `candidates` with a stand-in timer (`time` of a
-/// grid, in any unit), to convergence.
+/// Runs the search over `candidates` (the prior's order, with their grids)
+/// `runs` times, `launches` launches per run, through the store's format
+/// between runs, with `time` of a grid as the timer. The first launch of
+/// each run is cold: it costs `cold` times more.
 pub fn replay(
-    candidates: Vec<Geometry>,
-    params: Params,
+    candidates: &[(Candidate, Geometry)],
+    runs: usize,
+    launches: u32,
     time: impl Fn(Geometry) -> f64,
+    cold: f64,
     best_time: f64,
-) -> Option<Replay> {
-    let mut tuner = Tuner::new(candidates, params)?;
-    let good = |g: Geometry| best_time / time(g) >= 0.95;
-    let mut reached: Option<u32> = good(tuner.incumbent()).then_some(0);
-    // Every launch hands out a trial; guard against a search that stalls.
-    for _ in 0..=params.budget {
-        if tuner.converged().is_some() {
-            break;
+) -> Replay {
+    let key = Key {
+        kernel: "replay".into(),
+        device: "replay".into(),
+        sm_arch: 0,
+        class: cache::class(1),
+    };
+    let list: Vec<Candidate> = candidates.iter().map(|&(c, _)| c).collect();
+    let grids: HashMap<Candidate, Geometry> = candidates.iter().copied().collect();
+    let mut table = Table::default();
+    let (mut kept, mut spent) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        let text = table.render();
+        table = Table::parse(&text).unwrap_or_default();
+        let mut learner = Learner::resume(key.clone(), &list, table.get(&key));
+        let mut total = 0.0;
+        for n in 0..launches {
+            let Some(choice) = learner.next(1, run as u64, |c| grids.get(&c).copied()) else {
+                break;
+            };
+            let t = time(choice.grid) * if n == 0 { cold } else { 1.0 };
+            total += t;
+            if choice.observe {
+                learner.observe(choice.grid, 1, (t * 1e3).round().max(1.0) as u64);
+            }
         }
-        let g = tuner.next();
-        let t = time(g);
-        tuner.observe(g, (t * 1e6).round().max(1.0) as u64);
-        if good(tuner.incumbent()) {
-            reached.get_or_insert(tuner.spent());
-        } else {
-            reached = None;
+        spent.push(total / f64::from(launches.max(1)));
+        let kind = learner.kind();
+        kept.push(time(
+            grids[&learner.search().candidates[learner.search().leader(kind)]],
+        ));
+        if let Some(u) = learner.take_update(run as u64) {
+            table.apply(&u);
         }
     }
-    let report = tuner.report()?;
-    Some(Replay {
-        launches_to_95pct: reached,
-        winner_time: time(report.winner),
+    let good = |t: &f64| best_time / t >= 0.95;
+    let runs_to_95pct = kept
+        .iter()
+        .rposition(|t| !good(t))
+        .map_or(Some(1), |last_bad| {
+            (last_bad + 1 < runs).then_some(last_bad + 2)
+        });
+    Replay {
+        kept,
+        spent,
+        runs_to_95pct,
         best_time,
-        report,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_plan_fits_the_budget() {
-        let p = Params::default();
-        assert_eq!(p.candidates_within_budget(100), 20);
-        assert_eq!(p.planned_launches(20), 61);
-        assert!(p.planned_launches(21) > u64::from(BUDGET));
-        assert_eq!(p.planned_launches(1), 2);
-        assert_eq!(p.planned_launches(2), 3);
-    }
-
-    #[test]
-    fn candidates_start_with_auto_and_respect_the_cap() {
-        let d = DeviceDesc::preset("h100").unwrap();
-        let k = KernelDesc {
-            local_mem: Some(0),
-            max_threads: Some(128),
-            exec_mode: Some(ExecMode::Spmd),
-            registers: Some(32),
-            shared_mem: Some(0),
-            ..KernelDesc::named("k")
-        };
-        let l = LaunchDesc::open(1 << 20);
-        let c = candidates(&d, &k, &l, |_| true);
-        let auto = policy::decide(&Policy::Auto, &d, &k, &l).unwrap().geometry;
-        assert_eq!(c[0], auto);
-        assert!(c.iter().all(|g| g.threads <= 128 && g.blocks >= 1));
-        assert!(c.contains(&Geometry::new(64, auto.blocks)));
-        let unique: HashSet<_> = c.iter().collect();
-        assert_eq!(unique.len(), c.len());
-        assert_eq!(c, candidates(&d, &k, &l, |_| true));
     }
 }

@@ -1,0 +1,576 @@
+//! One search — a (kernel, device, trip-count class) — as a pure function of
+//! its samples, so that it can stop at the end of a run and go on in the
+//! next one from what the store kept.
+//!
+//! The search is IterML's (Cui and Feng) iterate-and-prune loop, successive
+//! halving, written as a rule over the samples rather than a queue of
+//! launches: [`Search::step`] looks at how many samples each candidate has
+//! and what their medians are, and says which candidate the next launch
+//! measures, or that the search has settled. Nothing else is state, so a
+//! search resumed from a file, or fed by several processes at once, is the
+//! same search.
+//!
+//! Samples come in two [`Kind`]s, compared only with their own kind: the
+//! first launch of a kernel in a process is **cold** (CUDA loads the kernel
+//! lazily, at its first launch, and the caches are cold), every later one
+//! **warm**. A kernel launched once per run only ever has cold samples; one
+//! launched many times is ranked by its warm ones. Each kind has its own
+//! plan ([`Params::COLD`], [`Params::WARM`]): a few candidates and few
+//! repeats for kernels that give one sample per run, more for kernels that
+//! give dozens.
+
+use crate::geometry::Geometry;
+use std::fmt;
+use std::str::FromStr;
+
+/// A grid to try, written relative to the launch so that one candidate
+/// means the same thing at every trip count of a class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Candidate {
+    /// `auto`'s grid for the launch.
+    Auto,
+    /// LLVM's own grid for the launch: always measured early, so that a
+    /// settled search is never slower than LLVM beyond the noise.
+    Llvm,
+    /// `occupancy`'s grid for the launch.
+    Occupancy,
+    /// `threads` per block, and `auto`'s blocks times 2^`blocks_log2`.
+    Move { threads: u32, blocks_log2: i8 },
+    /// A grid fixed whatever the launch (a store pinned to a sweep's best
+    /// grids, `gridsel cache-entries`).
+    Grid(Geometry),
+}
+
+impl fmt::Display for Candidate {
+    /// The store's spelling: `auto`, `llvm`, `occupancy`, `move:T,K`,
+    /// `grid:T,B`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => write!(f, "auto"),
+            Self::Llvm => write!(f, "llvm"),
+            Self::Occupancy => write!(f, "occupancy"),
+            Self::Move {
+                threads,
+                blocks_log2,
+            } => write!(f, "move:{threads},{blocks_log2}"),
+            Self::Grid(g) => write!(f, "grid:{},{}", g.threads, g.blocks),
+        }
+    }
+}
+
+impl FromStr for Candidate {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let pair = |spec: &str| {
+            let (a, b) = spec.split_once(',')?;
+            Some((a.trim().to_string(), b.trim().to_string()))
+        };
+        let bad =
+            || format!("`{text}` is not a candidate (auto, llvm, occupancy, move:T,K, grid:T,B)");
+        match text {
+            "auto" => return Ok(Self::Auto),
+            "llvm" => return Ok(Self::Llvm),
+            "occupancy" => return Ok(Self::Occupancy),
+            _ => {}
+        }
+        let threads_ok = |t: u32| (1..=1024).contains(&t);
+        if let Some((t, k)) = text.strip_prefix("move:").and_then(pair) {
+            let threads: u32 = t.parse().map_err(|_| bad())?;
+            let blocks_log2: i8 = k.parse().map_err(|_| bad())?;
+            if !threads_ok(threads) || !(-16..=16).contains(&blocks_log2) {
+                return Err(bad());
+            }
+            return Ok(Self::Move {
+                threads,
+                blocks_log2,
+            });
+        }
+        if let Some((t, b)) = text.strip_prefix("grid:").and_then(pair) {
+            let threads: u32 = t.parse().map_err(|_| bad())?;
+            let blocks: u32 = b.parse().map_err(|_| bad())?;
+            if !threads_ok(threads) || blocks == 0 {
+                return Err(bad());
+            }
+            return Ok(Self::Grid(Geometry::new(threads, blocks)));
+        }
+        Err(bad())
+    }
+}
+
+/// Whether a sample is a process's first launch of the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Cold,
+    Warm,
+}
+
+/// Samples kept per candidate and kind: the latest, so that a grid that
+/// degrades (a driver update, another GPU under the same name) shows it.
+pub const KEEP: usize = 8;
+
+/// A candidate's times, in ns, oldest first, at most [`KEEP`] of each kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Samples {
+    pub cold: Vec<u64>,
+    pub warm: Vec<u64>,
+}
+
+impl Samples {
+    pub fn of(&self, kind: Kind) -> &[u64] {
+        match kind {
+            Kind::Cold => &self.cold,
+            Kind::Warm => &self.warm,
+        }
+    }
+
+    /// Adds a sample, dropping the oldest past [`KEEP`].
+    pub fn push(&mut self, kind: Kind, ns: u64) {
+        let list = match kind {
+            Kind::Cold => &mut self.cold,
+            Kind::Warm => &mut self.warm,
+        };
+        list.push(ns);
+        if list.len() > KEEP {
+            list.remove(0);
+        }
+    }
+
+    /// The median of one kind's samples, `None` without any.
+    pub fn median(&self, kind: Kind) -> Option<u64> {
+        median(self.of(kind))
+    }
+}
+
+/// The median of `values` (the lower middle's and upper middle's mean for
+/// an even count), `None` when empty.
+pub fn median(values: &[u64]) -> Option<u64> {
+    let mut s = values.to_vec();
+    s.sort_unstable();
+    let m = s.len() / 2;
+    match s.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(s[m]),
+        _ => Some(s[m - 1] / 2 + s[m] / 2 + (s[m - 1] % 2 + s[m] % 2) / 2),
+    }
+}
+
+/// The plan of one kind of search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Most exploring launches of this kind, over all runs.
+    pub budget: u32,
+    /// Most candidates measured (in the prior's order).
+    pub candidates: usize,
+    /// Samples added to each survivor per halving round.
+    pub repeats: u32,
+    /// A candidate whose median is more than this many times the leader's
+    /// is dropped: it gets no more samples.
+    pub drop: f64,
+    /// The search stops early once the leader's median is this much (a
+    /// fraction) below every other survivor's.
+    pub clear: f64,
+}
+
+impl Params {
+    /// One sample per run: four candidates (auto, LLVM, occupancy and the
+    /// prior's best move), then the two best once more: settled after six
+    /// runs at most.
+    pub const COLD: Params = Params {
+        budget: 8,
+        candidates: 4,
+        repeats: 1,
+        drop: 1.5,
+        clear: 0.10,
+    };
+    /// Dozens of samples per run: twelve candidates halved three times with
+    /// two samples per survivor and round (34 launches), within 40.
+    pub const WARM: Params = Params {
+        budget: 40,
+        candidates: 12,
+        repeats: 2,
+        drop: 1.5,
+        clear: 0.10,
+    };
+
+    pub fn of(kind: Kind) -> Params {
+        match kind {
+            Kind::Cold => Self::COLD,
+            Kind::Warm => Self::WARM,
+        }
+    }
+}
+
+/// Survivors kept out of `m` (IterML's cut ratio 0.5; fewer than `m` when
+/// `m > 1`).
+fn kept(m: usize) -> usize {
+    if m <= 1 { m } else { m.div_ceil(2).min(m - 1) }
+}
+
+/// Medians within this fraction of the leader's are a tie, won by the
+/// candidate earlier in the prior's order (auto, then LLVM): a search never
+/// leaves the static grids for a difference it cannot measure.
+pub const TIE: f64 = 0.01;
+
+/// What the next launch of a search does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Measure this candidate.
+    Explore(usize),
+    /// The search has settled on this candidate.
+    Settled(usize),
+}
+
+impl Step {
+    pub fn candidate(self) -> usize {
+        match self {
+            Self::Explore(i) | Self::Settled(i) => i,
+        }
+    }
+}
+
+/// A search: candidates in the prior's order, their samples, and how many
+/// launches of each kind went to exploring.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    pub candidates: Vec<Candidate>,
+    pub samples: Vec<Samples>,
+    /// Exploring launches so far, cold and warm (not counting the first
+    /// candidate's).
+    pub explored: [u32; 2],
+    /// The plan of each kind has run to its end: from then on the leader is
+    /// kept (it changes only when later samples, the leader's own or a
+    /// re-check's, reorder the candidates), and noise in those samples does
+    /// not reopen the search.
+    pub settled: [bool; 2],
+}
+
+fn slot(kind: Kind) -> usize {
+    match kind {
+        Kind::Cold => 0,
+        Kind::Warm => 1,
+    }
+}
+
+impl Search {
+    /// A search over `candidates` (duplicates dropped) with no samples.
+    pub fn new(candidates: Vec<Candidate>) -> Self {
+        let mut search = Self::default();
+        for c in candidates {
+            search.index_of(c);
+        }
+        search
+    }
+
+    /// The index of `c`, added at the end when new.
+    pub fn index_of(&mut self, c: Candidate) -> usize {
+        if let Some(i) = self.candidates.iter().position(|x| *x == c) {
+            return i;
+        }
+        self.candidates.push(c);
+        self.samples.push(Samples::default());
+        self.candidates.len() - 1
+    }
+
+    pub fn explored(&self, kind: Kind) -> u32 {
+        self.explored[slot(kind)]
+    }
+
+    pub fn settled(&self, kind: Kind) -> bool {
+        self.settled[slot(kind)]
+    }
+
+    /// Marks the plan of `kind` finished (see [`Self::settled`]).
+    pub fn settle(&mut self, kind: Kind) {
+        self.settled[slot(kind)] = true;
+    }
+
+    /// Records a launch's time; `exploring` counts it against the budget,
+    /// unless it measured the first candidate (`auto`'s grid, what the
+    /// launch gets without a search: processes that start at once all
+    /// measure it, at no cost).
+    pub fn record(&mut self, i: usize, kind: Kind, ns: u64, exploring: bool) {
+        self.samples[i].push(kind, ns);
+        if exploring && i != 0 {
+            self.explored[slot(kind)] = self.explored[slot(kind)].saturating_add(1);
+        }
+    }
+
+    /// The candidates with samples of `kind`, fastest first (ties by order).
+    pub fn ranked(&self, kind: Kind) -> Vec<(usize, u64)> {
+        let mut ranked: Vec<(usize, u64)> = (0..self.candidates.len())
+            .filter_map(|i| Some((i, self.samples[i].median(kind)?)))
+            .collect();
+        ranked.sort_by_key(|&(i, m)| (m, i));
+        ranked
+    }
+
+    /// The candidates still in the race: within [`Params::drop`] of the leader.
+    fn alive(&self, kind: Kind) -> Vec<(usize, u64)> {
+        let ranked = self.ranked(kind);
+        let Some(&(_, lead)) = ranked.first() else {
+            return ranked;
+        };
+        let limit = lead as f64 * Params::of(kind).drop;
+        ranked
+            .into_iter()
+            .filter(|&(_, m)| m as f64 <= limit)
+            .collect()
+    }
+
+    /// The candidate to keep if the search stopped now: the earliest in
+    /// the prior's order among those within [`TIE`] of the fastest; the
+    /// first candidate when nothing is measured.
+    pub fn leader(&self, kind: Kind) -> usize {
+        let alive = self.alive(kind);
+        let Some(&(_, lead)) = alive.first() else {
+            return 0;
+        };
+        alive
+            .iter()
+            .filter(|&&(_, m)| m as f64 <= lead as f64 * (1.0 + TIE))
+            .map(|&(i, _)| i)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The runner-up of [`Self::leader`], the grid a re-check measures.
+    pub fn runner_up(&self, kind: Kind) -> Option<usize> {
+        let leader = self.leader(kind);
+        self.alive(kind)
+            .into_iter()
+            .map(|(i, _)| i)
+            .find(|&i| i != leader)
+    }
+
+    /// What the next launch of `kind` does. `salt` (a per-process random
+    /// number) spreads processes that run the same search at once over
+    /// different candidates of the same round instead of the same one.
+    pub fn step(&self, kind: Kind, salt: u64) -> Step {
+        let p = Params::of(kind);
+        if self.settled(kind) || self.explored(kind) >= p.budget {
+            return Step::Settled(self.leader(kind));
+        }
+        let pick = |options: &[usize]| options[(salt % options.len() as u64) as usize];
+        let measured = (0..self.candidates.len())
+            .filter(|&i| !self.samples[i].of(kind).is_empty())
+            .count();
+        if measured < p.candidates {
+            // Screening, in the prior's order: the first candidate (auto,
+            // the grid the process would get anyway) before all others,
+            // then one of the next few unmeasured.
+            if self.samples.first().is_some_and(|s| s.of(kind).is_empty()) {
+                return Step::Explore(0);
+            }
+            let window: Vec<usize> = (0..self.candidates.len())
+                .filter(|&i| self.samples[i].of(kind).is_empty())
+                .take((p.candidates - measured).min(SPREAD))
+                .collect();
+            if !window.is_empty() {
+                return Step::Explore(pick(&window));
+            }
+        }
+        // Successive halving over the survivors, by sample counts: round r
+        // keeps the best half of round r-1 and wants 1 + repeats * r
+        // samples of each.
+        let alive = self.alive(kind);
+        let count = |i: usize| self.samples[i].of(kind).len() as u32;
+        let mut k = alive.len();
+        let mut round = 0;
+        loop {
+            let next = kept(k);
+            if next <= 1 {
+                break;
+            }
+            round += 1;
+            let target = 1 + p.repeats * round;
+            let (lead, lead_ns) = alive[0];
+            let clear = lead_ns as f64 * (1.0 + p.clear);
+            if count(lead) >= target && alive[1..].iter().all(|&(_, m)| m as f64 > clear) {
+                break;
+            }
+            let needy: Vec<usize> = alive[..next]
+                .iter()
+                .map(|&(i, _)| i)
+                .filter(|&i| count(i) < target)
+                .collect();
+            if !needy.is_empty() {
+                return Step::Explore(pick(&needy));
+            }
+            k = next;
+        }
+        Step::Settled(self.leader(kind))
+    }
+
+    /// How sure the search is of its leader: the next fastest candidate's
+    /// median over the leader's (1.10: 10 % slower; below 1 within a tie),
+    /// `None` with fewer than two candidates measured.
+    pub fn margin(&self, kind: Kind) -> Option<f64> {
+        let leader = self.leader(kind);
+        let lead = self.samples.get(leader)?.median(kind)?;
+        let (_, next) = self.ranked(kind).into_iter().find(|&(i, _)| i != leader)?;
+        Some(next as f64 / lead.max(1) as f64)
+    }
+}
+
+/// Processes running one search at once pick among this many candidates of
+/// a round.
+const SPREAD: usize = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_round_trip_through_their_spelling() {
+        for c in [
+            Candidate::Auto,
+            Candidate::Llvm,
+            Candidate::Occupancy,
+            Candidate::Move {
+                threads: 64,
+                blocks_log2: -2,
+            },
+            Candidate::Grid(Geometry::new(32, 4224)),
+        ] {
+            assert_eq!(c.to_string().parse::<Candidate>(), Ok(c));
+        }
+        for bad in [
+            "",
+            "move:64",
+            "move:0,1",
+            "move:64,99",
+            "grid:32,0",
+            "grid:2048,1",
+            "fast",
+        ] {
+            assert!(bad.parse::<Candidate>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn median_and_rolling_samples() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3, 1, 2]), Some(2));
+        assert_eq!(median(&[1, 4]), Some(2));
+        let mut s = Samples::default();
+        for ns in 1..=20 {
+            s.push(Kind::Warm, ns);
+        }
+        assert_eq!(s.warm, (13..=20).collect::<Vec<u64>>());
+        assert!(s.cold.is_empty());
+    }
+
+    /// Runs `kind` launches through a search with exact times until it
+    /// settles; returns the search and the launches it explored.
+    fn settle(search: &mut Search, kind: Kind, time: impl Fn(usize) -> u64) -> u32 {
+        let mut launches = 0;
+        while let Step::Explore(i) = search.step(kind, 0) {
+            search.record(i, kind, time(i), true);
+            launches += 1;
+            assert!(launches <= Params::of(kind).budget, "over the budget");
+        }
+        launches
+    }
+
+    fn moves(n: usize) -> Vec<Candidate> {
+        let mut c = vec![Candidate::Auto, Candidate::Llvm, Candidate::Occupancy];
+        c.extend((0..n as i8).map(|k| Candidate::Move {
+            threads: 64,
+            blocks_log2: k,
+        }));
+        c
+    }
+
+    #[test]
+    fn a_cold_search_settles_within_six_runs_on_the_best_of_four() {
+        // The fourth candidate is the fastest; the fifth, faster still, is
+        // beyond the cold plan.
+        let times = [100, 110, 130, 80, 50, 90];
+        let mut s = Search::new(moves(10));
+        let launches = settle(&mut s, Kind::Cold, |i| times.get(i).copied().unwrap_or(200));
+        // Four screened (130 is dropped: over 1.5x the leader), the leader
+        // measured again, and then it is clear of the others by 10 %.
+        assert_eq!(launches, 5);
+        assert_eq!(s.step(Kind::Cold, 0), Step::Settled(3));
+        assert!(s.samples[4].cold.is_empty());
+        // Closer rivals take the whole plan: the two best twice each.
+        let times = [1000, 1040, 1300, 995];
+        let mut s = Search::new(moves(10));
+        let launches = settle(&mut s, Kind::Cold, |i| {
+            times.get(i).copied().unwrap_or(2000)
+        });
+        assert_eq!(launches, 6);
+        assert_eq!(
+            s.step(Kind::Cold, 0),
+            Step::Settled(0),
+            "995 vs 1000 is a tie: auto"
+        );
+    }
+
+    #[test]
+    fn a_warm_search_halves_to_the_best_within_its_budget() {
+        let mut s = Search::new(moves(20));
+        let launches = settle(&mut s, Kind::Warm, |i| 1000 + 37 * (i as u64 % 7));
+        assert!(launches <= 34, "{launches}");
+        let Step::Settled(w) = s.step(Kind::Warm, 0) else {
+            panic!()
+        };
+        // Fastest among the first twelve: indices 0 and 7 tie at 1000; the
+        // earlier wins.
+        assert_eq!(w, 0);
+        assert_eq!(s.ranked(Kind::Warm).len(), 12);
+    }
+
+    #[test]
+    fn ties_go_to_the_earlier_candidate_and_far_slower_ones_are_dropped() {
+        let mut s = Search::new(moves(3));
+        for (i, ns) in [(0, 1000), (1, 1005), (2, 3000), (3, 995)] {
+            s.record(i, Kind::Cold, ns, true);
+        }
+        assert_eq!(s.leader(Kind::Cold), 0);
+        assert_eq!(s.alive(Kind::Cold).len(), 3);
+        assert_eq!(s.runner_up(Kind::Cold), Some(3));
+        assert!(s.margin(Kind::Cold).unwrap() < 1.0);
+    }
+
+    #[test]
+    fn a_clear_leader_stops_the_search_early() {
+        let mut s = Search::new(moves(10));
+        let launches = settle(&mut s, Kind::Warm, |i| {
+            if i == 5 { 800 } else { 1000 + i as u64 }
+        });
+        // Twelve screened, then the leader's two more samples make it
+        // clear: no halving rounds for the others.
+        assert_eq!(launches, 14);
+        assert_eq!(s.step(Kind::Warm, 0), Step::Settled(5));
+    }
+
+    #[test]
+    fn salts_spread_concurrent_processes_over_a_round() {
+        let mut s = Search::new(moves(10));
+        assert_eq!(
+            s.step(Kind::Warm, 3),
+            Step::Explore(0),
+            "auto first, whatever the salt"
+        );
+        s.record(0, Kind::Warm, 1000, true);
+        let picks: std::collections::HashSet<usize> = (0..4u64)
+            .map(|salt| s.step(Kind::Warm, salt).candidate())
+            .collect();
+        assert_eq!(picks.len(), 4);
+    }
+
+    #[test]
+    fn warm_and_cold_samples_never_mix() {
+        let mut s = Search::new(moves(2));
+        s.record(0, Kind::Cold, 10, true);
+        s.record(1, Kind::Warm, 1, true);
+        s.record(2, Kind::Cold, 20, true);
+        assert_eq!(s.leader(Kind::Cold), 0);
+        assert_eq!(s.leader(Kind::Warm), 1);
+        // auto's launches are free.
+        assert_eq!(s.explored(Kind::Cold), 1);
+        assert_eq!(s.explored(Kind::Warm), 1);
+    }
+}

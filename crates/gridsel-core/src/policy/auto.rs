@@ -35,7 +35,7 @@
 //!    block per chunk). Chosen leave-one-program-out from 3 thread counts x
 //!    3 waves x 8 trip thresholds on the 10 programs with such kernels: the
 //!    same constants in every fold, reductions 1.65x over LLVM's 128 x 3200
-//!    (98.6 % of the best grid's 1.68x; udr_bbox 2.9x, red_energy 2.0x) and
+//!    (98.6 % of the best grid's 1.68x; udr_bbox up to 3.0x, red_energy 2.06x) and
 //!    no case more than 3 % slower than LLVM; below 2^23 (cg's dot at 2^20,
 //!    ts_particles' energy at 2^20-2^22) the small blocks lost
 //!    (bench/results/h100/auto-patterns.md). Rules 4 and 5 come first:

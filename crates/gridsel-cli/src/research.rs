@@ -11,7 +11,8 @@ use gridsel::ffi::cuda;
 use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::image::{self, ImageKind};
 use gridsel::kernel::KernelDesc;
-use gridsel::policy::{self, Policy, sweep};
+use gridsel::policy::auto::{self, ReductionGrid};
+use gridsel::policy::{self, Decision, Limits, Policy, sweep};
 use gridsel::tune;
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
@@ -26,6 +27,11 @@ pub enum Command {
         sweep: Measured,
         #[arg(long, help = policy_help())]
         policy: Policy,
+        /// With `--policy auto`: rule 6's constants instead of the shipped
+        /// ones, as THREADS,WAVES,MIN_TRIP, or `off` for no rule 6 (to judge
+        /// the rule leave-one-program-out, bench/harness/auto_patterns.py).
+        #[arg(long, value_parser = parse_reduction_grid)]
+        reduction_grid: Option<ReductionArg>,
     },
     /// Check the cubin parser and the occupancy model against the CUDA driver:
     /// load each binary's cubin and compare attributes and resident blocks.
@@ -101,7 +107,14 @@ pub enum Command {
 /// Runs one of these commands.
 pub fn run(command: Command) -> Result<(), String> {
     match command {
-        Command::Evaluate { sweep, policy } => {
+        Command::Evaluate {
+            sweep,
+            policy,
+            reduction_grid,
+        } => {
+            if reduction_grid.is_some() && policy != Policy::Auto {
+                return Err("--reduction-grid is a constant of `auto` only".into());
+            }
             let (device, cases, kernels) = sweep.load()?;
             println!("program,kernel,trip_count,threads,blocks,median_ms");
             for case in cases {
@@ -109,8 +122,16 @@ pub fn run(command: Command) -> Result<(), String> {
                     continue;
                 };
                 let launch = LaunchDesc::open(case.trip_count);
-                let Some(d) = policy::decide(&policy, &device, kernel, &launch) else {
-                    continue;
+                let d = match reduction_grid {
+                    Some(ReductionArg(r)) => {
+                        let (grid, rule) = auto::auto_with(&device, kernel, &launch, r);
+                        let limits = Limits::of(&device, kernel, &launch);
+                        Decision::within(grid, rule, &limits, &device, kernel, &launch)
+                    }
+                    None => match policy::decide(&policy, &device, kernel, &launch) {
+                        Some(d) => d,
+                        None => continue,
+                    },
                 };
                 let g = d.geometry;
                 let time = case.time_of(g).map_or_else(String::new, |t| t.to_string());
@@ -141,6 +162,35 @@ pub fn run(command: Command) -> Result<(), String> {
         Command::CacheEntries { csv, out } => cache_entries(&csv, out.as_ref())?,
     }
     Ok(())
+}
+
+/// `evaluate --reduction-grid`: rule 6's constants, `None` for `off`.
+#[derive(Clone, Copy)]
+pub struct ReductionArg(Option<ReductionGrid>);
+
+/// `--reduction-grid`: THREADS,WAVES,MIN_TRIP or `off`.
+fn parse_reduction_grid(text: &str) -> Result<ReductionArg, String> {
+    if text.trim() == "off" {
+        return Ok(ReductionArg(None));
+    }
+    let numbers: Vec<u64> = text
+        .split(',')
+        .map(|n| n.trim().parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("`{text}`: expected THREADS,WAVES,MIN_TRIP or off"))?;
+    match numbers[..] {
+        [threads, waves, min_trip] if threads > 0 && waves > 0 => {
+            Ok(ReductionArg(Some(ReductionGrid {
+                threads: u32::try_from(threads)
+                    .map_err(|_| format!("`{text}`: too many threads"))?,
+                waves: u32::try_from(waves).map_err(|_| format!("`{text}`: too many waves"))?,
+                min_trip,
+            })))
+        }
+        _ => Err(format!(
+            "`{text}`: expected THREADS,WAVES,MIN_TRIP (positive threads and waves) or off"
+        )),
+    }
 }
 
 /// `gridsel dump-decisions`: see the command's doc.

@@ -28,6 +28,19 @@
 //!    the device runtime heap `malloc`s; more threads per block than LLVM's
 //!    can exhaust the heap (an illegal memory access, [`super::limits`]), and
 //!    where the heap suffices they ran 2-20x slower on the H100 (NOTES.md §9).
+//! 6. **Long cross-team reductions: 32-thread blocks, one wave.** An SPMD
+//!    kernel whose environment has a cross-team reduction
+//!    (ReductionDataSize > 0), at 2^23 iterations or more, gets 32 threads
+//!    per block and one wave of blocks resident at that size (at most one
+//!    block per chunk). Chosen leave-one-program-out from 3 thread counts x
+//!    3 waves x 8 trip thresholds on the 10 programs with such kernels: the
+//!    same constants in every fold, reductions 1.65x over LLVM's 128 x 3200
+//!    (98.6 % of the best grid's 1.68x; udr_bbox up to 3.0x, red_energy 2.06x) and
+//!    no case more than 3 % slower than LLVM; below 2^23 (cg's dot at 2^20,
+//!    ts_particles' energy at 2^20-2^22) the small blocks lost
+//!    (bench/results/h100/auto-patterns.md). Rules 4 and 5 come first:
+//!    no Generic-SPMD reduction was measured with a trip count (h2_resid is
+//!    launched with none and kept as given).
 
 use super::Rule;
 use super::llvm::{DEFAULT_BLOCKS, DEFAULT_THREADS, llvm19};
@@ -36,8 +49,37 @@ use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::resident_blocks;
 
+/// Rule 6's grid for SPMD kernels with a cross-team reduction: `threads`
+/// per block and `waves` waves of blocks resident at that size, for trip
+/// counts of at least `min_trip`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReductionGrid {
+    pub threads: u32,
+    pub waves: u32,
+    pub min_trip: u64,
+}
+
+/// Rule 6 as shipped: chosen leave-one-program-out on the H100 sweep
+/// (bench/results/h100/auto-patterns.md, `bench/harness/auto_patterns.py`).
+pub const REDUCTION_GRID: Option<ReductionGrid> = Some(ReductionGrid {
+    threads: 32,
+    waves: 1,
+    min_trip: 1 << 23,
+});
+
 /// The `auto` grid and the rule that chose it.
 pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
+    auto_with(device, kernel, launch, REDUCTION_GRID)
+}
+
+/// [`auto`] with rule 6's constants given (`None`: no rule 6), for judging
+/// other constants on sweep results (`gridsel evaluate --reduction-grid`).
+pub fn auto_with(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    reduction: Option<ReductionGrid>,
+) -> (Geometry, Rule) {
     if matches!(
         kernel.exec_mode,
         Some(ExecMode::Generic | ExecMode::GenericSpmd)
@@ -54,6 +96,18 @@ pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (G
         .unwrap_or(DEFAULT_THREADS)
         .clamp(1, cap);
     let chunks = div_ceil(launch.trip_count.max(1), u64::from(chunk));
+    let reduces = kernel
+        .environment
+        .is_some_and(|e| e.reduction_data_size.is_some());
+    if let Some(r) = reduction.filter(|r| reduces && launch.trip_count >= r.min_trip) {
+        let threads = r.threads.clamp(1, chunk);
+        let resident = u64::from(resident_blocks(device, kernel, threads));
+        let blocks = chunks.min(resident * u64::from(r.waves.max(1)));
+        return (
+            Geometry::new(threads, saturate(blocks)),
+            Rule::AutoReductionWave,
+        );
+    }
     let threads = if chunks >= u64::from(device.sm_count) {
         chunk.min(DEFAULT_THREADS)
     } else {
@@ -150,6 +204,92 @@ mod tests {
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(8448 * 128)).1,
             Rule::AutoOneTeamPerChunk
+        );
+    }
+
+    fn reducing(mode: ExecMode, regs: u32) -> KernelDesc {
+        KernelDesc {
+            environment: Some(crate::kernel::KernelEnvironment {
+                may_use_nested_parallelism: Some(false),
+                exec_mode: 2,
+                max_threads: Some(128),
+                reduction_data_size: Some(24),
+                reduction_buffer_length: Some(1024),
+                ..Default::default()
+            }),
+            ..kernel(mode, 128, regs)
+        }
+    }
+
+    #[test]
+    fn long_cross_team_reductions_get_one_wave_of_warp_sized_blocks() {
+        let d = h100();
+        // red_energy (114 registers: 16 resident 32-thread blocks per SM) at
+        // 2^26 iterations: LLVM's 128 x 3200 took 1.65 ms, 32 x 2112 0.86 ms.
+        let k = reducing(ExecMode::Spmd, 114);
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open(1 << 26)),
+            (Geometry::new(32, 2112), Rule::AutoReductionWave)
+        );
+        // 32 registers: the 32 blocks per SM the H100 allows.
+        assert_eq!(
+            auto(
+                &d,
+                &reducing(ExecMode::Spmd, 32),
+                &LaunchDesc::open(1 << 23)
+            )
+            .0,
+            Geometry::new(32, 4224)
+        );
+        // Below 2^23 iterations (cg's dot at 2^20 lost with small blocks):
+        // the other rules.
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open((1 << 23) - 1)),
+            (Geometry::new(128, 3200), Rule::AutoResidentWaves)
+        );
+        // The same kernel without a cross-team reduction.
+        let mut plain = k.clone();
+        plain.environment.as_mut().unwrap().reduction_data_size = None;
+        assert_eq!(
+            auto(&d, &plain, &LaunchDesc::open(1 << 26)).1,
+            Rule::AutoResidentWaves
+        );
+        // Without rule 6, as `gridsel evaluate --reduction-grid off` judges.
+        assert_eq!(
+            auto_with(&d, &k, &LaunchDesc::open(1 << 26), None).0,
+            Geometry::new(128, 3200)
+        );
+    }
+
+    #[test]
+    fn reductions_never_get_more_blocks_than_chunks() {
+        let d = h100();
+        let k = reducing(ExecMode::Spmd, 32);
+        let rule = Some(ReductionGrid {
+            threads: 32,
+            waves: 4,
+            min_trip: 0,
+        });
+        // 1000 iterations are 8 chunks of 128: 8 blocks of 32 threads.
+        assert_eq!(
+            auto_with(&d, &k, &LaunchDesc::open(1000), rule),
+            (Geometry::new(32, 8), Rule::AutoReductionWave)
+        );
+    }
+
+    #[test]
+    fn generic_and_nesting_reductions_keep_llvms_grid() {
+        let d = h100();
+        let l = LaunchDesc::open(1 << 26);
+        for mode in [ExecMode::GenericSpmd, ExecMode::Generic] {
+            let k = reducing(mode, 64);
+            assert_eq!(auto(&d, &k, &l), (llvm19(&d, &k, &l), Rule::AutoKeepsLlvm));
+        }
+        let mut k = reducing(ExecMode::Spmd, 64);
+        k.environment.as_mut().unwrap().may_use_nested_parallelism = Some(true);
+        assert_eq!(
+            auto(&d, &k, &l),
+            (llvm19(&d, &k, &l), Rule::AutoNestingKeepsLlvm)
         );
     }
 

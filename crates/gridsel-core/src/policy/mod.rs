@@ -111,6 +111,7 @@ pub enum Rule {
     AutoResidentWaves,
     AutoKeepsLlvm,
     AutoNestingKeepsLlvm,
+    AutoReductionWave,
     Occupancy,
     Fixed,
     SweepPoint,
@@ -139,6 +140,9 @@ impl fmt::Display for Rule {
             }
             Self::AutoNestingKeepsLlvm => {
                 "kernel may nest parallel regions (or the image cannot tell): LLVM's grid, since more threads need device heap and run slower (bench/results/h100/NOTES.md §9)"
+            }
+            Self::AutoReductionWave => {
+                "long cross-team reduction: 32-thread blocks, one wave of resident blocks (bench/results/h100/auto-patterns.md)"
             }
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",

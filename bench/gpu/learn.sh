@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The convergence benchmark of `tune`'s learning across runs (issue "Learn
+# across runs"): programs run RUNS times in a row from an empty store, one
+# store shared by all (as a user's $XDG_CACHE_HOME store is), round-robin:
+# round r runs every program once. The rounds in BASE_ROUNDS (default: every
+# round) also run every program under `llvm` and `auto` right before its
+# `tune` run, so the baselines are interleaved with the learning runs in time. Every run profiles every launch
+# (GRIDSEL_PROFILE) and checks its own results.
+#
+# Usage on the GPU machine:
+#   bash bench/gpu/learn.sh RUNS REPS WARMUP TIME_LIMIT_S PROGRAM:N ...
+# REPS x (1 + WARMUP) is how often each kernel is launched per run (1 x 1 with
+# WARMUP 0: once per run). Writes $OUT/learn/{runs.csv, profiles/, store.json};
+# stops starting rounds after TIME_LIMIT_S seconds. bench/harness/learn_report.py
+# turns the folder into learn.md and a plot.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+runs=$1 reps=$2 warmup=$3 limit=$4
+shift 4
+out=${OUT:-/tmp/gridsel-learn}/learn
+mkdir -p "$out/profiles"
+b=$repo/bench/build/sm_90
+store=$out/store.json
+rm -f "$store" "$store.lock"
+csv=$out/runs.csv
+echo "round,program,n,policy,rc,check,ms" >"$csv"
+start=$(date +%s)
+for ((r = 1; r <= runs; r++)); do
+  if (($(date +%s) - start > limit)); then
+    echo "learn.sh: time limit reached before round $r"
+    break
+  fi
+  for spec in "$@"; do
+    prog=${spec%%:*} n=${spec##*:}
+    policies=tune
+    [[ " ${BASE_ROUNDS:-$(seq -s ' ' 1 "$runs")} " == *" $r "* ]] && policies="llvm auto tune"
+    for p in $policies; do
+      prof=$out/profiles/$prog.$r.$p.csv
+      t0=$(date +%s%N)
+      GRIDSEL_POLICY=$p GRIDSEL_CACHE=$store GRIDSEL_PROFILE=$prof LD_PRELOAD=$GRIDSEL_LIB \
+        timeout 120 "$b/$prog" "$n" "$reps" "$warmup" >"$out/run.log" 2>&1
+      rc=$?
+      ms=$((($(date +%s%N) - t0) / 1000000))
+      check=$(sed -n 's/.*check=\([A-Za-z]*\).*/\1/p' "$out/run.log" | head -n 1)
+      echo "$r,$prog,$n,$p,$rc,${check:-none},$ms" >>"$csv"
+      [[ $rc != 0 || $check != pass ]] && { echo "FAILED: $prog $n $p round $r"; tail -n 3 "$out/run.log"; }
+    done
+  done
+  echo "learn.sh: round $r done at $(($(date +%s) - start)) s"
+done
+"$GRIDSEL_CLI" cache --path "$store" list >"$out/store.csv" 2>&1
+cp "$store" "$out/store.json.final" 2>/dev/null

@@ -3,10 +3,11 @@
 learning across runs converges, run after run, against `llvm` and `auto`
 measured in the same rounds.
 
-For every case (program, kernel, trip count) and run, the run's time is the
-mean of its launches' times (GRIDSEL_PROFILE wall time of the forwarded
-launch: exploration and the cold first launch included, as the user pays
-them). llvm's and auto's times are the medians of their per-run means over
+For every case (program, kernel) and run, the run's time is the sum of the
+kernel's launches' times over all its trip counts (GRIDSEL_PROFILE wall time
+of the forwarded launch: exploration and the cold first launch included, as
+the user pays them), so a solver kernel with hundreds of trip counts is one
+case, weighted like any other kernel. llvm's and auto's times are the medians of their per-run means over
 the rounds. "best" is the fastest of llvm, auto and every tune run of the
 case: the best grid this benchmark saw, a lower bound on the true best.
 
@@ -27,14 +28,14 @@ def geomean(xs):
 
 
 def load(folder):
-    """{(program, round, policy): {(kernel, trip): [ns...]}}"""
+    """{(program, round, policy): {(kernel,): [ns...]}}: every launch of the kernel."""
     runs = {}
     for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
         prog, rnd, policy = os.path.basename(path)[:-4].rsplit(".", 2)
         cases = collections.defaultdict(list)
         with open(path) as f:
             for row in csv.DictReader(f):
-                cases[(row["kernel"], int(row["trip_count"]))].append(int(row["ns"]))
+                cases[(row["kernel"],)].append(int(row["ns"]))
         runs[(prog, int(rnd), policy)] = cases
     return runs
 
@@ -49,7 +50,7 @@ def main(argv=None):
         checks = list(csv.DictReader(f))
     rounds = sorted({r for _, r, _ in runs})
     programs = sorted({p for p, _, _ in runs})
-    mean = statistics.fmean
+    mean = sum
     # per case: llvm/auto per-run means, tune per-run means by round
     table = {}
     for prog in programs:
@@ -68,7 +69,7 @@ def main(argv=None):
     fails = [c for c in checks if c["rc"] != "0" or c["check"] != "pass"]
     lines += [f"- Runs: {len(checks)} ({len(programs)} programs x {len(rounds)} rounds x llvm, auto, "
               f"tune); failed or unchecked: {len(fails)}.",
-              f"- Cases (program, kernel, trip count): {len(table)}."]
+              f"- Cases (program, kernel): {len(table)}."]
     noise = [(sorted(v["llvm"].values())[-1] - sorted(v["llvm"].values())[0]) / statistics.median(v["llvm"].values())
              for v in table.values() if len(v["llvm"]) >= 3]
     if noise:
@@ -92,25 +93,24 @@ def main(argv=None):
         g = geomean([base[c]["llvm"] / table[c]["tune"][r] for c in cs])
         near = sum(best[c] / table[c]["tune"][r] >= 0.95 for c in cs)
         slow = [c for c in cs if table[c]["tune"][r] > 1.03 * base[c]["llvm"]]
-        # GPU time of the run (launches x mean) against auto's run of the same round
-        tune_t = sum(table[c]["tune"][r] * len(runs[(c[0], r, "tune")][c[1:]]) for c in cs)
-        auto_t = sum(table[c]["auto"].get(r, base[c].get("auto", 0)) *
-                     len(runs.get((c[0], r, "auto"), {}).get(c[1:], runs[(c[0], r, "tune")][c[1:]])) for c in cs)
+        # GPU time of the run against auto's median run
+        tune_t = sum(table[c]["tune"][r] for c in cs)
+        auto_t = sum(base[c].get("auto", 0) for c in cs)
         curve.append((r, g, g / g_best))
         lines.append(f"| {r} | {g:.3f}x | {100 * g / g_best:.1f} % | {near}/{len(cs)} | {len(slow)} | "
                      f"{100 * (tune_t / auto_t - 1):+.1f} % |")
     late = [c for c in table if any(table[c]["tune"].get(r, 0) > 1.03 * base[c]["llvm"] for r in rounds[4:])]
     if late:
         lines += ["", "Cases where a tune run from run 5 on was > 3 % slower than llvm's median (noise included):", "",
-                  "| program | kernel | trip | llvm ms | runs slower |", "|---|---|---|---|---|"]
+                  "| program | kernel | llvm ms | runs slower |", "|---|---|---|---|"]
         for c in sorted(late):
             slow_runs = [r for r in rounds[4:] if table[c]["tune"].get(r, 0) > 1.03 * base[c]["llvm"]]
-            lines.append(f"| {c[0]} | {c[1][-40:]} | {c[2]} | {base[c]['llvm'] / 1e6:.3f} | {slow_runs} |")
+            lines.append(f"| {c[0]} | {c[1].split('_', 5)[-1]} | {base[c]['llvm'] / 1e6:.3f} | {slow_runs} |")
     with open(os.path.join(a.folder, "learn.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.folder, "learn-cases.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["program", "kernel", "trip_count", "llvm_ns", "auto_ns", "best_ns"] +
+        w.writerow(["program", "kernel", "llvm_ns", "auto_ns", "best_ns"] +
                    [f"tune_run{r}_ns" for r in rounds])
         for c in sorted(table):
             w.writerow([*c, round(base[c]["llvm"]), round(base[c].get("auto", 0)), round(best[c])] +

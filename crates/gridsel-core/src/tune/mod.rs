@@ -344,7 +344,9 @@ impl Learner {
                         Kind::Warm => n % RECHECK_EVERY == 0,
                         Kind::Cold => (self.stored_runs + 1) % RECHECK_RUNS == 0,
                     };
-                    match self.search.runner_up(rank).filter(|_| recheck) {
+                    // The runner-up is worked out only for a re-check: the
+                    // settled launch path is a counter and a cached grid.
+                    match recheck.then(|| self.search.runner_up(rank)).flatten() {
                         Some(r) => (r, false, true, Rule::TuneTrial, true),
                         None => {
                             let observe = rank == Kind::Cold || n % SAMPLE_EVERY == 1;

@@ -11,8 +11,8 @@
 //! The crates around it (the repository's README and `Cargo.toml` explain
 //! the workspace): `gridsel`, the preload library, owns the C ABI, the CUDA
 //! driver, files and the launch pipeline; `gridsel-cli` the command line.
-//! Where a policy needs the outside world (`tune`'s winners across runs) it
-//! takes it as a trait ([`tune::WinnerStore`]) the preload library
+//! Where a policy needs the outside world (`tune`'s searches across runs) it
+//! takes it as a trait ([`tune::Store`]) the preload library
 //! implements. Policies are pure functions of
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).

@@ -529,3 +529,25 @@ fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
     assert!(!stale.exists());
     assert!(live.exists(), "a live process's file is kept");
 }
+
+#[test]
+fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
+    let mut table = Table::parse(
+        "{\"version\": 2, \"records\": [{\"kernel\":\"k\",\"device\":\"NVIDIA H100 80GB HBM3\",\"sm_arch\":90,\"class\":1,\"trips\":[1,1],\"used\":0,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[true,true],\"pinned\":null,\"grids\":{}}]}",
+    )
+    .unwrap();
+    assert!(gridsel::tune::learned_moves(&table, &h100()).is_empty());
+    let fast = Candidate::Move {
+        threads: 64,
+        blocks_log2: 1,
+    };
+    let mut u = entry("k2", 1000, 32);
+    u.key.device = h100().name;
+    u.samples = vec![
+        (Candidate::Auto, Kind::Cold, 2000),
+        (fast, Kind::Cold, 1000),
+    ];
+    u.settled = [true, false];
+    table.apply(&u);
+    assert_eq!(gridsel::tune::learned_moves(&table, &h100()), [fast]);
+}

@@ -121,12 +121,15 @@ impl Verdict {
     fn of(r: &Record) -> Self {
         let kind = r.kind();
         let search = &r.search;
-        let done = search.settled(kind) || search.explored(kind) >= Params::of(kind).budget;
         let (state, candidate) = match r.pinned {
             Some(p) => ("pinned", p),
             None => {
                 let leader = search.candidates.get(search.leader(kind)).copied();
-                let state = if done { "settled" } else { "exploring" };
+                let state = if search.finished(kind) {
+                    "settled"
+                } else {
+                    "exploring"
+                };
                 (state, leader.unwrap_or(Candidate::Auto))
             }
         };

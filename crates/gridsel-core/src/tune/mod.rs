@@ -166,11 +166,11 @@ pub fn learned_moves(table: &Table, device: &DeviceDesc) -> Vec<Candidate> {
             continue;
         }
         let kind = r.kind();
-        if r.search.step(kind, 0) == Step::Settled(r.search.leader(kind)) {
-            let c = r.search.candidates[r.search.leader(kind)];
-            if matches!(c, Candidate::Move { .. }) {
-                *counts.entry(c).or_default() += 1;
-            }
+        // A record may hold no candidate at all (a store edited by hand).
+        if let Step::Settled(leader) = r.search.step(kind, 0)
+            && let Some(&c @ Candidate::Move { .. }) = r.search.candidates.get(leader)
+        {
+            *counts.entry(c).or_default() += 1;
         }
     }
     let mut moves: Vec<(Candidate, u32)> = counts.into_iter().collect();

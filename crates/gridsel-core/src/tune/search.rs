@@ -280,6 +280,12 @@ impl Search {
         self.settled[slot(kind)]
     }
 
+    /// Whether the search of `kind` explores no more: its plan ran to its
+    /// end or its budget is spent.
+    pub fn finished(&self, kind: Kind) -> bool {
+        self.settled(kind) || self.explored(kind) >= Params::of(kind).budget
+    }
+
     /// Marks the plan of `kind` finished (see [`Self::settled`]).
     pub fn settle(&mut self, kind: Kind) {
         self.settled[slot(kind)] = true;
@@ -348,7 +354,7 @@ impl Search {
     /// different candidates of the same round instead of the same one.
     pub fn step(&self, kind: Kind, salt: u64) -> Step {
         let p = Params::of(kind);
-        if self.settled(kind) || self.explored(kind) >= p.budget {
+        if self.finished(kind) {
             return Step::Settled(self.leader(kind));
         }
         let pick = |options: &[usize]| options[(salt % options.len() as u64) as usize];

@@ -12,7 +12,12 @@
 //! distribute chunk, and ceil(trip/threads). Points that would give a
 //! thread more than [`MAX_ITERATIONS_PER_THREAD`] iterations are left out:
 //! they are orders of magnitude off the best and would take minutes each on
-//! 10^9-iteration loops.
+//! 10^9-iteration loops. A kernel that may nest parallel regions gets a
+//! tighter bound, [`MAX_NESTED_ITERATIONS_PER_THREAD`]: each of its
+//! iterations runs a whole serialized parallel region, and on the H100
+//! nest_rowhist's 32 x 1 (512 rows per thread) took 15 s per launch against
+//! 9 ms for LLVM's 32 x 512 (one row per thread; bench/results/h100/
+//! patterns.md), so such points alone outlasted the sweep's job limit.
 
 use super::per_launch::PerLaunch;
 use super::{Decision, GridPolicy, Launch, Policy, Proposal, decide};
@@ -26,6 +31,9 @@ pub const MAX_SWEEP_BLOCKS: u32 = 1 << 16;
 pub const SM_MULTIPLES: u32 = 8;
 /// Pruning bound on the serial work of one thread.
 pub const MAX_ITERATIONS_PER_THREAD: u64 = 4096;
+/// The same bound for kernels that may nest parallel regions (module
+/// documentation); LLVM's grid gives them about one iteration per thread.
+pub const MAX_NESTED_ITERATIONS_PER_THREAD: u64 = 16;
 
 /// One point of the sweep: where it comes from and the grid.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,6 +124,11 @@ pub fn columns(
     common.push(saturate(chunks));
     let max_blocks = limits.max_blocks.min(MAX_SWEEP_BLOCKS);
     common.iter_mut().for_each(|b| *b = (*b).min(max_blocks));
+    let max_iterations = if limits.narrowed.is_some() {
+        MAX_NESTED_ITERATIONS_PER_THREAD
+    } else {
+        MAX_ITERATIONS_PER_THREAD
+    };
     common.sort_unstable();
     common.dedup();
     let threads = std::iter::once(1)
@@ -146,11 +159,11 @@ pub fn columns(
         }
         // Teams beyond the number of chunks idle, and threads beyond the
         // chunk get no iteration (docs/llvm-grid.md §3): drop the block counts
-        // that leave a thread more than MAX_ITERATIONS_PER_THREAD iterations,
-        // a prefix since the busy threads grow with the blocks.
+        // that leave a thread more than max_iterations iterations, a prefix
+        // since the busy threads grow with the blocks.
         let fits = |b: u32| {
             let busy = u64::from(b).min(chunks) * u64::from(t);
-            trip <= busy.saturating_mul(MAX_ITERATIONS_PER_THREAD)
+            trip <= busy.saturating_mul(max_iterations)
         };
         blocks.drain(..blocks.partition_point(|&b| !fits(b)));
         if !blocks.is_empty() {
@@ -239,6 +252,42 @@ mod tests {
             s.iter()
                 .any(|c| c.decision.geometry == Geometry::new(128, 65536))
         );
+    }
+
+    #[test]
+    fn nesting_kernels_keep_few_iterations_per_thread() {
+        use crate::kernel::{ExecMode, KernelEnvironment};
+        let d = DeviceDesc::preset("h100").unwrap();
+        let nesting = KernelDesc {
+            environment: Some(KernelEnvironment {
+                may_use_nested_parallelism: Some(true),
+                exec_mode: 2,
+                max_threads: Some(128),
+                ..KernelEnvironment::default()
+            }),
+            exec_mode: Some(ExecMode::Spmd),
+            ..KernelDesc::spmd_for_tests(128)
+        };
+        let l = LaunchDesc::open(16_384);
+        let limits = super::super::Limits::of(&d, &nesting, &l);
+        assert!(limits.narrowed.is_some() && limits.max_blocks > d.sm_count);
+        let g = grid(&d, &nesting, &l);
+        let busy = |g: &Geometry| u64::from(g.threads) * u64::from(g.blocks);
+        // LLVM's grid (one iteration per thread) and a sixteenth of its
+        // blocks stay; a 32nd gives a thread 32 iterations.
+        let llvm = Geometry::new(limits.max_threads, limits.max_blocks);
+        assert_eq!(busy(&llvm), 16_384);
+        assert!(g.contains(&llvm));
+        assert!(g.contains(&Geometry::new(llvm.threads, llvm.blocks / 16)));
+        assert!(!g.contains(&Geometry::new(llvm.threads, llvm.blocks / 32)));
+        assert!(
+            g.iter().all(
+                |g| limits.contains(*g) && 16_384 <= busy(g) * MAX_NESTED_ITERATIONS_PER_THREAD
+            )
+        );
+        // Without nesting the same launch keeps the paper's single block.
+        let plain = grid(&d, &KernelDesc::spmd_for_tests(128), &l);
+        assert!(plain.contains(&Geometry::new(32, 1)));
     }
 
     #[test]

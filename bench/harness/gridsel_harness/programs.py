@@ -33,6 +33,9 @@ def environment():
         "llvm": LLVM_VERSION,
         "host": os.uname().nodename,
         "gridsel_device": os.environ.get("GRIDSEL_DEVICE", ""),
+        # The device heap libomptarget asks CUDA for (8 MB when unset): kernels
+        # that nest parallel regions need more at large sizes (NOTES.md §9).
+        "heap_size": os.environ.get("LIBOMPTARGET_HEAP_SIZE", ""),
     }
 
 

@@ -509,6 +509,14 @@ mod tests {
             (2, (900, 1000), [2, 0])
         );
         assert_eq!(r.kind(), Kind::Cold);
+        // One faster launch does not displace auto; a second one does.
+        assert_eq!(r.search.leader(Kind::Cold), 0);
+        u.samples = vec![
+            (Candidate::Llvm, Kind::Cold, 4000),
+            (Candidate::Auto, Kind::Cold, 5000),
+        ];
+        table.apply(&u);
+        let r = table.get(&key(21)).unwrap();
         assert_eq!(
             r.search.leader(Kind::Cold),
             r.search

@@ -18,6 +18,16 @@
 //! plan ([`Params::COLD`], [`Params::WARM`]): a few candidates and few
 //! repeats for kernels that give one sample per run, more for kernels that
 //! give dozens.
+//!
+//! **Noise.** A search leaves the prior's order only for a difference it
+//! can tell from noise ([`Search::leader`]). The noise is measured, not
+//! assumed: the median absolute deviation of every candidate's samples from
+//! its own median ([`Search::spread`]), pooled over the candidates, with a
+//! floor per kind ([`Params::spread_floor`]). On the H100 a kernel's cold
+//! launch varied with a median of 6.6 % (p90 18 %) around its median from
+//! run to run, its warm launches 3.7 % (p90 18 %) — more than most grid
+//! differences at 0.05-1 ms, so a rule that trusted one fast sample
+//! changed grids on noise (bench/results/h100/learn/learn.md).
 
 use crate::geometry::Geometry;
 use std::fmt;
@@ -170,6 +180,9 @@ pub struct Params {
     /// The search stops early once the leader's median is this much (a
     /// fraction) below every other survivor's.
     pub clear: f64,
+    /// The least run-to-run spread assumed (a relative median absolute
+    /// deviation) while the samples cannot show it.
+    pub spread_floor: f64,
 }
 
 impl Params {
@@ -182,6 +195,7 @@ impl Params {
         repeats: 1,
         drop: 1.5,
         clear: 0.10,
+        spread_floor: 0.05,
     };
     /// Dozens of samples per run: twelve candidates halved three times with
     /// two samples per survivor and round (34 launches), within 40.
@@ -191,6 +205,7 @@ impl Params {
         repeats: 2,
         drop: 1.5,
         clear: 0.10,
+        spread_floor: 0.01,
     };
 
     pub fn of(kind: Kind) -> Params {
@@ -207,10 +222,28 @@ fn kept(m: usize) -> usize {
     if m <= 1 { m } else { m.div_ceil(2).min(m - 1) }
 }
 
-/// Medians within this fraction of the leader's are a tie, won by the
-/// candidate earlier in the prior's order (auto, then LLVM): a search never
-/// leaves the static grids for a difference it cannot measure.
+/// Medians within this fraction of each other are a tie however quiet the
+/// samples, won by the candidate earlier in the prior's order.
 pub const TIE: f64 = 0.01;
+
+/// How many standard errors of the difference of two medians a candidate
+/// must be faster by to displace an earlier one (about 98 % one-sided, for
+/// normal noise).
+pub const SIGNIFICANCE: f64 = 2.0;
+
+/// Standard deviation per median absolute deviation (normal noise), times
+/// the standard error of a median over that of a mean (sqrt(pi/2)): the
+/// standard error of a median of n samples is this times the spread over
+/// sqrt(n).
+const MEDIAN_ERROR_PER_MAD: f64 = 1.4826 * 1.2533;
+
+/// Samples a candidate needs before it may displace an earlier one: one
+/// fast launch is not a measurement.
+pub const MIN_SAMPLES_TO_LEAD: usize = 2;
+
+/// Samples the fastest candidate gets, if the noise still keeps it from the
+/// lead, before a search settles without it.
+pub const CONFIRM: usize = 3;
 
 /// What the next launch of a search does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,19 +357,67 @@ impl Search {
             .collect()
     }
 
-    /// The candidate to keep if the search stopped now: the earliest in
-    /// the prior's order among those within [`TIE`] of the fastest; the
-    /// first candidate when nothing is measured.
+    /// The run-to-run spread of `kind`'s samples: the median, over every
+    /// sample of a candidate with at least two, of its absolute deviation
+    /// from the candidate's median, relative to that median; never below
+    /// the kind's [`Params::spread_floor`].
+    pub fn spread(&self, kind: Kind) -> f64 {
+        let mut deviations: Vec<f64> = Vec::new();
+        for samples in &self.samples {
+            let values = samples.of(kind);
+            if values.len() < 2 {
+                continue;
+            }
+            let Some(m) = median(values) else { continue };
+            let m = m.max(1) as f64;
+            deviations.extend(values.iter().map(|&x| (x as f64 - m).abs() / m));
+        }
+        deviations.sort_unstable_by(f64::total_cmp);
+        let m = deviations.len() / 2;
+        let pooled = match deviations.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => deviations[m],
+            _ => (deviations[m - 1] + deviations[m]) / 2.0,
+        };
+        pooled.max(Params::of(kind).spread_floor)
+    }
+
+    /// Whether candidate `fast` is faster than `slow` beyond the noise:
+    /// `fast` has [`MIN_SAMPLES_TO_LEAD`] samples and its median is below
+    /// `slow`'s by more than [`SIGNIFICANCE`] standard errors of the
+    /// difference (at least [`TIE`]).
+    fn beats(&self, kind: Kind, fast: usize, slow: usize, spread: f64) -> bool {
+        let (f, s) = (self.samples[fast].of(kind), self.samples[slow].of(kind));
+        let (Some(mf), Some(ms)) = (median(f), median(s)) else {
+            return false;
+        };
+        if f.len() < MIN_SAMPLES_TO_LEAD {
+            return false;
+        }
+        let error =
+            MEDIAN_ERROR_PER_MAD * spread * (1.0 / f.len() as f64 + 1.0 / s.len() as f64).sqrt();
+        mf as f64 * (1.0 + (SIGNIFICANCE * error).max(TIE)) < ms as f64
+    }
+
+    /// The candidate to keep if the search stopped now: the earliest in the
+    /// prior's order (auto, then LLVM, ...) among the survivors that no
+    /// other survivor [beats](Self::beats) beyond the noise; the first
+    /// candidate when nothing is measured. The fastest survivor is never
+    /// beaten, so there is always one; a later candidate takes the lead only
+    /// once its advantage over every earlier one is measured.
     pub fn leader(&self, kind: Kind) -> usize {
         let alive = self.alive(kind);
-        let Some(&(_, lead)) = alive.first() else {
-            return 0;
-        };
-        alive
+        let spread = self.spread(kind);
+        let mut by_prior: Vec<usize> = alive.iter().map(|&(i, _)| i).collect();
+        by_prior.sort_unstable();
+        by_prior
             .iter()
-            .filter(|&&(_, m)| m as f64 <= lead as f64 * (1.0 + TIE))
-            .map(|&(i, _)| i)
-            .min()
+            .copied()
+            .find(|&c| {
+                !alive
+                    .iter()
+                    .any(|&(d, _)| d != c && self.beats(kind, d, c, spread))
+            })
             .unwrap_or(0)
     }
 
@@ -405,7 +486,21 @@ impl Search {
             }
             k = next;
         }
-        Step::Settled(self.leader(kind))
+        // A candidate faster than the leader by more than a tie, which the
+        // noise still keeps from the lead, is measured again, up to CONFIRM
+        // samples, before the search settles without it.
+        let leader = self.leader(kind);
+        let lead_ns = self.samples[leader].median(kind).unwrap_or(0) as f64;
+        match alive.first() {
+            Some(&(fastest, ns))
+                if fastest != leader
+                    && (ns as f64) * (1.0 + TIE) < lead_ns
+                    && (count(fastest) as usize) < CONFIRM =>
+            {
+                Step::Explore(fastest)
+            }
+            _ => Step::Settled(leader),
+        }
     }
 
     /// How sure the search is of its leader: the next fastest candidate's
@@ -565,6 +660,76 @@ mod tests {
             .map(|salt| s.step(Kind::Warm, salt).candidate())
             .collect();
         assert_eq!(picks.len(), 4);
+    }
+
+    #[test]
+    fn the_spread_is_the_pooled_median_deviation_with_a_floor() {
+        let mut s = Search::new(moves(2));
+        assert_eq!(s.spread(Kind::Cold), Params::COLD.spread_floor);
+        // Deviations from 1000: 0, 100, 100, 200; from 2000 (one sample):
+        // none.
+        for ns in [1000, 1100, 900, 1200] {
+            s.record(0, Kind::Cold, ns, true);
+        }
+        s.record(1, Kind::Cold, 2000, true);
+        // Median of [1050] of 4 samples: deviations 50, 50, 150, 150 over
+        // 1050.
+        assert!((s.spread(Kind::Cold) - 100.0 / 1050.0).abs() < 1e-9);
+        assert_eq!(s.spread(Kind::Warm), Params::WARM.spread_floor);
+    }
+
+    #[test]
+    fn a_later_candidate_leads_only_by_more_than_the_noise() {
+        // A challenger 10 % faster than auto, on quiet samples: it leads.
+        let quiet = |challenger: &[u64]| {
+            let mut s = Search::new(moves(2));
+            for ns in [1000, 1010, 990, 1000] {
+                s.record(0, Kind::Warm, ns, true);
+            }
+            for &ns in challenger {
+                s.record(3, Kind::Warm, ns, true);
+            }
+            s
+        };
+        assert_eq!(quiet(&[900, 905, 895]).leader(Kind::Warm), 3);
+        // One fast launch is not enough: auto keeps the lead, and the next
+        // launch measures the challenger again.
+        let once = quiet(&[900]);
+        assert_eq!(once.leader(Kind::Warm), 0);
+        assert_eq!(once.runner_up(Kind::Warm), Some(3));
+        // The same medians on samples that vary by 20 % from run to run:
+        // a tie, kept by auto.
+        let mut s = Search::new(moves(2));
+        for ns in [1000, 1200, 800, 1000] {
+            s.record(0, Kind::Cold, ns, true);
+        }
+        for ns in [900, 1100, 700] {
+            s.record(3, Kind::Cold, ns, true);
+        }
+        assert_eq!(s.leader(Kind::Cold), 0);
+        // Twice as fast wins through the same noise of auto's samples.
+        let mut s = Search::new(moves(2));
+        for ns in [1000, 1200, 800, 1000] {
+            s.record(0, Kind::Cold, ns, true);
+        }
+        for ns in [500, 520, 480] {
+            s.record(3, Kind::Cold, ns, true);
+        }
+        assert_eq!(s.leader(Kind::Cold), 3);
+    }
+
+    #[test]
+    fn a_fast_challenger_is_confirmed_before_the_search_settles() {
+        // Screening finds move 0 (index 3) 30 % faster than auto once; the
+        // plan measures it again rather than settle on one launch.
+        let mut s = Search::new(moves(2));
+        for (i, ns) in [(0, 1000), (1, 1600), (2, 1700), (3, 700)] {
+            s.record(i, Kind::Cold, ns, true);
+        }
+        assert_eq!(s.leader(Kind::Cold), 0);
+        assert_eq!(s.step(Kind::Cold, 0), Step::Explore(3));
+        s.record(3, Kind::Cold, 710, true);
+        assert_eq!(s.step(Kind::Cold, 0), Step::Settled(3));
     }
 
     #[test]

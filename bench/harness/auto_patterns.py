@@ -56,8 +56,15 @@ def evaluate(gridsel, points, bin_dir, spec, measured, stand_ins):
     take their stand-in's time (`measured`: load_points), and are added to `stand_ins`."""
     out = gridsel._run(["evaluate", "--points", points, "--binaries", bin_dir, "--device", gridsel.device,
                         "--policy", "auto", "--reduction-grid", spec], timeout=300)
+    return parse_evaluate(out.stdout, measured, stand_ins)
+
+
+def parse_evaluate(text, measured, stand_ins):
+    """`gridsel evaluate`'s CSV as {case: (threads, blocks, ms or None)}: a grid without a
+    median takes the median of the measured grid of the same threads whose block count is
+    nearest within STAND_IN (added to `stand_ins`), else None."""
     grids = {}
-    for r in csv.DictReader(io.StringIO(out.stdout)):
+    for r in csv.DictReader(io.StringIO(text)):
         pk = (r["program"], r["kernel"], int(r["trip_count"]))
         t, b = int(r["threads"]), int(r["blocks"])
         ms = float(r["median_ms"]) if r["median_ms"] else None
@@ -84,6 +91,58 @@ def judge(cases, llvm, grids):
     return slow, math.exp(logs / max(len(cases), 1)), missing
 
 
+def choose_folds(moved, llvm, before, family):
+    """Leave one program out over the `moved` cases. For each program, the family member
+    with the fewest of the other programs' cases more than 3 % slower than LLVM, then the
+    highest geomean, then the highest MIN_TRIP (members with an unmeasured grid on a
+    training case are left out) judges the program's cases; a held-out case whose grid has
+    no time keeps `before`'s. Returns (after, {program: (params, score)}, held-out cases
+    without a time)."""
+    after, folds, held_missing = dict(before), {}, 0
+    for prog in sorted({pk[0] for pk in moved}):
+        train = [pk for pk in moved if pk[0] != prog]
+        scored = []
+        for params, grids in family.items():
+            slow, gm, missing = judge(train, llvm, grids)
+            if not missing:
+                scored.append(((slow, -gm, -params[2]), params))
+        params = min(scored)[1]
+        folds[prog] = (params, min(scored)[0])
+        for pk in moved:
+            if pk[0] == prog:
+                got = family[params][pk]
+                held_missing += got[2] is None
+                after[pk] = got if got[2] is not None else before[pk]
+    return after, folds, held_missing
+
+
+def pattern_rows(cases, pattern, llvm, before, after, table):
+    """Per pattern (ORDER, then "all"): cases, geomean speedups over LLVM of auto before and
+    after, best, occupancy and forest (over the cases that have a forest row), after's share
+    of best's geomean, and the cases more than 3 % slower than LLVM."""
+    by = defaultdict(list)
+    for pk in cases:
+        by[pattern[pk]].append(pk)
+    rows = []
+    for name in ORDER + ["all"]:
+        pks = cases if name == "all" else by.get(name, [])
+        if not pks:
+            continue
+        sp = lambda times: geomean([llvm[pk] / times[pk] for pk in pks])
+        slow = lambda times: sum(times[pk] > SLOWER * llvm[pk] for pk in pks)
+        b = {pk: before[pk][2] for pk in pks}
+        a = {pk: after[pk][2] for pk in pks}
+        occ = {pk: table[pk]["occupancy"][2] for pk in pks}
+        fpks = [pk for pk in pks if "forest" in table[pk]]
+        best = sp({pk: table[pk]["best"][2] for pk in pks})
+        rows.append(dict(pattern=name, cases=len(pks), before=sp(b), after=sp(a), best=best,
+                         share=sp(a) / best, slow_before=slow(b), slow_after=slow(a),
+                         occupancy=sp(occ), occupancy_slow=slow(occ),
+                         forest=geomean([llvm[pk] / table[pk]["forest"][2] for pk in fpks]) if fpks else None,
+                         forest_cases=len(fpks)))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", nargs="?", default=os.path.join(HERE, "..", "results", "h100"))
@@ -105,22 +164,7 @@ def main():
     # The cases some family member changes: the only ones a fold's choice can move.
     moved = [pk for pk in cases if any(g[pk][:2] != before[pk][:2] for g in family.values())]
     programs = sorted({pk[0] for pk in moved})
-
-    after, folds, held_missing = dict(before), {}, 0
-    for prog in programs:
-        train = [pk for pk in moved if pk[0] != prog]
-        scored = []
-        for params, grids in family.items():
-            slow, gm, missing = judge(train, llvm, grids)
-            if not missing:
-                scored.append(((slow, -gm, -params[2]), params))
-        params = min(scored)[1]
-        folds[prog] = (params, min(scored)[0])
-        for pk in moved:
-            if pk[0] == prog:
-                got = family[params][pk]
-                held_missing += got[2] is None
-                after[pk] = got if got[2] is not None else before[pk]
+    after, folds, held_missing = choose_folds(moved, llvm, before, family)
 
     print("## Leave-one-program-out folds\n")
     print("| held-out program | its cases moved | threads | waves | min trip | training cases > 3 % slower | "
@@ -148,26 +192,11 @@ def main():
     print("| pattern | cases | auto-before | auto-after (LOO) | best | share of best (after) | "
           "> 3 % slower: before / after | occupancy | occupancy > 3 % slower | forest (cases) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    by = defaultdict(list)
-    for pk in cases:
-        by[pattern[pk]].append(pk)
-    for name in ORDER + ["all"]:
-        pks = cases if name == "all" else by.get(name, [])
-        if not pks:
-            continue
-        sp = lambda times: geomean([llvm[pk] / times[pk] for pk in pks])
-        b = sp({pk: before[pk][2] for pk in pks})
-        aft = sp({pk: after[pk][2] for pk in pks})
-        best = sp({pk: table[pk]["best"][2] for pk in pks})
-        occ = sp({pk: table[pk]["occupancy"][2] for pk in pks})
-        fpks = [pk for pk in pks if "forest" in table[pk]]
-        forest = geomean([llvm[pk] / table[pk]["forest"][2] for pk in fpks]) if fpks else None
-        slow = lambda times: sum(times[pk] > SLOWER * llvm[pk] for pk in pks)
-        print(f"| {name} | {len(pks)} | {fmt_speedup(b)} | {fmt_speedup(aft)} | {fmt_speedup(best)} | "
-              f"{aft / best * 100:.1f} % | {slow({pk: before[pk][2] for pk in pks})} / "
-              f"{slow({pk: after[pk][2] for pk in pks})} | {fmt_speedup(occ)} | "
-              f"{slow({pk: table[pk]['occupancy'][2] for pk in pks})} | "
-              f"{fmt_speedup(forest) if forest else '-'} ({len(fpks)}) |")
+    for row in pattern_rows(cases, pattern, llvm, before, after, table):
+        print(f"| {row['pattern']} | {row['cases']} | {fmt_speedup(row['before'])} | {fmt_speedup(row['after'])} | "
+              f"{fmt_speedup(row['best'])} | {row['share'] * 100:.1f} % | {row['slow_before']} / "
+              f"{row['slow_after']} | {fmt_speedup(row['occupancy'])} | {row['occupancy_slow']} | "
+              f"{fmt_speedup(row['forest']) if row['forest'] else '-'} ({row['forest_cases']}) |")
 
     print("\n## Every moved case\n")
     print("| pattern | program | kernel | trip | LLVM | LLVM ms | auto-before | after (LOO) | after ms | after x | "

@@ -125,9 +125,9 @@ def main():
         print()
 
     print("## Per pattern\n")
-    print("| pattern | cases | auto | best | occupancy | lloyd | tune (sim) | auto = LLVM's grid | "
-          "auto > 3 % slower than LLVM | occupancy > 3 % slower | auto within 5 % of best |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| pattern | cases | auto | best | occupancy | forest | lloyd | tune (replay) | auto = LLVM's grid | "
+          "auto > 3 % slower than LLVM | occupancy > 3 % slower | forest > 3 % slower | auto within 5 % of best |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     allc = []
     for p in order + ["all"]:
         pks = allc if p == "all" else by_pat.get(p, [])
@@ -139,9 +139,11 @@ def main():
         same = sum(1 for pk in pks if cases[pk]["auto"][:2] == cases[pk]["llvm"][:2])
         slow = sum(1 for pk in pks if cases[pk]["auto"][2] > 1.03 * cases[pk]["llvm"][2])
         oslow = sum(1 for pk in pks if cases[pk]["occupancy"][2] > 1.03 * cases[pk]["llvm"][2])
+        fslow = sum(1 for pk in pks if "forest" in cases[pk] and cases[pk]["forest"][2] > 1.03 * cases[pk]["llvm"][2])
         near = sum(1 for pk in pks if cases[pk]["auto"][2] <= 1.05 * cases[pk]["best"][2])
         print(f"| {p} | {len(pks)} | {sp(gm('auto'))} | {sp(gm('best'))} | {sp(gm('occupancy'))} | "
-              f"{sp(gm('lloyd'))} | {sp(gm('tune'))} | {same} | {slow} | {oslow} | {near} |")
+              f"{sp(gm('forest'))} | {sp(gm('lloyd'))} | {sp(gm('tune'))} | {same} | {slow} | {oslow} | {fslow} | "
+              f"{near} |")
     print()
 
     # Noise: the same grid measured under two labels in one case (interleaved, same process).

@@ -96,11 +96,14 @@ class AddPolicy(TempDirTest):
         self.assertEqual(len(self.rows(results, "llvm")), 4)
         with redirect_stdout(io.StringIO()):
             gb.main(["add-policy", results, "--name", "tune", "--file", os.path.join(results, "tune-sim.csv"),
-                     "--columns", "winner_threads,winner_blocks,winner_ms"])
+                     "--where", "launches_per_run=20",
+                     "--columns", "kept_threads_run10,kept_blocks_run10,kept_ms_run10"])
             before = read(os.path.join(results, "summary.csv"))
             gb.main(["add-policy", results, "--name", "tune", "--file", os.path.join(results, "tune-sim.csv"),
-                     "--columns", "winner_threads,winner_blocks,winner_ms"])
+                     "--where", "launches_per_run=20",
+                     "--columns", "kept_threads_run10,kept_blocks_run10,kept_ms_run10"])
         self.assertEqual(read(os.path.join(results, "summary.csv")), before)
+        # Only the 20-launches-per-run rows (the 1-launch rows keep other grids).
         self.assertEqual(self.rows(results, "tune"), [
             ("heavy_l39", "64", "1", "0.45", "4.44", "short"),
             ("spmd_l12", "128", "8", "1", "20.00", "ideal"),

@@ -22,6 +22,8 @@ def cmd_add_policy(a):
     blocks and time (named by --columns): the grid the policy chose for each
     case and that grid's MEASURED median (from points.csv). Rows of the same policy name already in the summary are
     replaced; cases without a row (or without a time) are left out of it.
+    --where COL=VALUE keeps only FILE's rows whose COL is VALUE (tune-sim has
+    one row per case and launches per run).
     """
     spreads = {}
     with open(os.path.join(a.results, "points.csv"), newline="") as f:
@@ -36,8 +38,11 @@ def cmd_add_policy(a):
     classes = {(r["program"], r["kernel"], int(r["trip_count"])): r["class"] for r in rows}
     added = 0
     tcol, bcol, mcol = a.columns.split(",")
+    where = a.where.split("=", 1) if a.where else None
     with open(a.file, newline="") as f:
         for r in csv.DictReader(f):
+            if where and r.get(where[0]) != where[1]:
+                continue
             pk = (r["program"], r["kernel"], int(r["trip_count"]))
             if pk not in classes or not r.get(mcol):
                 continue
@@ -176,6 +181,7 @@ def add_commands(sub):
     ap_.add_argument("--file", required=True, help="CSV: program,kernel,trip_count and the columns below")
     ap_.add_argument("--columns", default="threads,blocks,median_ms",
                      help="names of FILE's threads, blocks and time columns (default: %(default)s)")
+    ap_.add_argument("--where", metavar="COL=VALUE", help="only FILE's rows whose column COL is VALUE")
     ap_.set_defaults(fn=cmd_add_policy)
 
     ce = sub.add_parser("ceiling", help="RESULTS/static-ceiling.md: the best static long-loop rule, in-sample")

@@ -20,7 +20,7 @@ use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::kernel::KernelDesc;
 use gridsel::policy::auto::auto;
 use gridsel::policy::llvm::llvm19;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
 /// Candidate wave counts for `auto`'s long-loop cap.
@@ -156,20 +156,52 @@ fn mode(values: impl Iterator<Item = u32>) -> Option<u32> {
         .map(|(v, _)| v)
 }
 
-/// The paper's ThreadsPerBlock for the cases in `fold`.
+/// The paper's ThreadsPerBlock for the cases in `fold`: the block size
+/// whose best times, summed over the cases, come closest to the sum of their
+/// best times. Candidates are the thread counts measured in at least half of
+/// the cases, and only cases that measured every candidate enter the sums,
+/// so all candidates are judged on the same cases (a kernel that may nest
+/// parallel regions is swept at LLVM's threads and below only, and must not
+/// make that one count the only candidate every case has).
 fn fold_threads(cases: &[&Case]) -> Option<u32> {
-    let mut candidates: Vec<u32> = cases.first()?.times.keys().map(|g| g.threads).collect();
-    candidates.sort_unstable();
-    candidates.dedup();
-    let total_best: f64 = cases.iter().map(|c| c.best()).sum();
+    let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
+    for c in cases {
+        let threads: BTreeSet<u32> = c.times.keys().map(|g| g.threads).collect();
+        for t in threads {
+            *seen.entry(t).or_default() += 1;
+        }
+    }
+    let candidates: Vec<u32> = seen
+        .into_iter()
+        .filter(|&(_, n)| 2 * n >= cases.len())
+        .map(|(t, _)| t)
+        .collect();
+    let judged: Vec<&Case> = cases
+        .iter()
+        .copied()
+        .filter(|c| candidates.iter().all(|&t| c.best_at(t).is_some()))
+        .collect();
+    if judged.is_empty() {
+        return None;
+    }
+    let total_best: f64 = judged.iter().map(|c| c.best()).sum();
     candidates
         .into_iter()
-        .filter_map(|t| {
-            let sum: Option<f64> = cases.iter().map(|c| c.best_at(t)).sum();
-            sum.map(|s| (t, s / total_best))
+        .map(|t| {
+            let sum: f64 = judged.iter().filter_map(|c| c.best_at(t)).sum();
+            (t, sum / total_best)
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(t, _)| t)
+}
+
+/// `auto`'s grid for a case with `waves`.
+fn auto_grid(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) -> Geometry {
+    let device = DeviceDesc {
+        waves,
+        ..device.clone()
+    };
+    auto(&device, kernel, &LaunchDesc::open(case.trip_count)).0
 }
 
 /// `auto`'s grid for a case with `waves`, and its measured time if any.
@@ -179,24 +211,39 @@ fn auto_time(
     case: &Case,
     waves: u32,
 ) -> Option<(Geometry, f64)> {
-    let device = DeviceDesc {
-        waves,
-        ..device.clone()
-    };
-    let (grid, _) = auto(&device, kernel, &LaunchDesc::open(case.trip_count));
+    let grid = auto_grid(device, kernel, case, waves);
     case.time_of(grid).map(|t| (grid, t))
 }
 
 /// The waves whose `auto` grids regress the fewest cases against LLVM's grid
-/// and then have the smallest geomean slowdown against the best grid.
+/// and then have the smallest geomean slowdown against the best grid. A
+/// candidate whose grid the sweep did not measure on some case is dropped.
+/// Cases whose grid no candidate moves are left out: they count the same for
+/// every candidate, so they cannot change the choice, and a grid the waves do
+/// not set (a cross-team reduction's, rule 6) may be missing from an older
+/// sweep space without dropping every candidate.
 fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32> {
+    let moved: Vec<(&Case, &KernelDesc, Vec<Geometry>)> = cases
+        .iter()
+        .filter_map(|&(c, k)| {
+            let grids: Vec<Geometry> = WAVE_CANDIDATES
+                .iter()
+                .map(|&w| auto_grid(device, k, c, w))
+                .collect();
+            grids
+                .iter()
+                .any(|g| *g != grids[0])
+                .then_some((c, k, grids))
+        })
+        .collect();
     WAVE_CANDIDATES
         .iter()
-        .filter_map(|&w| {
-            let mut logs = Vec::with_capacity(cases.len());
+        .enumerate()
+        .filter_map(|(i, &w)| {
+            let mut logs = Vec::with_capacity(moved.len());
             let mut regressions = 0usize;
-            for (c, k) in cases {
-                let (_, t) = auto_time(device, k, c, w)?;
+            for (c, k, grids) in &moved {
+                let t = c.time_of(grids[i])?;
                 logs.push((t / c.best()).ln());
                 let llvm = c.llvm.or_else(|| {
                     let g = llvm19(device, k, &LaunchDesc::open(c.trip_count));
@@ -379,5 +426,77 @@ mod tests {
             (loaded.waves, loaded.threads_per_block, loaded.sm_count),
             (2, 128, 132)
         );
+    }
+
+    #[test]
+    fn cases_swept_at_fewer_thread_counts_do_not_decide_threads_per_block() {
+        // Three cases measured 32 and 128 threads and prefer 128; two (kernels
+        // that may nest, swept at LLVM's 32 threads only) measured 32 alone.
+        // Before, 32 was the only count every case had, so it won.
+        let fast128 = |k: &str| case(k, 1000, &[(32, 32, 2.0), (128, 8, 1.0)]);
+        let only32 = |k: &str| case(k, 1000, &[(32, 32, 1.0), (32, 8, 3.0)]);
+        let cases = vec![
+            fast128("a"),
+            fast128("b"),
+            fast128("c"),
+            only32("n1"),
+            only32("n2"),
+        ];
+        let cal = calibrate(
+            &DeviceDesc::preset("h100").unwrap(),
+            &cases,
+            &HashMap::new(),
+        );
+        assert_eq!(cal.threads_per_block, 128);
+        assert!(cal.folds.iter().all(|f| f.threads_per_block == Some(128)));
+        // With 32 the majority's only count, 128 is no candidate.
+        let cases = vec![fast128("a"), only32("n1"), only32("n2"), only32("n3")];
+        let cal = calibrate(
+            &DeviceDesc::preset("h100").unwrap(),
+            &cases,
+            &HashMap::new(),
+        );
+        assert_eq!(cal.threads_per_block, 32);
+    }
+
+    #[test]
+    fn a_case_whose_grid_no_candidate_moves_is_left_out_of_the_waves() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let desc = |name: String| KernelDesc {
+            local_mem: Some(0),
+            registers: Some(32),
+            shared_mem: Some(0),
+            max_threads: Some(128),
+            exec_mode: Some(ExecMode::Spmd),
+            ..KernelDesc::named(name)
+        };
+        let trip = 128 * 100_000;
+        let resident = 2112;
+        let pts = [
+            (128, resident, 1.2),
+            (128, 2 * resident, 1.0),
+            (128, 4 * resident, 1.1),
+            (128, 100_000, 1.5),
+        ];
+        let mut cases: Vec<Case> = (0..3).map(|i| case(&format!("k{i}"), trip, &pts)).collect();
+        // 10 chunks: auto's grid is 128 x 10 under every candidate, and the
+        // sweep did not measure it. Before, every candidate was dropped in
+        // every fold holding this case.
+        cases.push(case("k3", 1280, &[(32, 40, 2.0), (128, 5, 1.5)]));
+        let kernels: HashMap<String, KernelDesc> = (0..4)
+            .map(|i| (format!("k{i}"), desc(format!("k{i}"))))
+            .collect();
+        let cal = calibrate(&d, &cases, &kernels);
+        assert_eq!(cal.waves, 2);
+        assert!(cal.folds.iter().all(|f| f.waves == Some(2)));
+        assert_eq!(cal.folds[3].auto, None, "its own grid was not measured");
+        assert_eq!(
+            cal.folds[1].auto,
+            Some((Geometry::new(128, 2 * resident), 1.0))
+        );
+        // Alone, it says nothing about the waves.
+        let cal = calibrate(&d, &cases[3..], &kernels);
+        assert!(cal.folds.iter().all(|f| f.waves.is_none()));
+        assert_eq!(cal.waves, d.waves);
     }
 }

@@ -336,7 +336,7 @@ fn tune_sim(sweep: &Measured) -> Result<(), String> {
     const RUNS: usize = 10;
     const PER_RUN: [u32; 2] = [1, 20];
     println!(
-        "program,kernel,trip_count,launches_per_run,runs_to_95pct_of_best,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,auto_ms,best_ms,candidates,space_points"
+        "program,kernel,trip_count,launches_per_run,runs_to_95pct_of_best,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,auto_ms,best_ms,candidates,space_points,kept_threads_run10,kept_blocks_run10"
     );
     let mut reached: [Vec<f64>; 2] = Default::default();
     let mut skipped = 0;
@@ -357,11 +357,24 @@ fn tune_sim(sweep: &Measured) -> Result<(), String> {
             continue;
         };
         let best = case.times.values().copied().fold(f64::INFINITY, f64::min);
+        // As for every policy judged offline, LLVM's grid takes LLVM's own
+        // median (the candidates are all measured grids).
+        let time = |g: Geometry| case.time_of(g).unwrap_or(f64::INFINITY);
         for (n, &per_run) in PER_RUN.iter().enumerate() {
-            let r = tune::replay(&list, RUNS, per_run, |g| case.times[&g], 1.0, best);
+            let r = tune::replay(&list, RUNS, per_run, time, 1.0, best);
             reached[n].push(r.runs_to_95pct.map_or(f64::INFINITY, |x| x as f64));
+            // The grid kept after the last run: the candidate with that
+            // measured time (grids of equal medians are interchangeable here).
+            let kept = list
+                .iter()
+                .map(|&(_, g)| g)
+                .find(|&g| time(g) == r.kept[RUNS - 1])
+                .map_or_else(
+                    || ",".to_string(),
+                    |g| format!("{},{}", g.threads, g.blocks),
+                );
             println!(
-                "{},{},{},{per_run},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{per_run},{},{},{},{},{},{},{},{},{},{kept}",
                 case.program,
                 case.kernel,
                 case.trip_count,
@@ -370,7 +383,7 @@ fn tune_sim(sweep: &Measured) -> Result<(), String> {
                 r.kept[4],
                 r.kept[RUNS - 1],
                 r.spent[0],
-                case.times[&auto],
+                time(auto),
                 best,
                 list.len(),
                 case.times.len()

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""learn_report.py (tune's learning across runs, from a bench/gpu/learn.sh
+folder): per-run sums over launches and trip counts, the cases kept, the
+best seen, geomeans, share of best, per-run counts and the late slow runs,
+on a small synthetic folder."""
+
+import math
+import os
+import unittest
+from contextlib import redirect_stdout
+import io
+
+from harness_testing import TempDirTest, read, read_csv
+
+import learn_report as lr
+
+ROUNDS = [1, 2, 3, 4, 5]
+# Per case, policy and round: the run's time (ns), the sum of its launches.
+A = {"llvm": [100, 110, 90, 100, 100], "auto": [80] * 5, "tune": [120, 70, 75, 70, 70]}
+B = {"llvm": [200] * 5, "auto": [250] * 5, "tune": [200, 210, 190, 190, 220]}
+
+
+def runs():
+    """load()'s shape: {(program, round, policy): {(kernel,): [ns of each launch]}}. Case A's
+    runs are split over two launches; a kernel with no tune run and one with no llvm run."""
+    out = {}
+    for i, r in enumerate(ROUNDS):
+        for pol in ("llvm", "auto", "tune"):
+            a = A[pol][i]
+            out[("p1", r, pol)] = {("ka",): [a - 40, 40], ("kb",): [B[pol][i]]}
+            if pol != "tune":
+                out[("p2", r, pol)] = {("kc",): [5]}
+            if pol != "llvm":
+                out[("p2", r, pol)] = {("kd",): [7]}
+    return out
+
+
+class Numbers(unittest.TestCase):
+    def setUp(self):
+        self.table = lr.case_table(runs())
+        self.s = lr.summarize(self.table, ROUNDS)
+
+    def test_case_table_sums_each_runs_launches(self):
+        self.assertEqual(sorted(self.table), [("p1", "ka"), ("p1", "kb")])
+        self.assertEqual(self.table[("p1", "ka")]["llvm"], dict(zip(ROUNDS, A["llvm"])))
+        self.assertEqual(self.table[("p1", "kb")]["tune"], dict(zip(ROUNDS, B["tune"])))
+
+    def test_medians_best_and_geomeans(self):
+        s = self.s
+        self.assertEqual(s["base"][("p1", "ka")], {"llvm": 100, "auto": 80})
+        # best: the fastest of llvm's and auto's medians and every tune run.
+        self.assertEqual(s["best"], {("p1", "ka"): 70, ("p1", "kb"): 190})
+        self.assertAlmostEqual(s["g_auto"], 1.0)  # 1.25x on ka, 1/1.25 on kb
+        self.assertAlmostEqual(s["g_best"], math.sqrt(100 / 70 * 200 / 190))
+        self.assertEqual(sorted(s["noise"]), [0.0, 0.2])
+
+    def test_per_run_rows(self):
+        rows = {r: rest for r, *rest in self.s["per_run"]}
+        self.assertEqual(sorted(rows), ROUNDS)
+        g, near, slow, n, gpu = rows[1]
+        self.assertAlmostEqual(g, math.sqrt(100 / 120 * 200 / 200))
+        # ka at 120 is neither within 5 % of 70 nor within 3 % of llvm; kb at 200 is both.
+        self.assertEqual((near, slow, n), (1, 1, 2))
+        self.assertAlmostEqual(gpu, 320 / 330 - 1)
+        self.assertEqual(rows[2][1:4], [1, 1, 2])  # kb at 210: > 3 % slower, 190/210 < 0.95
+        self.assertEqual(rows[3][1:4], [1, 0, 2])  # ka at 75: 70/75 < 0.95
+        self.assertEqual(rows[4][1:4], [2, 0, 2])
+        self.assertAlmostEqual(rows[4][4], 260 / 330 - 1)
+        share = rows[4][0] / self.s["g_best"]
+        self.assertAlmostEqual(share, math.sqrt(100 / 70 * 200 / 190) / self.s["g_best"])
+        self.assertAlmostEqual(share, 1.0)
+
+    def test_late_slow_runs_from_run_5(self):
+        # ka's run 1 (120) is slower than llvm too, but only runs from 5 on count.
+        self.assertEqual(self.s["late"], {("p1", "kb"): [5]})
+
+
+class Folder(TempDirTest):
+    def write(self):
+        os.makedirs(os.path.join(self.dir, "profiles"))
+        for (prog, rnd, pol), cases in runs().items():
+            with open(os.path.join(self.dir, "profiles", f"{prog}.{rnd}.{pol}.csv"), "w") as f:
+                f.write("kernel,trip_count,policy,blocks,threads,ns\n")
+                for (kernel,), launches in cases.items():
+                    # Each launch at its own trip count: a case is the kernel over all of them.
+                    for i, ns in enumerate(launches):
+                        f.write(f"{kernel},{1000 * (i + 1)},{pol},8,128,{ns}\n")
+        with open(os.path.join(self.dir, "runs.csv"), "w") as f:
+            f.write("round,program,n,policy,rc,check,ms\n")
+            for r in ROUNDS:
+                for pol in ("llvm", "auto", "tune"):
+                    f.write(f"{r},p1,64,{pol},0,pass,1\n")
+            f.write("1,p2,64,tune,1,FAIL,1\n")
+
+    def test_learn_md_and_cases_csv(self):
+        self.write()
+        self.assertEqual(lr.load(self.dir)[("p1", 1, "llvm")][("ka",)], [60, 40])
+        with redirect_stdout(io.StringIO()):
+            self.assertEqual(lr.main([self.dir, "--title", "synthetic"]), 0)
+        md = read(os.path.join(self.dir, "learn.md"))
+        self.assertIn("# synthetic", md)
+        self.assertIn("- Runs: 16 (2 programs x 5 rounds x llvm, auto, tune); failed or unchecked: 1.", md)
+        self.assertIn("varies by 10.0 % (max-min over the rounds, median over cases; p90 0.0 %)", md)
+        self.assertIn("- Cases (program, kernel): 2.", md)
+        self.assertIn("llvm = 1.000; auto 1.000x; best seen 1.226x (auto = 81.5 % of best).", md)
+        self.assertIn("| 1 | 0.913x | 74.4 % | 1/2 | 1 | -3.0 % |", md)
+        self.assertIn("| 4 | 1.226x | 100.0 % | 2/2 | 0 | -21.2 % |", md)
+        self.assertIn("| p1 | kb | 0.000 | [5] |", md)
+        rows = read_csv(os.path.join(self.dir, "learn-cases.csv"))
+        self.assertEqual([(r["kernel"], r["llvm_ns"], r["auto_ns"], r["best_ns"], r["tune_run5_ns"]) for r in rows],
+                         [("ka", "100", "80", "70", "70"), ("kb", "200", "250", "190", "220")])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -75,6 +75,52 @@ class Numbers(unittest.TestCase):
         self.assertEqual(self.s["late"], {("p1", "kb"): [5]})
 
 
+G_LLVM, G_AUTO, G_MOVE = (128, 3200), (128, 1600), (64, 3200)
+
+
+def launches():
+    """load_launches()'s shape. Kernel "ka" runs once per process (judged by first launches);
+    "kb" three times (judged by the later ones, the choice being the run's last launch)."""
+    out = {}
+    for r in (1, 2, 3):
+        out[("p", r, "llvm")] = [("ka", 10, G_LLVM, 100), ("kb", 5, G_LLVM, 999), ("kb", 5, G_LLVM, 50),
+                                 ("kb", 5, G_LLVM, 50)]
+        out[("p", r, "auto")] = [("ka", 10, G_AUTO, 80), ("kb", 5, G_AUTO, 999), ("kb", 5, G_AUTO, 40),
+                                 ("kb", 5, G_AUTO, 40)]
+    # tune: ka auto, then the move (60, 64), then back on auto; kb ends on the move, then llvm's grid.
+    out[("p", 1, "tune")] = [("ka", 10, G_AUTO, 82), ("kb", 5, G_AUTO, 999), ("kb", 5, G_AUTO, 40),
+                             ("kb", 5, G_MOVE, 30)]
+    out[("p", 2, "tune")] = [("ka", 10, G_MOVE, 60), ("kb", 5, G_MOVE, 999), ("kb", 5, G_MOVE, 30),
+                             ("kb", 5, G_MOVE, 30)]
+    out[("p", 3, "tune")] = [("ka", 10, G_MOVE, 64), ("kb", 5, G_MOVE, 999), ("kb", 5, G_MOVE, 30),
+                             ("kb", 5, G_LLVM, 50)]
+    return out
+
+
+class Choices(unittest.TestCase):
+    def test_each_run_is_scored_by_its_grids_median(self):
+        j = lr.judge_choices(launches())
+        self.assertEqual(j["cases"], 2)
+        # ka: llvm 100, auto median(80, 80, 80, 82) = 80, move median(60, 64) = 62 (best).
+        # kb, later launches only: llvm 50, auto 40, move 30 (best).
+        self.assertAlmostEqual(j["g_auto"], math.sqrt(100 / 80 * 50 / 40))
+        self.assertAlmostEqual(j["g_best"], math.sqrt(100 / 62 * 50 / 30))
+        self.assertAlmostEqual(j["auto_share"], math.sqrt(62 / 80 * 30 / 40))
+        self.assertEqual(j["auto_slow"], 0)
+        rows = {r: rest for r, *rest in j["per_run"]}
+        g, share, near, slow, worse, on_auto, n = rows[1]
+        # Run 1: ka on auto's grid (its first launch), kb on the move (its last).
+        self.assertAlmostEqual(g, math.sqrt(100 / 80 * 50 / 30))
+        self.assertEqual((near, slow, worse, on_auto, n), (1, 0, 0, 1, 2))
+        g, share, near, slow, worse, on_auto, n = rows[2]
+        self.assertAlmostEqual(share, 1.0)
+        self.assertEqual((near, on_auto), (2, 0))
+        # Run 3: kb ended on llvm's grid: 25 % slower than auto's, not slower than llvm's.
+        g, share, near, slow, worse, on_auto, n = rows[3]
+        self.assertAlmostEqual(share, math.sqrt(30 / 50))
+        self.assertEqual((near, slow, worse), (1, 0, 1))
+
+
 class Folder(TempDirTest):
     def write(self):
         os.makedirs(os.path.join(self.dir, "profiles"))

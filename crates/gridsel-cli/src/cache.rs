@@ -173,7 +173,7 @@ fn explain(r: &Record) -> String {
             v.candidate
         ),
         "settled" => format!(
-            "  settled on {}: fastest of the candidates measured, by {which}; later launches get it (re-checked now and then).\n",
+            "  settled on {}: the first candidate in the prior's order (auto, llvm, ...) that no other beats beyond the noise, by {which}; later launches get it (re-checked now and then).\n",
             v.candidate
         ),
         _ => format!(
@@ -185,9 +185,10 @@ fn explain(r: &Record) -> String {
     };
     if let Some(m) = r.search.margin(kind) {
         out += &format!(
-            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %).\n",
+            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %); samples vary by {:.1} % from run to run (median deviation), so a later candidate must win by about twice the standard error that gives.\n",
             (m - 1.0) * 100.0,
-            Params::of(kind).clear * 100.0
+            Params::of(kind).clear * 100.0,
+            r.search.spread(kind) * 100.0
         );
     }
     out += "  candidate: median ns (samples)\n";

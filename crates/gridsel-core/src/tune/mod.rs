@@ -19,8 +19,9 @@
 //!   every trip count of its class ([`cache::class`]: half octaves).
 //! - **The search** ([`search`]): successive halving written over the
 //!   samples, with far slower candidates dropped at once, an early stop
-//!   when the leader is clear of the rest, and ties won by the static
-//!   grids. Cold samples (a process's first launch of the kernel) and warm
+//!   when the leader is clear of the rest, and the static grids kept
+//!   unless a later candidate beats them by more than the search's own
+//!   measured noise. Cold samples (a process's first launch of the kernel) and warm
 //!   ones are never compared with each other.
 //! - **Safety**: every candidate is cut to the launch's limits (the safe
 //!   range) before it is launched; a failed launch ranks last.

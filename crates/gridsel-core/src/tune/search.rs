@@ -155,7 +155,17 @@ impl Samples {
 /// The median of `values` (the lower middle's and upper middle's mean for
 /// an even count), `None` when empty.
 pub fn median(values: &[u64]) -> Option<u64> {
-    let mut s = values.to_vec();
+    // A sample list holds at most KEEP values: sort a copy on the stack (the
+    // settled launch path re-ranks a search now and then).
+    let mut buf = [0u64; KEEP];
+    let mut heap = Vec::new();
+    let s: &mut [u64] = if values.len() <= KEEP {
+        buf[..values.len()].copy_from_slice(values);
+        &mut buf[..values.len()]
+    } else {
+        heap.extend_from_slice(values);
+        &mut heap
+    };
     s.sort_unstable();
     let m = s.len() / 2;
     match s.len() {
@@ -362,7 +372,7 @@ impl Search {
     /// from the candidate's median, relative to that median; never below
     /// the kind's [`Params::spread_floor`].
     pub fn spread(&self, kind: Kind) -> f64 {
-        let mut deviations: Vec<f64> = Vec::new();
+        let mut deviations: Vec<f64> = Vec::with_capacity(self.samples.len() * KEEP);
         for samples in &self.samples {
             let values = samples.of(kind);
             if values.len() < 2 {
@@ -382,20 +392,25 @@ impl Search {
         pooled.max(Params::of(kind).spread_floor)
     }
 
-    /// Whether candidate `fast` is faster than `slow` beyond the noise:
-    /// `fast` has [`MIN_SAMPLES_TO_LEAD`] samples and its median is below
-    /// `slow`'s by more than [`SIGNIFICANCE`] standard errors of the
-    /// difference (at least [`TIE`]).
-    fn beats(&self, kind: Kind, fast: usize, slow: usize, spread: f64) -> bool {
-        let (f, s) = (self.samples[fast].of(kind), self.samples[slow].of(kind));
-        let (Some(mf), Some(ms)) = (median(f), median(s)) else {
-            return false;
-        };
-        if f.len() < MIN_SAMPLES_TO_LEAD {
+    /// Whether candidate `fast` is faster than `slow` beyond the noise, each
+    /// given with its median: `fast` has [`MIN_SAMPLES_TO_LEAD`] samples and
+    /// its median is below `slow`'s by more than [`SIGNIFICANCE`] standard
+    /// errors of the difference (at least [`TIE`]).
+    fn beats(
+        &self,
+        kind: Kind,
+        (fast, mf): (usize, u64),
+        (slow, ms): (usize, u64),
+        spread: f64,
+    ) -> bool {
+        let (nf, ns) = (
+            self.samples[fast].of(kind).len(),
+            self.samples[slow].of(kind).len(),
+        );
+        if nf < MIN_SAMPLES_TO_LEAD || ns == 0 {
             return false;
         }
-        let error =
-            MEDIAN_ERROR_PER_MAD * spread * (1.0 / f.len() as f64 + 1.0 / s.len() as f64).sqrt();
+        let error = MEDIAN_ERROR_PER_MAD * spread * (1.0 / nf as f64 + 1.0 / ns as f64).sqrt();
         mf as f64 * (1.0 + (SIGNIFICANCE * error).max(TIE)) < ms as f64
     }
 
@@ -404,11 +419,13 @@ impl Search {
     /// other survivor [beats](Self::beats) beyond the noise; the first
     /// candidate when nothing is measured. The fastest survivor is never
     /// beaten, so there is always one; a later candidate takes the lead only
-    /// once its advantage over every earlier one is measured.
+    /// once its advantage over every earlier one is measured. (Medians are
+    /// worked out once per call: a settled launch path re-ranks one launch
+    /// in [`super::SAMPLE_EVERY`].)
     pub fn leader(&self, kind: Kind) -> usize {
         let alive = self.alive(kind);
         let spread = self.spread(kind);
-        let mut by_prior: Vec<usize> = alive.iter().map(|&(i, _)| i).collect();
+        let mut by_prior = alive.clone();
         by_prior.sort_unstable();
         by_prior
             .iter()
@@ -416,9 +433,9 @@ impl Search {
             .find(|&c| {
                 !alive
                     .iter()
-                    .any(|&(d, _)| d != c && self.beats(kind, d, c, spread))
+                    .any(|&d| d.0 != c.0 && self.beats(kind, d, c, spread))
             })
-            .unwrap_or(0)
+            .map_or(0, |(i, _)| i)
     }
 
     /// The runner-up of [`Self::leader`], the grid a re-check measures.

@@ -416,7 +416,7 @@ impl Search {
 
     /// The candidate to keep if the search stopped now: the earliest in the
     /// prior's order (auto, then LLVM, ...) among the survivors that no
-    /// other survivor [beats](Self::beats) beyond the noise; the first
+    /// other survivor beats beyond the noise ([`SIGNIFICANCE`]); the first
     /// candidate when nothing is measured. The fastest survivor is never
     /// beaten, so there is always one; a later candidate takes the lead only
     /// once its advantage over every earlier one is measured. (Medians are

@@ -17,6 +17,7 @@ pub const ENV_LOG: &str = "GRIDSEL_LOG";
 pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
+pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
 
 /// The store `tune` reads and writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +58,10 @@ pub struct Config {
     /// [`crate::policy::limits`]), to measure that range itself. Every other
     /// policy stays inside it.
     pub safe_range: bool,
+    /// `GRIDSEL_TUNE_OVERHEAD`: the share of a process's kernel time that
+    /// `tune`'s exploring may add (a percentage in the variable, a fraction
+    /// here; `off`: unbounded). See `gridsel_core::tune::Allowance`.
+    pub tune_overhead: f64,
 }
 
 impl Default for Config {
@@ -70,6 +75,7 @@ impl Default for Config {
             cache: None,
             model: None,
             safe_range: true,
+            tune_overhead: crate::tune::DEFAULT_OVERHEAD,
         }
     }
 }
@@ -133,6 +139,18 @@ impl Config {
                 _ => errors.push(format!(
                     "{ENV_SAFE_RANGE}: `{text}` is not on or off; the safe range applies"
                 )),
+            }
+        }
+        if let Some(text) = lookup(ENV_TUNE_OVERHEAD) {
+            match text.trim() {
+                "off" => config.tune_overhead = f64::INFINITY,
+                t => match t.parse::<f64>() {
+                    Ok(p) if (0.0..=1000.0).contains(&p) => config.tune_overhead = p / 100.0,
+                    _ => errors.push(format!(
+                        "{ENV_TUNE_OVERHEAD}: `{text}` is not a percentage in 0..=1000 or off; using {}",
+                        crate::tune::DEFAULT_OVERHEAD * 100.0
+                    )),
+                },
             }
         }
         config.profile = path(ENV_PROFILE);
@@ -208,6 +226,21 @@ mod tests {
         let (c, errors) = parse(&[(ENV_SAFE_RANGE, "please")]);
         assert!(c.safe_range);
         assert_eq!(errors.len(), 1);
+    }
+
+    #[test]
+    fn tunes_overhead_is_a_percentage_or_off() {
+        let overhead = |v: &str| {
+            let (c, errors) = parse(&[(ENV_TUNE_OVERHEAD, v)]);
+            (c.tune_overhead, errors.len())
+        };
+        assert_eq!(parse(&[]).0.tune_overhead, crate::tune::DEFAULT_OVERHEAD);
+        assert_eq!(overhead("10"), (0.10, 0));
+        assert_eq!(overhead(" 0 "), (0.0, 0));
+        assert_eq!(overhead("off"), (f64::INFINITY, 0));
+        for bad in ["-1", "5%", "1e9", "NaN", "lots"] {
+            assert_eq!(overhead(bad), (crate::tune::DEFAULT_OVERHEAD, 1), "{bad}");
+        }
     }
 
     #[test]

@@ -166,10 +166,13 @@ pub struct Runtime {
 /// error line and the default policy.
 fn build_policy(config: &mut Config) -> Box<dyn GridPolicy> {
     match &config.policy {
-        Policy::Tune => Box::new(TunePolicy::new(config.cache.clone().map(|store| {
-            Box::new(files::CacheFile::new(store.path, store.default))
-                as Box<dyn crate::tune::Store>
-        }))),
+        Policy::Tune => Box::new(TunePolicy::new(
+            config.cache.clone().map(|store| {
+                Box::new(files::CacheFile::new(store.path, store.default))
+                    as Box<dyn crate::tune::Store>
+            }),
+            config.tune_overhead,
+        )),
         Policy::Sweep => Box::<SweepPolicy>::default(),
         Policy::Forest => match files::model_or_embedded(config.model.as_deref()) {
             Ok(model) => Box::new(ForestPolicy::new(model)),

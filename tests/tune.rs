@@ -53,7 +53,7 @@ fn process(
     time: &dyn Fn(Geometry) -> f64,
 ) -> Vec<Geometry> {
     let store = Box::new(files::CacheFile::new(path.to_path_buf(), false)) as Box<dyn Store>;
-    let tune = TunePolicy::new(Some(store));
+    let tune = TunePolicy::new(Some(store), f64::INFINITY);
     let device = h100();
     let launch = Launch {
         kernel_serial: 0,
@@ -157,7 +157,7 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     // Trip counts 1024 down to 725: one class, one search, one process.
     let time = |g: Geometry| 1000.0 + 100.0 * f64::from(g.threads.abs_diff(64));
     let store = Box::new(files::CacheFile::new(path.clone(), false)) as Box<dyn Store>;
-    let tune = TunePolicy::new(Some(store));
+    let tune = TunePolicy::new(Some(store), f64::INFINITY);
     let device = h100();
     let mut last = None;
     for trip in (725..1024u64).rev() {
@@ -262,11 +262,11 @@ fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
     let time = bowl(Geometry::new(64, 1 << 14));
     let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
     let best4 = time(best_of(4, &k, trip, &time));
-    let once = replay(&list, 10, 1, &time, 3.0, best4);
+    let once = replay(&list, 10, 1, &time, 3.0, best4, f64::INFINITY);
     assert!(once.runs_to_95pct.is_some_and(|r| r <= 6), "{once:?}");
     assert_eq!(once.kept.len(), 10);
     let best12 = time(best_of(12, &k, trip, &time));
-    let twenty = replay(&list, 10, 20, &time, 3.0, best12);
+    let twenty = replay(&list, 10, 20, &time, 3.0, best12, f64::INFINITY);
     assert!(twenty.runs_to_95pct.is_some_and(|r| r <= 2), "{twenty:?}");
     // Settled: every launch of run 10 is the best grid's, the first cold.
     assert!(
@@ -550,4 +550,40 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
     u.settled = [true, false];
     table.apply(&u);
     assert_eq!(gridsel::tune::learned_moves(&table, &h100()), [fast]);
+}
+
+#[test]
+fn the_allowance_bounds_what_a_run_pays_for_exploring() {
+    let k = spmd();
+    let trip = 1 << 22;
+    let time = bowl(Geometry::new(64, 1 << 14));
+    let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    let auto = time(list[0].1);
+    let best12 = time(best_of(12, &k, trip, &time));
+    let overhead = gridsel::tune::DEFAULT_OVERHEAD;
+    let bounded = replay(&list, 10, 20, &time, 1.0, best12, overhead);
+    // Run 1 pays its allowance over auto's grid, plus at most the one
+    // exploring launch that overdrew it.
+    let worst = list
+        .iter()
+        .map(|&(_, g)| time(g) - auto)
+        .fold(0.0, f64::max);
+    assert!(
+        bounded.spent[0] <= auto * (1.0 + overhead) + worst / 20.0,
+        "{bounded:?}"
+    );
+    // Exploring spreads over the next runs, and still gets there.
+    assert!(bounded.runs_to_95pct.is_some_and(|r| r <= 4), "{bounded:?}");
+    assert_eq!(bounded.kept[9], best12);
+    // Unbounded, the same search explores all it wants in run 1.
+    let free = replay(&list, 10, 20, &time, 1.0, best12, f64::INFINITY);
+    assert!(
+        free.runs_to_95pct
+            .is_some_and(|r| r <= bounded.runs_to_95pct.unwrap())
+    );
+    // With none, a run explores once, and again only while the candidates
+    // it tried were faster than its leader: run 1 pays one launch at most.
+    let none = replay(&list, 10, 20, &time, 1.0, best12, 0.0);
+    assert!(none.spent[0] <= auto + worst / 20.0, "{none:?}");
+    assert!(none.runs_to_95pct.is_some(), "{none:?}");
 }

@@ -67,7 +67,8 @@ pub enum Command {
     /// Replay `tune`'s search on sweep results, 10 runs in a row through the
     /// store's format, for a kernel launched once and one launched 20 times
     /// per run: the stand-in timer of each (kernel, trip count) is its
-    /// measured median per grid. Prints CSV; the summary goes to stderr.
+    /// measured median per grid, exploration unbounded (as with
+    /// GRIDSEL_TUNE_OVERHEAD=off). Prints CSV; the summary goes to stderr.
     TuneSim {
         #[command(flatten)]
         sweep: Measured,
@@ -361,7 +362,9 @@ fn tune_sim(sweep: &Measured) -> Result<(), String> {
         // median (the candidates are all measured grids).
         let time = |g: Geometry| case.time_of(g).unwrap_or(f64::INFINITY);
         for (n, &per_run) in PER_RUN.iter().enumerate() {
-            let r = tune::replay(&list, RUNS, per_run, time, 1.0, best);
+            // Exploration unbounded (GRIDSEL_TUNE_OVERHEAD=off): where the
+            // search goes, not what a run pays for it.
+            let r = tune::replay(&list, RUNS, per_run, time, 1.0, best, f64::INFINITY);
             reached[n].push(r.runs_to_95pct.map_or(f64::INFINITY, |x| x as f64));
             // The grid kept after the last run: the candidate with that
             // measured time (grids of equal medians are interchangeable here).

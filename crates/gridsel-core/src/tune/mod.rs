@@ -44,6 +44,7 @@ use crate::policy::{self, GridPolicy, Launch, Limits, Policy, Proposal, Rule, au
 use cache::{Key, Record, Table, Update};
 use search::{Candidate, Kind, Search, Step};
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -302,10 +303,13 @@ impl Learner {
 
     /// The next launch at trip count `trip`; `resolve` gives a candidate's
     /// grid for this launch. `salt` spreads concurrent processes.
+    /// `may_explore` false (the process's [`Allowance`] is spent) runs the
+    /// leader instead of a candidate that costs exploring, and samples it.
     pub fn next(
         &mut self,
         trip: u64,
         salt: u64,
+        may_explore: bool,
         resolve: impl Fn(Candidate) -> Option<Geometry>,
     ) -> Option<Choice> {
         if self.search.candidates.is_empty() {
@@ -333,6 +337,13 @@ impl Learner {
             (leader, false, true, Rule::TuneWinner, false)
         } else {
             match self.step(rank, salt) {
+                Step::Explore(i) if i != 0 && !may_explore => (
+                    self.search.leader(rank),
+                    false,
+                    true,
+                    Rule::TuneWinner,
+                    false,
+                ),
                 Step::Explore(i) => (i, true, true, Rule::TuneTrial, false),
                 Step::Settled(i) => {
                     if !self.search.settled(rank) {
@@ -388,16 +399,25 @@ impl Learner {
 
     /// The time of a launch of `grid` at trip count `trip` (`u64::MAX` when
     /// it failed: it ranks last). Times nobody asked for are ignored.
-    pub fn observe(&mut self, grid: Geometry, trip: u64, ns: u64) {
-        let Some(at) = self.pending.iter().position(|p| p.grid == grid) else {
-            return;
-        };
+    /// Returns what an exploring launch cost over the search's leader, in
+    /// ns (negative when it was faster), where the leader has a median.
+    pub fn observe(&mut self, grid: Geometry, trip: u64, ns: u64) -> Option<i64> {
+        let at = self.pending.iter().position(|p| p.grid == grid)?;
         let p = self.pending.remove(at);
+        let raw = ns;
         let ns = if ns == u64::MAX {
             ns
         } else {
             cache::scale_to_class(ns, trip)
         };
+        let excess = (p.exploring && p.candidate != 0 && ns != u64::MAX)
+            .then(|| {
+                let lead = self.search.samples[self.search.leader(p.kind)].median(p.kind)?;
+                // In the launch's own ns: samples are scaled to the class.
+                let over = (ns as f64 - lead as f64) / ns.max(1) as f64 * raw as f64;
+                Some(over as i64)
+            })
+            .flatten();
         self.search.record(p.candidate, p.kind, ns, p.exploring);
         self.step = None;
         let c = self.search.candidates[p.candidate];
@@ -406,6 +426,7 @@ impl Learner {
             let slot = usize::from(p.kind == Kind::Warm);
             self.update.explored[slot] = self.update.explored[slot].saturating_add(1);
         }
+        excess
     }
 
     /// What this process added since the last call, stamped `used`; `None`
@@ -458,16 +479,73 @@ pub struct TunePolicy {
     /// This process's pick among the candidates of a round (see
     /// [`Search::step`]).
     salt: u64,
+    allowance: Allowance,
+}
+
+/// What exploring may cost one process. An exploring launch runs only while
+/// the summed excess of this process's exploring launches over their
+/// searches' leaders is at most `overhead` times the time of every launch
+/// it timed; otherwise the search's leader runs (and is sampled), and the
+/// search goes on in a later process. So a run pays for at most about one
+/// slow candidate beyond its allowance, and exploring spreads over runs
+/// instead of making the first ones slow: on the H100, without it, a
+/// program's first run with 20 launches per kernel cost 32 % more GPU time
+/// than `auto`, and runs 2-4 of kernels launched once per run 21-47 % more
+/// (bench/results/h100/learn/learn.md). Faster candidates give allowance
+/// back. A process's first exploring launch always runs (nothing is spent
+/// yet), so every run moves its searches on by at least one candidate,
+/// even with an allowance of 0.
+pub struct Allowance {
+    overhead: f64,
+    timed_ns: AtomicU64,
+    excess_ns: AtomicI64,
+}
+
+/// [`Allowance`]'s default share: a run explores for at most about 5 % of
+/// its kernel time (the cost the issue "Learn across runs" allows a first
+/// run over `auto`).
+pub const DEFAULT_OVERHEAD: f64 = 0.05;
+
+impl Allowance {
+    /// Exploring may add `overhead` (a fraction; infinite: no bound) of the
+    /// process's timed kernel time.
+    pub fn new(overhead: f64) -> Self {
+        Self {
+            overhead,
+            timed_ns: AtomicU64::new(0),
+            excess_ns: AtomicI64::new(0),
+        }
+    }
+
+    /// Whether the next exploring launch may run.
+    pub fn open(&self) -> bool {
+        let spent = self.excess_ns.load(Ordering::Relaxed);
+        spent <= 0 || spent as f64 <= self.overhead * self.timed_ns.load(Ordering::Relaxed) as f64
+    }
+
+    /// A timed launch of `ns` (`u64::MAX`: failed), costing `excess` over
+    /// its leader when it explored.
+    pub fn charge(&self, ns: u64, excess: Option<i64>) {
+        if ns != u64::MAX {
+            self.timed_ns.fetch_add(ns, Ordering::Relaxed);
+        }
+        if let Some(e) = excess {
+            self.excess_ns.fetch_add(e, Ordering::Relaxed);
+        }
+    }
 }
 
 impl TunePolicy {
-    /// A tuner whose searches persist in `store`, if any.
-    pub fn new(store: Option<Box<dyn Store>>) -> Self {
+    /// A tuner whose searches persist in `store`, if any, and whose
+    /// exploring may add `overhead` of a process's kernel time
+    /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]).
+    pub fn new(store: Option<Box<dyn Store>>, overhead: f64) -> Self {
         use std::hash::BuildHasher;
         Self {
             session: Session::new(store),
             learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
+            allowance: Allowance::new(overhead),
         }
     }
 
@@ -499,12 +577,14 @@ impl GridPolicy for TunePolicy {
             return Some(auto());
         }
         let trip = l.desc.trip_count;
+        let may_explore = self.allowance.open();
         let decided = self.learners.with(
             l,
             || self.start(l),
             |learner| {
-                let choice =
-                    learner.next(trip, self.salt, |c| resolve(c, l.device, l.kernel, &l.desc))?;
+                let choice = learner.next(trip, self.salt, may_explore, |c| {
+                    resolve(c, l.device, l.kernel, &l.desc)
+                })?;
                 let news = choice
                     .settled_now
                     .then(|| (learner.describe(), learner.take_update(unix_seconds())));
@@ -530,8 +610,10 @@ impl GridPolicy for TunePolicy {
     }
 
     fn observe(&self, l: &Launch<'_>, grid: Geometry, ns: u64) {
-        self.learners
+        let excess = self
+            .learners
             .existing(l, |learner| learner.observe(grid, l.desc.trip_count, ns));
+        self.allowance.charge(ns, excess.flatten());
     }
 
     fn flush(&self) {
@@ -739,7 +821,8 @@ pub struct Replay {
 /// Runs the search over `candidates` (the prior's order, with their grids)
 /// `runs` times, `launches` launches per run, through the store's format
 /// between runs, with `time` of a grid as the timer. The first launch of
-/// each run is cold: it costs `cold` times more.
+/// each run is cold: it costs `cold` times more. Each run is a process with
+/// its own [`Allowance`] of `overhead`.
 pub fn replay(
     candidates: &[(Candidate, Geometry)],
     runs: usize,
@@ -747,6 +830,7 @@ pub fn replay(
     time: impl Fn(Geometry) -> f64,
     cold: f64,
     best_time: f64,
+    overhead: f64,
 ) -> Replay {
     let key = Key {
         kernel: "replay".into(),
@@ -763,14 +847,18 @@ pub fn replay(
         table = Table::parse(&text).unwrap_or_default();
         let mut learner = Learner::resume(key.clone(), &list, table.get(&key));
         let mut total = 0.0;
+        let allowance = Allowance::new(overhead);
         for n in 0..launches {
-            let Some(choice) = learner.next(1, run as u64, |c| grids.get(&c).copied()) else {
+            let Some(choice) =
+                learner.next(1, run as u64, allowance.open(), |c| grids.get(&c).copied())
+            else {
                 break;
             };
             let t = time(choice.grid) * if n == 0 { cold } else { 1.0 };
             total += t;
             if choice.observe {
-                learner.observe(choice.grid, 1, (t * 1e3).round().max(1.0) as u64);
+                let ns = (t * 1e3).round().max(1.0) as u64;
+                allowance.charge(ns, learner.observe(choice.grid, 1, ns));
             }
         }
         spent.push(total / f64::from(launches.max(1)));
@@ -794,5 +882,34 @@ pub fn replay(
         spent,
         runs_to_95pct,
         best_time,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Allowance;
+
+    #[test]
+    fn exploring_runs_while_its_excess_is_within_the_share() {
+        let a = Allowance::new(0.05);
+        assert!(a.open(), "nothing spent yet");
+        a.charge(1000, None);
+        a.charge(1000, Some(100));
+        // 100 over, allowed 5 % of 2000.
+        assert!(a.open());
+        a.charge(1100, Some(100));
+        assert!(!a.open(), "200 over 5 % of 3100");
+        // A faster candidate gives allowance back; a failed launch adds no
+        // time.
+        a.charge(900, Some(-100));
+        assert!(a.open());
+        a.charge(u64::MAX, None);
+        assert!(a.open());
+        let unbounded = Allowance::new(f64::INFINITY);
+        unbounded.charge(1, Some(1_000_000));
+        assert!(unbounded.open());
+        let none = Allowance::new(0.0);
+        none.charge(1000, Some(1));
+        assert!(!none.open());
     }
 }

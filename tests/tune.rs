@@ -255,12 +255,22 @@ fn a_kernel_that_may_nest_is_searched_only_within_llvms_grid() {
     assert!(list.iter().all(|&(_, g)| limits.contains(g)), "{list:?}");
 }
 
-#[test]
-fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
+/// The replay tests' kernel, trip count, bowl of times and candidates.
+fn replayed_bowl() -> (
+    KernelDesc,
+    u64,
+    impl Fn(Geometry) -> f64,
+    Vec<(Candidate, Geometry)>,
+) {
     let k = spmd();
     let trip = 1 << 22;
-    let time = bowl(Geometry::new(64, 1 << 14));
     let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    (k, trip, bowl(Geometry::new(64, 1 << 14)), list)
+}
+
+#[test]
+fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
+    let (k, trip, time, list) = replayed_bowl();
     let best4 = time(best_of(4, &k, trip, &time));
     let once = replay(&list, 10, 1, &time, 3.0, best4, f64::INFINITY);
     assert!(once.runs_to_95pct.is_some_and(|r| r <= 6), "{once:?}");
@@ -554,10 +564,7 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
 
 #[test]
 fn the_allowance_bounds_what_a_run_pays_for_exploring() {
-    let k = spmd();
-    let trip = 1 << 22;
-    let time = bowl(Geometry::new(64, 1 << 14));
-    let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    let (k, trip, time, list) = replayed_bowl();
     let auto = time(list[0].1);
     let best12 = time(best_of(12, &k, trip, &time));
     let overhead = gridsel::tune::DEFAULT_OVERHEAD;

@@ -327,6 +327,41 @@ mod tests {
     use super::*;
     use gridsel::kernel::ExecMode;
 
+    /// Resident blocks of [`spmd32`] on the H100 at 128 threads.
+    const RESIDENT_32: u32 = 2112;
+
+    /// An SPMD kernel of 32 registers and cap 128 ([`RESIDENT_32`] resident
+    /// blocks on the H100).
+    fn spmd32(name: &str) -> KernelDesc {
+        KernelDesc {
+            local_mem: Some(0),
+            registers: Some(32),
+            shared_mem: Some(0),
+            max_threads: Some(128),
+            exec_mode: Some(ExecMode::Spmd),
+            ..KernelDesc::named(name)
+        }
+    }
+
+    /// Three kernels of [`spmd32`]'s shape, 10^5 chunks each, fastest at two
+    /// waves of resident blocks.
+    fn two_waves_win() -> Vec<Case> {
+        let trip = 128 * 100_000;
+        let resident = RESIDENT_32;
+        let pts = [
+            (128, resident, 1.2),
+            (128, 2 * resident, 1.0),
+            (128, 4 * resident, 1.1),
+            (128, 100_000, 1.5),
+        ];
+        (0..3).map(|i| case(&format!("k{i}"), trip, &pts)).collect()
+    }
+
+    /// `calibrate` on the H100 preset with no kernel facts.
+    fn h100_calibration(cases: &[Case]) -> Calibration {
+        calibrate(&DeviceDesc::preset("h100").unwrap(), cases, &HashMap::new())
+    }
+
     fn case(kernel: &str, trip: u64, points: &[(u32, u32, f64)]) -> Case {
         Case {
             program: "p".into(),
@@ -372,11 +407,7 @@ mod tests {
             fast128("c"),
             case("d", 1000, &[(32, 32, 1.0), (128, 8, 1.5)]),
         ];
-        let cal = calibrate(
-            &DeviceDesc::preset("h100").unwrap(),
-            &cases,
-            &HashMap::new(),
-        );
+        let cal = h100_calibration(&cases);
         assert_eq!(cal.threads_per_block, 128);
         assert!(cal.folds.iter().all(|f| f.threads_per_block == Some(128)));
     }
@@ -384,24 +415,8 @@ mod tests {
     #[test]
     fn waves_follow_the_other_kernels() {
         let d = DeviceDesc::preset("h100").unwrap();
-        let k = KernelDesc {
-            local_mem: Some(0),
-            registers: Some(32),
-            shared_mem: Some(0),
-            max_threads: Some(128),
-            exec_mode: Some(ExecMode::Spmd),
-            ..KernelDesc::named("k")
-        };
-        // 32 regs x 128 threads: 2112 resident blocks; trip needs 10^5 chunks.
-        let trip = 128 * 100_000;
-        let resident = 2112;
-        let pts = [
-            (128, resident, 1.2),
-            (128, 2 * resident, 1.0),
-            (128, 4 * resident, 1.1),
-            (128, 100_000, 1.5),
-        ];
-        let cases: Vec<Case> = (0..3).map(|i| case(&format!("k{i}"), trip, &pts)).collect();
+        let k = spmd32("k");
+        let cases = two_waves_win();
         let kernels: HashMap<String, KernelDesc> = (0..3)
             .map(|i| {
                 (
@@ -418,7 +433,7 @@ mod tests {
         assert_eq!(cal.waves, 2);
         assert_eq!(
             cal.folds[0].auto,
-            Some((Geometry::new(128, 2 * resident), 1.0))
+            Some((Geometry::new(128, 2 * RESIDENT_32), 1.0))
         );
         let toml = profile_toml("h100", &d, &cal, cases.len());
         let loaded = DeviceDesc::from_toml(&toml).unwrap();
@@ -442,49 +457,25 @@ mod tests {
             only32("n1"),
             only32("n2"),
         ];
-        let cal = calibrate(
-            &DeviceDesc::preset("h100").unwrap(),
-            &cases,
-            &HashMap::new(),
-        );
+        let cal = h100_calibration(&cases);
         assert_eq!(cal.threads_per_block, 128);
         assert!(cal.folds.iter().all(|f| f.threads_per_block == Some(128)));
         // With 32 the majority's only count, 128 is no candidate.
         let cases = vec![fast128("a"), only32("n1"), only32("n2"), only32("n3")];
-        let cal = calibrate(
-            &DeviceDesc::preset("h100").unwrap(),
-            &cases,
-            &HashMap::new(),
-        );
+        let cal = h100_calibration(&cases);
         assert_eq!(cal.threads_per_block, 32);
     }
 
     #[test]
     fn a_case_whose_grid_no_candidate_moves_is_left_out_of_the_waves() {
         let d = DeviceDesc::preset("h100").unwrap();
-        let desc = |name: String| KernelDesc {
-            local_mem: Some(0),
-            registers: Some(32),
-            shared_mem: Some(0),
-            max_threads: Some(128),
-            exec_mode: Some(ExecMode::Spmd),
-            ..KernelDesc::named(name)
-        };
-        let trip = 128 * 100_000;
-        let resident = 2112;
-        let pts = [
-            (128, resident, 1.2),
-            (128, 2 * resident, 1.0),
-            (128, 4 * resident, 1.1),
-            (128, 100_000, 1.5),
-        ];
-        let mut cases: Vec<Case> = (0..3).map(|i| case(&format!("k{i}"), trip, &pts)).collect();
+        let mut cases = two_waves_win();
         // 10 chunks: auto's grid is 128 x 10 under every candidate, and the
         // sweep did not measure it. Before, every candidate was dropped in
         // every fold holding this case.
         cases.push(case("k3", 1280, &[(32, 40, 2.0), (128, 5, 1.5)]));
         let kernels: HashMap<String, KernelDesc> = (0..4)
-            .map(|i| (format!("k{i}"), desc(format!("k{i}"))))
+            .map(|i| (format!("k{i}"), spmd32(&format!("k{i}"))))
             .collect();
         let cal = calibrate(&d, &cases, &kernels);
         assert_eq!(cal.waves, 2);
@@ -492,7 +483,7 @@ mod tests {
         assert_eq!(cal.folds[3].auto, None, "its own grid was not measured");
         assert_eq!(
             cal.folds[1].auto,
-            Some((Geometry::new(128, 2 * resident), 1.0))
+            Some((Geometry::new(128, 2 * RESIDENT_32), 1.0))
         );
         // Alone, it says nothing about the waves.
         let cal = calibrate(&d, &cases[3..], &kernels);

@@ -591,6 +591,15 @@ mod tests {
         launches
     }
 
+    /// A search over `moves(n)` with `samples` (candidate, ns) of `kind`.
+    fn measured(n: usize, kind: Kind, samples: &[(usize, u64)]) -> Search {
+        let mut s = Search::new(moves(n));
+        for &(i, ns) in samples {
+            s.record(i, kind, ns, true);
+        }
+        s
+    }
+
     fn moves(n: usize) -> Vec<Candidate> {
         let mut c = vec![Candidate::Auto, Candidate::Llvm, Candidate::Occupancy];
         c.extend((0..n as i8).map(|k| Candidate::Move {
@@ -642,10 +651,7 @@ mod tests {
 
     #[test]
     fn ties_go_to_the_earlier_candidate_and_far_slower_ones_are_dropped() {
-        let mut s = Search::new(moves(3));
-        for (i, ns) in [(0, 1000), (1, 1005), (2, 3000), (3, 995)] {
-            s.record(i, Kind::Cold, ns, true);
-        }
+        let s = measured(3, Kind::Cold, &[(0, 1000), (1, 1005), (2, 3000), (3, 995)]);
         assert_eq!(s.leader(Kind::Cold), 0);
         assert_eq!(s.alive(Kind::Cold).len(), 3);
         assert_eq!(s.runner_up(Kind::Cold), Some(3));
@@ -697,52 +703,42 @@ mod tests {
 
     #[test]
     fn a_later_candidate_leads_only_by_more_than_the_noise() {
-        // A challenger 10 % faster than auto, on quiet samples: it leads.
-        let quiet = |challenger: &[u64]| {
-            let mut s = Search::new(moves(2));
-            for ns in [1000, 1010, 990, 1000] {
-                s.record(0, Kind::Warm, ns, true);
-            }
-            for &ns in challenger {
-                s.record(3, Kind::Warm, ns, true);
-            }
-            s
+        let auto = |ns: &[u64]| ns.iter().map(|&t| (0, t)).collect::<Vec<_>>();
+        let with = |kind, auto_ns: &[u64], challenger: &[u64]| {
+            let mut samples = auto(auto_ns);
+            samples.extend(challenger.iter().map(|&t| (3, t)));
+            measured(2, kind, &samples)
         };
-        assert_eq!(quiet(&[900, 905, 895]).leader(Kind::Warm), 3);
+        // A challenger 10 % faster than auto, on quiet samples: it leads.
+        let quiet = [1000, 1010, 990, 1000];
+        assert_eq!(
+            with(Kind::Warm, &quiet, &[900, 905, 895]).leader(Kind::Warm),
+            3
+        );
         // One fast launch is not enough: auto keeps the lead, and the next
         // launch measures the challenger again.
-        let once = quiet(&[900]);
+        let once = with(Kind::Warm, &quiet, &[900]);
         assert_eq!(once.leader(Kind::Warm), 0);
         assert_eq!(once.runner_up(Kind::Warm), Some(3));
         // The same medians on samples that vary by 20 % from run to run:
         // a tie, kept by auto.
-        let mut s = Search::new(moves(2));
-        for ns in [1000, 1200, 800, 1000] {
-            s.record(0, Kind::Cold, ns, true);
-        }
-        for ns in [900, 1100, 700] {
-            s.record(3, Kind::Cold, ns, true);
-        }
-        assert_eq!(s.leader(Kind::Cold), 0);
+        let noisy = [1000, 1200, 800, 1000];
+        assert_eq!(
+            with(Kind::Cold, &noisy, &[900, 1100, 700]).leader(Kind::Cold),
+            0
+        );
         // Twice as fast wins through the same noise of auto's samples.
-        let mut s = Search::new(moves(2));
-        for ns in [1000, 1200, 800, 1000] {
-            s.record(0, Kind::Cold, ns, true);
-        }
-        for ns in [500, 520, 480] {
-            s.record(3, Kind::Cold, ns, true);
-        }
-        assert_eq!(s.leader(Kind::Cold), 3);
+        assert_eq!(
+            with(Kind::Cold, &noisy, &[500, 520, 480]).leader(Kind::Cold),
+            3
+        );
     }
 
     #[test]
     fn a_fast_challenger_is_confirmed_before_the_search_settles() {
         // Screening finds move 0 (index 3) 30 % faster than auto once; the
         // plan measures it again rather than settle on one launch.
-        let mut s = Search::new(moves(2));
-        for (i, ns) in [(0, 1000), (1, 1600), (2, 1700), (3, 700)] {
-            s.record(i, Kind::Cold, ns, true);
-        }
+        let mut s = measured(2, Kind::Cold, &[(0, 1000), (1, 1600), (2, 1700), (3, 700)]);
         assert_eq!(s.leader(Kind::Cold), 0);
         assert_eq!(s.step(Kind::Cold, 0), Step::Explore(3));
         s.record(3, Kind::Cold, 710, true);

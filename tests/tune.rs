@@ -553,11 +553,15 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
     };
     let mut u = entry("k2", 1000, 32);
     u.key.device = h100().name;
+    // One fast launch does not make a leader; two do.
     u.samples = vec![
         (Candidate::Auto, Kind::Cold, 2000),
         (fast, Kind::Cold, 1000),
     ];
     u.settled = [true, false];
+    table.apply(&u);
+    assert!(gridsel::tune::learned_moves(&table, &h100()).is_empty());
+    u.samples = vec![(fast, Kind::Cold, 1000)];
     table.apply(&u);
     assert_eq!(gridsel::tune::learned_moves(&table, &h100()), [fast]);
 }

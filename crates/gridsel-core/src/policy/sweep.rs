@@ -12,9 +12,10 @@
 //! distribute chunk, and ceil(trip/threads). Points that would give a
 //! thread more than [`MAX_ITERATIONS_PER_THREAD`] iterations are left out:
 //! they are orders of magnitude off the best and would take minutes each on
-//! 10^9-iteration loops. A kernel that may nest parallel regions gets a
-//! tighter bound, [`MAX_NESTED_ITERATIONS_PER_THREAD`]: each of its
-//! iterations runs a whole serialized parallel region, and on the H100
+//! 10^9-iteration loops. A kernel that may nest parallel regions (or whose
+//! image cannot tell) gets a tighter bound, [`MAX_NESTED_ITERATIONS_PER_THREAD`]
+//! times what a thread of LLVM's grid does: each of its iterations runs a
+//! whole serialized parallel region, and on the H100
 //! nest_rowhist's 32 x 1 (512 rows per thread) took 15 s per launch against
 //! 9 ms for LLVM's 32 x 512 (one row per thread; bench/results/h100/
 //! patterns.md), so such points alone outlasted the sweep's job limit.
@@ -31,8 +32,9 @@ pub const MAX_SWEEP_BLOCKS: u32 = 1 << 16;
 pub const SM_MULTIPLES: u32 = 8;
 /// Pruning bound on the serial work of one thread.
 pub const MAX_ITERATIONS_PER_THREAD: u64 = 4096;
-/// The same bound for kernels that may nest parallel regions (module
-/// documentation); LLVM's grid gives them about one iteration per thread.
+/// The bound for kernels whose range is narrowed to LLVM's grid (they may
+/// nest parallel regions, or the image cannot tell; module documentation):
+/// this many times the iterations a thread of LLVM's grid does.
 pub const MAX_NESTED_ITERATIONS_PER_THREAD: u64 = 16;
 
 /// One point of the sweep: where it comes from and the grid.
@@ -125,7 +127,10 @@ pub fn columns(
     let max_blocks = limits.max_blocks.min(MAX_SWEEP_BLOCKS);
     common.iter_mut().for_each(|b| *b = (*b).min(max_blocks));
     let max_iterations = if limits.narrowed.is_some() {
-        MAX_NESTED_ITERATIONS_PER_THREAD
+        // The narrowed range ends at LLVM's grid: bound the serial work
+        // relative to what a thread of that grid does.
+        let llvm_busy = u64::from(limits.max_blocks).min(chunks) * u64::from(limits.max_threads);
+        MAX_NESTED_ITERATIONS_PER_THREAD * div_ceil(trip, llvm_busy.max(1))
     } else {
         MAX_ITERATIONS_PER_THREAD
     };
@@ -272,19 +277,26 @@ mod tests {
         let limits = super::super::Limits::of(&d, &nesting, &l);
         assert!(limits.narrowed.is_some() && limits.max_blocks > d.sm_count);
         let g = grid(&d, &nesting, &l);
-        let busy = |g: &Geometry| u64::from(g.threads) * u64::from(g.blocks);
-        // LLVM's grid (one iteration per thread) and a sixteenth of its
-        // blocks stay; a 32nd gives a thread 32 iterations.
+        // 128 distribute chunks (the compiled cap): LLVM's 32 x 512 keeps 128
+        // teams busy, 4 iterations per thread; the space allows 16 times that.
+        let chunks = 16_384 / 128;
+        let busy = |g: &Geometry| u64::from(g.threads) * u64::from(g.blocks.min(chunks));
         let llvm = Geometry::new(limits.max_threads, limits.max_blocks);
-        assert_eq!(busy(&llvm), 16_384);
+        let bound = MAX_NESTED_ITERATIONS_PER_THREAD * 16_384 / busy(&llvm);
+        assert_eq!(bound, 64);
         assert!(g.contains(&llvm));
-        assert!(g.contains(&Geometry::new(llvm.threads, llvm.blocks / 16)));
-        assert!(!g.contains(&Geometry::new(llvm.threads, llvm.blocks / 32)));
+        assert!(g.contains(&Geometry::new(llvm.threads, chunks / 16)));
+        assert!(!g.contains(&Geometry::new(llvm.threads, chunks / 32)));
         assert!(
-            g.iter().all(
-                |g| limits.contains(*g) && 16_384 <= busy(g) * MAX_NESTED_ITERATIONS_PER_THREAD
-            )
+            g.iter()
+                .all(|g| limits.contains(*g) && 16_384 <= busy(g) * bound)
         );
+        // Past LLVM's 3200 blocks the bound follows LLVM's own serial work:
+        // its grid stays in the space.
+        let huge = LaunchDesc::open(100_000_000);
+        let limits = super::super::Limits::of(&d, &nesting, &huge);
+        let llvm = Geometry::new(limits.max_threads, limits.max_blocks);
+        assert!(grid(&d, &nesting, &huge).contains(&llvm));
         // Without nesting the same launch keeps the paper's single block.
         let plain = grid(&d, &KernelDesc::spmd_for_tests(128), &l);
         assert!(plain.contains(&Geometry::new(32, 1)));

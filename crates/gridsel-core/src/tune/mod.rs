@@ -337,6 +337,9 @@ impl Learner {
             (leader, false, true, Rule::TuneWinner, false)
         } else {
             match self.step(rank, salt) {
+                // Held back: the leader runs and is timed like an exploring
+                // launch (its time is what reopens the allowance, and a
+                // sample of the leader), until the search may go on.
                 Step::Explore(i) if i != 0 && !may_explore => (
                     self.search.leader(rank),
                     false,
@@ -412,10 +415,17 @@ impl Learner {
         };
         let excess = (p.exploring && p.candidate != 0 && ns != u64::MAX)
             .then(|| {
-                let lead = self.search.samples[self.search.leader(p.kind)].median(p.kind)?;
-                // In the launch's own ns: samples are scaled to the class.
-                let over = (ns as f64 - lead as f64) / ns.max(1) as f64 * raw as f64;
-                Some(over as i64)
+                let lead = &self.search.samples[self.search.leader(p.kind)];
+                // A leader whose launches failed is no yardstick.
+                if lead.of(p.kind).contains(&u64::MAX) {
+                    return None;
+                }
+                let lead = lead.median(p.kind)?;
+                // In the launch's own ns (samples are scaled to the class),
+                // and never more than the launch itself either way.
+                let raw = raw as f64;
+                let over = (ns as f64 - lead as f64) / ns.max(1) as f64 * raw;
+                Some(over.clamp(-raw, raw) as i64)
             })
             .flatten();
         self.search.record(p.candidate, p.kind, ns, p.exploring);
@@ -493,8 +503,8 @@ pub struct TunePolicy {
 /// than `auto`, and runs 2-4 of kernels launched once per run 21-47 % more
 /// (bench/results/h100/learn/learn.md). Faster candidates give allowance
 /// back. A process's first exploring launch always runs (nothing is spent
-/// yet), so every run moves its searches on by at least one candidate,
-/// even with an allowance of 0.
+/// yet), so every run moves at least one search on by a candidate, even
+/// with an allowance of 0.
 pub struct Allowance {
     overhead: f64,
     timed_ns: AtomicU64,
@@ -527,10 +537,19 @@ impl Allowance {
     /// its leader when it explored.
     pub fn charge(&self, ns: u64, excess: Option<i64>) {
         if ns != u64::MAX {
-            self.timed_ns.fetch_add(ns, Ordering::Relaxed);
+            let _ = self
+                .timed_ns
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                    Some(t.saturating_add(ns))
+                });
         }
         if let Some(e) = excess {
-            self.excess_ns.fetch_add(e, Ordering::Relaxed);
+            // Saturating: a process's sum never wraps round.
+            let _ = self
+                .excess_ns
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                    Some(s.saturating_add(e))
+                });
         }
     }
 }
@@ -911,5 +930,10 @@ mod tests {
         let none = Allowance::new(0.0);
         none.charge(1000, Some(1));
         assert!(!none.open());
+        // Sums saturate instead of wrapping round to an open allowance.
+        let huge = Allowance::new(0.05);
+        huge.charge(u64::MAX - 1, Some(i64::MAX));
+        huge.charge(u64::MAX - 1, Some(1));
+        assert!(!huge.open());
     }
 }

@@ -197,8 +197,9 @@ pub struct Params {
 
 impl Params {
     /// One sample per run: four candidates (auto, LLVM, occupancy and the
-    /// prior's best move), then the two best once more: settled after six
-    /// runs at most.
+    /// prior's best move), then the two best once more, and a faster one
+    /// the noise holds back once more still: settled after seven runs that
+    /// explore (at most the budget's eight).
     pub const COLD: Params = Params {
         budget: 8,
         candidates: 4,
@@ -374,7 +375,16 @@ impl Search {
     pub fn spread(&self, kind: Kind) -> f64 {
         let mut deviations: Vec<f64> = Vec::with_capacity(self.samples.len() * KEEP);
         for samples in &self.samples {
-            let values = samples.of(kind);
+            // Failed launches (u64::MAX) say nothing about the noise.
+            let mut ran = [0u64; KEEP];
+            let mut n = 0;
+            for &x in samples.of(kind).iter().filter(|&&x| x != u64::MAX) {
+                if n < KEEP {
+                    ran[n] = x;
+                    n += 1;
+                }
+            }
+            let values = &ran[..n];
             if values.len() < 2 {
                 continue;
             }
@@ -415,23 +425,33 @@ impl Search {
     }
 
     /// The candidate to keep if the search stopped now: the earliest in the
-    /// prior's order (auto, then LLVM, ...) among the survivors that no
-    /// other survivor beats beyond the noise ([`SIGNIFICANCE`]); the first
-    /// candidate when nothing is measured. The fastest survivor is never
-    /// beaten, so there is always one; a later candidate takes the lead only
-    /// once its advantage over every earlier one is measured. (Medians are
-    /// worked out once per call: a settled launch path re-ranks one launch
-    /// in [`super::SAMPLE_EVERY`].)
+    /// prior's order (auto, then LLVM, ...) that no measured candidate beats
+    /// beyond the noise ([`SIGNIFICANCE`]), among those that may lead: the
+    /// earliest candidate measured, and every other with
+    /// [`MIN_SAMPLES_TO_LEAD`] samples; never one whose launches failed
+    /// while another ran. So a later candidate takes the lead only once its
+    /// advantage over every earlier one is measured, on two samples at
+    /// least. There is always one: the fastest with two samples is beaten
+    /// by none, and without any, nothing beats the earliest. The first
+    /// candidate when nothing is measured.
     pub fn leader(&self, kind: Kind) -> usize {
-        let alive = self.alive(kind);
+        let ranked = self.ranked(kind);
         let spread = self.spread(kind);
-        let mut by_prior = alive.clone();
+        let ran = |&(_, m): &(usize, u64)| m != u64::MAX;
+        let mut by_prior: Vec<(usize, u64)> = ranked.iter().copied().filter(ran).collect();
+        if by_prior.is_empty() {
+            by_prior = ranked.clone();
+        }
         by_prior.sort_unstable();
+        let first = by_prior.first().map(|&(i, _)| i);
         by_prior
             .iter()
             .copied()
+            .filter(|&(i, _)| {
+                Some(i) == first || self.samples[i].of(kind).len() >= MIN_SAMPLES_TO_LEAD
+            })
             .find(|&c| {
-                !alive
+                !ranked
                     .iter()
                     .any(|&d| d.0 != c.0 && self.beats(kind, d, c, spread))
             })
@@ -521,7 +541,8 @@ impl Search {
     }
 
     /// How sure the search is of its leader: the next fastest candidate's
-    /// median over the leader's (1.10: 10 % slower; below 1 within a tie),
+    /// median over the leader's (1.10: 10 % slower; below 1 when a faster
+    /// one does not beat it beyond the noise),
     /// `None` with fewer than two candidates measured.
     pub fn margin(&self, kind: Kind) -> Option<f64> {
         let leader = self.leader(kind);
@@ -732,6 +753,26 @@ mod tests {
             with(Kind::Cold, &noisy, &[500, 520, 480]).leader(Kind::Cold),
             3
         );
+    }
+
+    #[test]
+    fn one_sample_never_leads_and_failures_never_do() {
+        let cold = |samples: &[(usize, u64)]| measured(2, Kind::Cold, samples);
+        // A launch 1.5x faster than the rest drops them from the race, but
+        // it is one launch: auto keeps the lead and the challenger is
+        // measured again.
+        let s = cold(&[(0, 1000), (1, 1600), (2, 1700), (3, 600)]);
+        assert_eq!(s.leader(Kind::Cold), 0);
+        assert_eq!(s.step(Kind::Cold, 0), Step::Explore(3));
+        // Occupancy beats auto on three samples; LLVM's one fast launch,
+        // earlier in the prior, does not take the lead from it.
+        let mut samples = vec![(0, 1000), (0, 1000), (0, 1000), (1, 840), (3, 1400)];
+        samples.extend([(2, 700); 3]);
+        assert_eq!(cold(&samples).leader(Kind::Cold), 2);
+        // auto's launch failed: the one candidate that ran leads.
+        let s = cold(&[(0, u64::MAX), (1, 900)]);
+        assert_eq!(s.leader(Kind::Cold), 1);
+        assert_eq!(s.spread(Kind::Cold), Params::COLD.spread_floor);
     }
 
     #[test]

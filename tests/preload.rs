@@ -774,11 +774,15 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let dir = temp_dir("tune_cache");
     let cache = dir.join("tune.json");
     let cache_s = cache.to_string_lossy().into_owned();
+    // Exploring unbounded, so that the search settles within this one run
+    // of 100 launches (the default allowance spreads it over runs; see
+    // tests/tune.rs).
     let env = [
         H100,
         LOG_INFO,
         ("GRIDSEL_POLICY", "tune"),
         ("GRIDSEL_CACHE", cache_s.as_str()),
+        ("GRIDSEL_TUNE_OVERHEAD", "off"),
     ];
     let first = run_gridsel(&program, &args, &env).ok();
     assert_eq!(first.stdout, expected);

@@ -21,8 +21,12 @@
 //!   samples, with far slower candidates dropped at once, an early stop
 //!   when the leader is clear of the rest, and the static grids kept
 //!   unless a later candidate beats them by more than the search's own
-//!   measured noise. Cold samples (a process's first launch of the kernel) and warm
-//!   ones are never compared with each other.
+//!   measured noise. Cold samples (a process's first launch of the
+//!   kernel) and warm ones are never compared with each other.
+//! - **What exploring may cost** ([`Allowance`], `GRIDSEL_TUNE_OVERHEAD`):
+//!   a process explores only while its exploring launches have cost at
+//!   most 5 % of its timed kernel time over their leaders; past that the
+//!   leader runs, and the search goes on in a later run.
 //! - **Safety**: every candidate is cut to the launch's limits (the safe
 //!   range) before it is launched; a failed launch ranks last.
 //! - **After settling**, every 16th launch is timed and sampled, and every

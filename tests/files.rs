@@ -294,6 +294,8 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
                     TUNE,
                     ("GRIDSEL_CACHE", &cache_s),
                     ("GRIDSEL_LOG", "info"),
+                    // Settles within the run: exploring unbounded.
+                    ("GRIDSEL_TUNE_OVERHEAD", "off"),
                 ],
             )
         });

@@ -437,7 +437,7 @@ impl Search {
     pub fn leader(&self, kind: Kind) -> usize {
         let ranked = self.ranked(kind);
         let spread = self.spread(kind);
-        let ran = |&(_, m): &(usize, u64)| m != u64::MAX;
+        let ran = |&(i, _): &(usize, u64)| !self.samples[i].of(kind).contains(&u64::MAX);
         let mut by_prior: Vec<(usize, u64)> = ranked.iter().copied().filter(ran).collect();
         if by_prior.is_empty() {
             by_prior = ranked.clone();
@@ -769,9 +769,14 @@ mod tests {
         let mut samples = vec![(0, 1000), (0, 1000), (0, 1000), (1, 840), (3, 1400)];
         samples.extend([(2, 700); 3]);
         assert_eq!(cold(&samples).leader(Kind::Cold), 2);
-        // auto's launch failed: the one candidate that ran leads.
+        // auto's launch failed: the one candidate that ran leads, also
+        // when auto ran before (its median is no failure then).
         let s = cold(&[(0, u64::MAX), (1, 900)]);
         assert_eq!(s.leader(Kind::Cold), 1);
+        assert_eq!(
+            cold(&[(0, 800), (0, u64::MAX), (1, 900)]).leader(Kind::Cold),
+            1
+        );
         assert_eq!(s.spread(Kind::Cold), Params::COLD.spread_floor);
     }
 

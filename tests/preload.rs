@@ -766,6 +766,20 @@ fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
 
 // ---- 11. tune --------------------------------------------------------------------
 
+/// `tune` on an H100, logging decisions, with `store` saying where the store
+/// is. Exploring is unbounded so that a search settles within one run,
+/// whatever the host's timings (the default allowance spreads it over runs;
+/// see tests/tune.rs).
+fn tune_settling_in_one_run<'a>(store: (&'a str, &'a str)) -> [(&'a str, &'a str); 5] {
+    [
+        H100,
+        LOG_INFO,
+        ("GRIDSEL_POLICY", "tune"),
+        store,
+        ("GRIDSEL_TUNE_OVERHEAD", "off"),
+    ]
+}
+
 #[test]
 fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let program = host_offload("repeat", "repeat.c", &[]);
@@ -774,16 +788,7 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let dir = temp_dir("tune_cache");
     let cache = dir.join("tune.json");
     let cache_s = cache.to_string_lossy().into_owned();
-    // Exploring unbounded, so that the search settles within this one run
-    // of 100 launches (the default allowance spreads it over runs; see
-    // tests/tune.rs).
-    let env = [
-        H100,
-        LOG_INFO,
-        ("GRIDSEL_POLICY", "tune"),
-        ("GRIDSEL_CACHE", cache_s.as_str()),
-        ("GRIDSEL_TUNE_OVERHEAD", "off"),
-    ];
+    let env = tune_settling_in_one_run(("GRIDSEL_CACHE", cache_s.as_str()));
     let first = run_gridsel(&program, &args, &env).ok();
     assert_eq!(first.stdout, expected);
     let settled = first.gridsel_lines_with("settled on");
@@ -850,15 +855,7 @@ fn tunes_default_store_is_per_user_and_switches_off() {
     let dir = temp_dir("tune_default_store");
     let xdg = dir.join("xdg");
     let xdg_s = xdg.to_string_lossy().into_owned();
-    // Exploring unbounded, so that the run settles whatever the host's
-    // timings (the default allowance spreads a search over runs).
-    let env = [
-        H100,
-        LOG_INFO,
-        ("GRIDSEL_POLICY", "tune"),
-        ("XDG_CACHE_HOME", xdg_s.as_str()),
-        ("GRIDSEL_TUNE_OVERHEAD", "off"),
-    ];
+    let env = tune_settling_in_one_run(("XDG_CACHE_HOME", xdg_s.as_str()));
     let run = run_gridsel(&program, &args, &env).ok();
     let store = xdg.join("gridsel").join("tune.json");
     let line = format!("tune: store {}: 0 searches", store.display());

@@ -797,7 +797,7 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
         settled[0].contains("trip 1000")
             && settled[0].contains("Warm samples")
             && settled[0].contains("over 1 runs")
-            && settled[0].contains("saved to"),
+            && settled[0].contains("queued for"),
         "{}",
         settled[0]
     );

@@ -585,7 +585,7 @@ impl TunePolicy {
     pub fn new(store: Option<Box<dyn Store>>, overhead: f64) -> Self {
         use std::hash::BuildHasher;
         Self {
-            session: Session::new(store),
+            session: Session::new(store, SAVE_INTERVAL),
             learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
             allowance: Allowance::new(overhead),
@@ -703,16 +703,19 @@ pub trait Store: Send + Sync {
 /// The store as one process uses it: read at the first search, updates
 /// not yet saved.
 ///
-/// A search that settles saves on the launch thread, but only if the
-/// store's lock is free at that instant: a launch never waits for another
-/// process (nor for another thread of this one) to finish writing. Updates
-/// that could not be written stay queued for the next settling and for
-/// [`Session::flush`] at exit, which waits up to [`EXIT_PATIENCE`]. The
-/// queue holds at most one update per search and save, bounded like the
-/// searches.
+/// A search that settles saves on the launch thread, at most once per
+/// [`SAVE_INTERVAL`] and only if the store's lock is free at that instant:
+/// a launch never waits for another process (nor for another thread of
+/// this one) to finish writing. Updates not written stay queued for a later
+/// settling and for [`Session::flush`] at exit, which waits up to
+/// [`EXIT_PATIENCE`]. The queue holds at most one update per search and
+/// save, bounded like the searches.
 struct Session {
     store: Option<Box<dyn Store>>,
     cache: OnceLock<Loaded>,
+    save_interval: Duration,
+    /// When this process last wrote the store (at first: when it started).
+    last_write: Mutex<Instant>,
     /// Updates not yet in the file.
     unsaved: Mutex<Vec<Update>>,
     /// Held while a thread of this process writes the store.
@@ -721,11 +724,22 @@ struct Session {
     reported: Mutex<HashSet<String>>,
 }
 
+/// How often a running process may write the store as its searches
+/// settle. A write (read, merge, write, fsync) took 1.4-2 ms on the H100
+/// machine, on the launch thread, and a solver's shrinking loops settle a
+/// search per trip-count class: gramschmidt settled 17 per run, which cost
+/// it about 20 ms of a 440 ms run (bench/results/h100/NOTES.md §14). A
+/// process ends with a write anyway ([`Session::flush`]); the ones before
+/// only keep what a long run learned if it is killed.
+pub const SAVE_INTERVAL: Duration = Duration::from_secs(10);
+
 impl Session {
-    fn new(store: Option<Box<dyn Store>>) -> Self {
+    fn new(store: Option<Box<dyn Store>>, save_interval: Duration) -> Self {
         Self {
             store,
             cache: OnceLock::new(),
+            save_interval,
+            last_write: Mutex::new(Instant::now()),
             unsaved: Mutex::default(),
             writing: Mutex::default(),
             reported: Mutex::default(),
@@ -770,13 +784,17 @@ impl Session {
         })
     }
 
-    /// Queues an update and writes the queue if that needs no waiting;
-    /// returns the end of the log line that says so.
+    /// Queues an update and writes the queue if this process has not
+    /// written for [`SAVE_INTERVAL`] and that needs no waiting; returns the
+    /// end of the log line that says so.
     fn save(&self, update: Update) -> String {
         let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
             return String::new();
         };
         crate::lock(&self.unsaved).push(update);
+        if crate::lock(&self.last_write).elapsed() < self.save_interval {
+            return format!("; queued for {}", store.location());
+        }
         if self.write_unsaved(store) {
             format!("; saved to {}", store.location())
         } else {
@@ -824,12 +842,15 @@ impl Session {
             }
             let start = Instant::now();
             match store.store(&batch, patience) {
-                Ok(()) => log::debug!(
+                Ok(()) => {
+                    *crate::lock(&self.last_write) = Instant::now();
+                    log::debug!(
                     "tune: store {}: saved {} updates in {} us",
                     store.location(),
                     batch.len(),
                     start.elapsed().as_micros()
-                ),
+                    );
+                }
                 Err(e) => {
                     crate::lock(&self.unsaved).extend(batch);
                     let cause = e.to_string();
@@ -930,10 +951,13 @@ pub fn replay(
 
 #[cfg(test)]
 mod tests {
-    use super::cache::{Key, Table};
+    use super::cache::{CacheError, Key, Table, Update};
     use super::search::{Candidate, Kind};
-    use super::{Allowance, Learner};
+    use super::{Allowance, Learner, Session, Store};
     use crate::geometry::Geometry;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
 
     /// Settles a warm search over auto and LLVM (auto 1000 ns, LLVM 1100)
     /// in one process, then times LLVM's re-checks at 500 ns: the process
@@ -984,6 +1008,63 @@ mod tests {
             next.next(1, 0, true, grid).unwrap().grid,
             Geometry::new(32, 32)
         );
+    }
+
+    /// A store that counts writes and can be made busy.
+    #[derive(Default)]
+    struct CountingStore {
+        writes: Mutex<Vec<usize>>,
+        busy: AtomicBool,
+    }
+
+    impl Store for &'static CountingStore {
+        fn location(&self) -> String {
+            "counting".into()
+        }
+        fn load(&self) -> Result<Table, CacheError> {
+            Ok(Table::default())
+        }
+        fn store(&self, updates: &[Update], _: Duration) -> Result<(), CacheError> {
+            if self.busy.load(Ordering::Relaxed) {
+                return Err(CacheError::Busy);
+            }
+            self.writes.lock().unwrap().push(updates.len());
+            Ok(())
+        }
+    }
+
+    fn update(kernel: &str) -> Update {
+        let mut u = Update::new(Key {
+            kernel: kernel.into(),
+            device: "d".into(),
+            sm_arch: 90,
+            class: 1,
+        });
+        u.runs = 1;
+        u
+    }
+
+    #[test]
+    fn settling_writes_the_store_at_most_once_per_interval_and_the_rest_at_exit() {
+        let store: &'static CountingStore = Box::leak(Box::default());
+        let session = Session::new(Some(Box::new(store)), Duration::from_secs(3600));
+        // A process younger than the interval only queues.
+        assert_eq!(session.save(update("a")), "; queued for counting");
+        assert_eq!(session.save(update("b")), "; queued for counting");
+        assert!(store.writes.lock().unwrap().is_empty());
+        session.flush(vec![update("c")]);
+        assert_eq!(*store.writes.lock().unwrap(), [3]);
+
+        // With no interval a settling writes at once, unless the lock is
+        // busy: then it stays queued for the next write.
+        let store: &'static CountingStore = Box::leak(Box::default());
+        let session = Session::new(Some(Box::new(store)), Duration::ZERO);
+        assert_eq!(session.save(update("a")), "; saved to counting");
+        store.busy.store(true, Ordering::Relaxed);
+        assert_eq!(session.save(update("b")), "; not saved to counting yet");
+        store.busy.store(false, Ordering::Relaxed);
+        assert_eq!(session.save(update("c")), "; saved to counting");
+        assert_eq!(*store.writes.lock().unwrap(), [1, 2]);
     }
 
     #[test]

@@ -67,8 +67,10 @@ def judge_choices(launches):
     """Each tune run's choice scored by its grid's median (module documentation). Returns
     dict(cases, g_auto, g_best, auto_share, per_run=[(round, tune's geomean over llvm,
     share of best, cases within 5 % of best, cases > 3 % slower than llvm's grid, cases
-    > 3 % slower than auto's grid, cases on auto's grid, cases)]). Cases need llvm's and
-    auto's grid and a tune run."""
+    > 3 % slower than auto's grid, cases on auto's grid, cases)], settled_from={case: the
+    first run from which every later choice is within 95 % of the best grid, inf if the last
+    one is not}, auto_slow and auto_far: cases where auto's grid is > 3 % slower than llvm's,
+    and < 95 % of the best). Cases need llvm's and auto's grid and a tune run."""
     per_process = {}
     for key, rows in launches.items():
         seen = collections.Counter((k, t) for k, t, _, _ in rows)
@@ -110,11 +112,20 @@ def judge_choices(launches):
                         sum(best[c] / t[c] >= 0.95 for c in cs), sum(t[c] > 1.03 * llvm[c] for c in cs),
                         sum(t[c] > 1.03 * auto[c] for c in cs),
                         sum(choice[c][r] == grid_of[c]["auto"] for c in cs), len(cs)))
-    return dict(cases=len(cases), per_run=per_run,
+    # Per case, the run from which every later choice stays within 95 % of the best grid
+    # (the issue's convergence target); inf when the last run's choice is not.
+    rounds = sorted({r for c in cases for r in choice[c]})
+    settled_from = {}
+    for c in cases:
+        good = [best[c] / med[c][choice[c][r]] >= 0.95 if r in choice[c] else False for r in rounds]
+        bad = [r for r, ok in zip(rounds, good) if not ok]
+        settled_from[c] = rounds[0] if not bad else next((r for r in rounds if r > bad[-1]), math.inf)
+    return dict(cases=len(cases), per_run=per_run, settled_from=settled_from,
                 g_auto=geomean([llvm[c] / auto[c] for c in cases]),
                 g_best=geomean([llvm[c] / best[c] for c in cases]),
                 auto_share=geomean([best[c] / auto[c] for c in cases]),
-                auto_slow=sum(auto[c] > 1.03 * llvm[c] for c in cases))
+                auto_slow=sum(auto[c] > 1.03 * llvm[c] for c in cases),
+                auto_far=sum(best[c] / auto[c] < 0.95 for c in cases))
 
 
 def case_table(runs):
@@ -142,7 +153,9 @@ def summarize(table, rounds):
     fastest of those and of every tune run; g_auto, g_best: geomean speedups over llvm;
     noise: per case with >= 3 llvm runs, (max - min) / median of its llvm runs; per_run: per
     round with tune runs, (round, tune's geomean over llvm, cases within 5 % of best,
-    cases > 3 % slower than llvm, cases, tune's summed time / auto's - 1); late: per case
+    cases > 3 % slower than llvm, cases, tune's summed time / auto's - 1); auto_noise: per
+    round with auto runs, auto's summed time / its median runs' - 1 (the noise of that
+    column with nothing learned); late: per case
     with a tune run from round 5 on > 3 % slower than llvm's median, those rounds."""
     base = {c: {pol: statistics.median(v[pol].values()) for pol in ("llvm", "auto") if v[pol]}
             for c, v in table.items()}
@@ -161,8 +174,15 @@ def summarize(table, rounds):
         tune_t = sum(table[c]["tune"][r] for c in cs)
         auto_t = sum(base[c].get("auto", 0) for c in cs)
         per_run.append((r, g, near, slow, len(cs), tune_t / auto_t - 1))
+    # The same sum for auto's own runs against auto's median: how far a run's GPU time moves
+    # with no learning at all (a process's noise), in the rounds that ran auto.
+    auto_noise = {}
+    for r in rounds:
+        cs = [c for c in table if r in table[c]["auto"]]
+        if cs:
+            auto_noise[r] = sum(table[c]["auto"][r] for c in cs) / sum(base[c]["auto"] for c in cs) - 1
     late = {c: [r for r in rounds[4:] if table[c]["tune"].get(r, 0) > 1.03 * base[c]["llvm"]] for c in table}
-    return dict(base=base, best=best, noise=noise, per_run=per_run,
+    return dict(base=base, best=best, noise=noise, per_run=per_run, auto_noise=auto_noise,
                 late={c: rs for c, rs in late.items() if rs},
                 g_best=geomean([base[c]["llvm"] / best[c] for c in table]),
                 g_auto=geomean([base[c]["llvm"] / base[c]["auto"] for c in table if "auto" in base[c]]))
@@ -195,12 +215,14 @@ def main(argv=None):
     lines += ["", f"llvm = 1.000; auto {g_auto:.3f}x; best seen {g_best:.3f}x "
               f"(auto = {100 * g_auto / g_best:.1f} % of best).", "",
               "| run | tune over llvm (geomean) | share of best | within 5 % of best | > 3 % slower than llvm | "
-              "run GPU time vs auto |", "|---|---|---|---|---|---|"]
+              "run GPU time vs auto | auto's own run vs auto (noise) |", "|---|---|---|---|---|---|---|"]
     curve = []
     for r, g, near, slow, n, gpu in s["per_run"]:
         curve.append((r, g, g / g_best))
+        own = s["auto_noise"].get(r)
+        own = "-" if own is None else f"{100 * own:+.1f} %"
         lines.append(f"| {r} | {g:.3f}x | {100 * g / g_best:.1f} % | {near}/{n} | {slow} | "
-                     f"{100 * gpu:+.1f} % |")
+                     f"{100 * gpu:+.1f} % | {own} |")
     j = judge_choices(load_launches(a.folder))
     lines += ["", f"Each run's choice, judged by its grid's median over the benchmark ({j['cases']} cases "
               f"(program, kernel, trip count); auto's grid {j['g_auto']:.3f}x over llvm's, "
@@ -211,6 +233,14 @@ def main(argv=None):
               "|---|---|---|---|---|---|---|"]
     for r, g, share, near, slow, worse, on_auto, n in j["per_run"]:
         lines.append(f"| {r} | {g:.3f}x | {100 * share:.1f} % | {near}/{n} | {slow} | {worse} | {on_auto}/{n} |")
+    ends = sorted(j["settled_from"].values())
+    if ends:
+        never = sum(e == math.inf for e in ends)
+        shown = lambda r: "never" if r == math.inf else f"{r}"
+        lines += ["", f"Runs until a case's choice stays within 95 % of its best grid: median "
+                  f"{shown(statistics.median_high(ends))}, p90 {shown(ends[int(0.9 * (len(ends) - 1))])}; "
+                  f"{never} of {len(ends)} cases not within 95 % at the last run (auto's grid: "
+                  f"{j['auto_far']} not within 95 %)."]
     late = s["late"]
     if late:
         lines += ["", "Cases where a tune run from run 5 on was > 3 % slower than llvm's median (noise included):", "",

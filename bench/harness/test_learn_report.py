@@ -16,7 +16,7 @@ import learn_report as lr
 
 ROUNDS = [1, 2, 3, 4, 5]
 # Per case, policy and round: the run's time (ns), the sum of its launches.
-A = {"llvm": [100, 110, 90, 100, 100], "auto": [80] * 5, "tune": [120, 70, 75, 70, 70]}
+A = {"llvm": [100, 110, 90, 100, 100], "auto": [80, 80, 88, 80, 80], "tune": [120, 70, 75, 70, 70]}
 B = {"llvm": [200] * 5, "auto": [250] * 5, "tune": [200, 210, 190, 190, 220]}
 
 
@@ -70,6 +70,12 @@ class Numbers(unittest.TestCase):
         self.assertAlmostEqual(share, math.sqrt(100 / 70 * 200 / 190) / self.s["g_best"])
         self.assertAlmostEqual(share, 1.0)
 
+    def test_autos_own_runs_against_its_median(self):
+        # auto's run 3 took 88 + 250 against its medians' 80 + 250; the other runs, the medians.
+        self.assertEqual(sorted(self.s["auto_noise"]), ROUNDS)
+        self.assertAlmostEqual(self.s["auto_noise"][3], 338 / 330 - 1)
+        self.assertAlmostEqual(self.s["auto_noise"][1], 0.0)
+
     def test_late_slow_runs_from_run_5(self):
         # ka's run 1 (120) is slower than llvm too, but only runs from 5 on count.
         self.assertEqual(self.s["late"], {("p1", "kb"): [5]})
@@ -107,6 +113,7 @@ class Choices(unittest.TestCase):
         self.assertAlmostEqual(j["g_best"], math.sqrt(100 / 62 * 50 / 30))
         self.assertAlmostEqual(j["auto_share"], math.sqrt(62 / 80 * 30 / 40))
         self.assertEqual(j["auto_slow"], 0)
+        self.assertEqual(j["auto_far"], 2)  # 62/80 and 30/40
         rows = {r: rest for r, *rest in j["per_run"]}
         g, share, near, slow, worse, on_auto, n = rows[1]
         # Run 1: ka on auto's grid (its first launch), kb on the move (its last).
@@ -119,6 +126,8 @@ class Choices(unittest.TestCase):
         g, share, near, slow, worse, on_auto, n = rows[3]
         self.assertAlmostEqual(share, math.sqrt(30 / 50))
         self.assertEqual((near, slow, worse), (1, 0, 1))
+        # ka within 95 % of its best from run 2 on; kb not at the last run.
+        self.assertEqual(j["settled_from"], {("p", "ka", 10): 2, ("p", "kb", 5): math.inf})
 
 
 class Folder(TempDirTest):

@@ -154,8 +154,8 @@ def summarize(table, rounds):
     noise: per case with >= 3 llvm runs, (max - min) / median of its llvm runs; per_run: per
     round with tune runs, (round, tune's geomean over llvm, cases within 5 % of best,
     cases > 3 % slower than llvm, cases, tune's summed time / auto's - 1); auto_noise: per
-    round with auto runs, auto's summed time / its median runs' - 1 (the noise of that
-    column with nothing learned); late: per case
+    round with auto runs, (auto's run's geomean over llvm, its summed time / its median runs'
+    - 1): the noise of those columns with nothing learned; late: per case
     with a tune run from round 5 on > 3 % slower than llvm's median, those rounds."""
     base = {c: {pol: statistics.median(v[pol].values()) for pol in ("llvm", "auto") if v[pol]}
             for c, v in table.items()}
@@ -180,7 +180,8 @@ def summarize(table, rounds):
     for r in rounds:
         cs = [c for c in table if r in table[c]["auto"]]
         if cs:
-            auto_noise[r] = sum(table[c]["auto"][r] for c in cs) / sum(base[c]["auto"] for c in cs) - 1
+            auto_noise[r] = (geomean([base[c]["llvm"] / table[c]["auto"][r] for c in cs]),
+                             sum(table[c]["auto"][r] for c in cs) / sum(base[c]["auto"] for c in cs) - 1)
     late = {c: [r for r in rounds[4:] if table[c]["tune"].get(r, 0) > 1.03 * base[c]["llvm"]] for c in table}
     return dict(base=base, best=best, noise=noise, per_run=per_run, auto_noise=auto_noise,
                 late={c: rs for c, rs in late.items() if rs},
@@ -215,12 +216,13 @@ def main(argv=None):
     lines += ["", f"llvm = 1.000; auto {g_auto:.3f}x; best seen {g_best:.3f}x "
               f"(auto = {100 * g_auto / g_best:.1f} % of best).", "",
               "| run | tune over llvm (geomean) | share of best | within 5 % of best | > 3 % slower than llvm | "
-              "run GPU time vs auto | auto's own run vs auto (noise) |", "|---|---|---|---|---|---|---|"]
+              "run GPU time vs auto | auto's own run: over llvm, GPU time vs auto (noise) |",
+              "|---|---|---|---|---|---|---|"]
     curve = []
     for r, g, near, slow, n, gpu in s["per_run"]:
         curve.append((r, g, g / g_best))
         own = s["auto_noise"].get(r)
-        own = "-" if own is None else f"{100 * own:+.1f} %"
+        own = "-" if own is None else f"{own[0]:.3f}x, {100 * own[1]:+.1f} %"
         lines.append(f"| {r} | {g:.3f}x | {100 * g / g_best:.1f} % | {near}/{n} | {slow} | "
                      f"{100 * gpu:+.1f} % | {own} |")
     j = judge_choices(load_launches(a.folder))

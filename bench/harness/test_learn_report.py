@@ -73,8 +73,9 @@ class Numbers(unittest.TestCase):
     def test_autos_own_runs_against_its_median(self):
         # auto's run 3 took 88 + 250 against its medians' 80 + 250; the other runs, the medians.
         self.assertEqual(sorted(self.s["auto_noise"]), ROUNDS)
-        self.assertAlmostEqual(self.s["auto_noise"][3], 338 / 330 - 1)
-        self.assertAlmostEqual(self.s["auto_noise"][1], 0.0)
+        self.assertAlmostEqual(self.s["auto_noise"][3][1], 338 / 330 - 1)
+        self.assertAlmostEqual(self.s["auto_noise"][3][0], math.sqrt(100 / 88 * 200 / 250))
+        self.assertAlmostEqual(self.s["auto_noise"][1][1], 0.0)
 
     def test_late_slow_runs_from_run_5(self):
         # ka's run 1 (120) is slower than llvm too, but only runs from 5 on count.

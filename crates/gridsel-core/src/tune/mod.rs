@@ -33,7 +33,7 @@
 //!   256th launch (16th run for kernels launched once per run) measures the
 //!   runner-up, so a grid that degrades loses its lead. A process keeps the
 //!   grid it settled on; what its later samples say takes effect from the
-//!   next run.
+//!   next run, unless the kept grid fails or falls far behind (then at once).
 //!
 //! [`Learner`] is one search in one process and is pure (no clock, no
 //! I/O): tests and `gridsel tune-sim` drive it with stand-in timers, run
@@ -242,7 +242,9 @@ pub struct Learner {
     /// process, so that its own sampled launches cannot swap it back and
     /// forth among close candidates (measured on the H100: gramschmidt's
     /// settled search ran three grids by turns in one run, +52 % GPU time
-    /// for the run). Later samples move the leader from the next run on.
+    /// for the run). Later samples move the leader from the next run on;
+    /// a kept grid that fails, or that its samples put past the drop factor
+    /// (a grid that degraded), is left at once.
     kept: Option<(Kind, usize)>,
     /// [`Search::step`]'s last answer for a kind, until the next sample.
     step: Option<(Kind, Step)>,
@@ -450,8 +452,12 @@ impl Learner {
             .flatten();
         self.search.record(p.candidate, p.kind, ns, p.exploring);
         self.step = None;
-        if ns == u64::MAX && self.kept.is_some_and(|(_, i)| i == p.candidate) {
-            // A kept grid that fails is not kept.
+        if self.kept.is_some_and(|(kind, i)| {
+            i == p.candidate && (ns == u64::MAX || !self.search.in_race(i, kind))
+        }) {
+            // A kept grid that fails, or whose samples now put it far behind
+            // the fastest (a grid that degraded), is not kept: the next
+            // launch runs the leader.
             self.kept = None;
         }
         let c = self.search.candidates[p.candidate];
@@ -845,10 +851,10 @@ impl Session {
                 Ok(()) => {
                     *crate::lock(&self.last_write) = Instant::now();
                     log::debug!(
-                    "tune: store {}: saved {} updates in {} us",
-                    store.location(),
-                    batch.len(),
-                    start.elapsed().as_micros()
+                        "tune: store {}: saved {} updates in {} us",
+                        store.location(),
+                        batch.len(),
+                        start.elapsed().as_micros()
                     );
                 }
                 Err(e) => {
@@ -953,49 +959,62 @@ pub fn replay(
 mod tests {
     use super::cache::{CacheError, Key, Table, Update};
     use super::search::{Candidate, Kind};
-    use super::{Allowance, Learner, Session, Store};
+    use super::{Allowance, Learner, SAMPLE_EVERY, Session, Store};
     use crate::geometry::Geometry;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
 
-    /// Settles a warm search over auto and LLVM (auto 1000 ns, LLVM 1100)
-    /// in one process, then times LLVM's re-checks at 500 ns: the process
-    /// keeps auto, and the next process starts from LLVM.
-    #[test]
-    fn a_process_keeps_its_settled_grid_and_the_next_run_moves() {
+    const AUTO_GRID: Geometry = Geometry::new(128, 8);
+    const LLVM_GRID: Geometry = Geometry::new(32, 32);
+
+    fn two_grids() -> (Key, [Candidate; 2]) {
         let key = Key {
             kernel: "k".into(),
             device: "d".into(),
             sm_arch: 90,
             class: 1,
         };
-        let list = [Candidate::Auto, Candidate::Llvm];
-        let grid = |c: Candidate| {
-            Some(match c {
-                Candidate::Auto => Geometry::new(128, 8),
-                _ => Geometry::new(32, 32),
-            })
-        };
-        let mut learner = Learner::resume(key.clone(), &list, None);
+        (key, [Candidate::Auto, Candidate::Llvm])
+    }
+
+    fn grid(c: Candidate) -> Option<Geometry> {
+        Some(if c == Candidate::Auto {
+            AUTO_GRID
+        } else {
+            LLVM_GRID
+        })
+    }
+
+    /// 2000 launches of one process over auto and LLVM, `ns(grid, launch
+    /// number)` timing the observed ones. Returns the grids launched.
+    fn one_process(learner: &mut Learner, ns: impl Fn(Geometry, usize) -> u64) -> Vec<Geometry> {
         let mut ran = Vec::new();
-        for _ in 0..2000 {
+        for n in 0..2000 {
             let choice = learner.next(1, 0, true, grid).unwrap();
             ran.push(choice.grid);
             if choice.observe {
-                let fast_llvm = ran.len() > 200;
-                let ns = match (choice.grid == Geometry::new(128, 8), fast_llvm) {
-                    (true, _) => 1000,
-                    (false, false) => 1100,
-                    (false, true) => 500,
-                };
-                learner.observe(choice.grid, 1, ns);
+                learner.observe(choice.grid, 1, ns(choice.grid, n));
             }
         }
-        let auto = Geometry::new(128, 8);
+        ran
+    }
+
+    /// Settles a warm search over auto and LLVM (auto 1000 ns, LLVM 1100)
+    /// in one process, then times LLVM's re-checks at 500 ns: the process
+    /// keeps auto, and the next process starts from LLVM.
+    #[test]
+    fn a_process_keeps_its_settled_grid_and_the_next_run_moves() {
+        let (key, list) = two_grids();
+        let mut learner = Learner::resume(key.clone(), &list, None);
+        let ran = one_process(&mut learner, |g, n| match (g == AUTO_GRID, n > 200) {
+            (true, _) => 1000,
+            (false, false) => 1100,
+            (false, true) => 500,
+        });
         // Settled on auto early; later re-checks of LLVM come out faster,
         // yet only re-checks run LLVM's grid in this process.
-        assert!(ran[100..].iter().filter(|&&g| g != auto).count() <= 2000 / 256 + 1);
+        assert!(ran[100..].iter().filter(|&&g| g != AUTO_GRID).count() <= 2000 / 256 + 1);
         assert_eq!(
             learner.search().candidates[learner.search().leader(Kind::Warm)],
             Candidate::Llvm
@@ -1004,9 +1023,29 @@ mod tests {
         table.apply(&learner.take_update(1).unwrap());
         let mut next = Learner::resume(key.clone(), &list, table.get(&key));
         next.next(1, 0, true, grid).unwrap();
-        assert_eq!(
-            next.next(1, 0, true, grid).unwrap().grid,
-            Geometry::new(32, 32)
+        assert_eq!(next.next(1, 0, true, grid).unwrap().grid, LLVM_GRID);
+    }
+
+    /// The kept grid (auto) degrades to three times LLVM's time after 300
+    /// launches: once its own samples put it past the drop factor, the
+    /// process leaves it for the leader.
+    #[test]
+    fn a_kept_grid_that_degrades_far_is_left_within_the_process() {
+        let (key, list) = two_grids();
+        let mut learner = Learner::resume(key, &list, None);
+        let ran = one_process(&mut learner, |g, n| match (g == AUTO_GRID, n > 300) {
+            (true, false) => 1000,
+            (true, true) => 3300,
+            (false, _) => 1100,
+        });
+        assert!(ran[..300].iter().filter(|&&g| g == AUTO_GRID).count() > 250);
+        // Five of auto's eight kept samples must be slow before its median
+        // is: five sampled launches, one in 16.
+        let left_by = 300 + 5 * SAMPLE_EVERY as usize + 16;
+        assert!(
+            ran[left_by..].iter().all(|&g| g == LLVM_GRID),
+            "{:?}",
+            &ran[left_by..left_by + 20]
         );
     }
 

@@ -368,6 +368,12 @@ impl Search {
             .collect()
     }
 
+    /// Whether candidate `i` is still in the race of `kind`: measured, and
+    /// within [`Params::drop`] of the fastest.
+    pub fn in_race(&self, i: usize, kind: Kind) -> bool {
+        self.alive(kind).iter().any(|&(j, _)| j == i)
+    }
+
     /// The run-to-run spread of `kind`'s samples: the median, over every
     /// sample of a candidate with at least two, of its absolute deviation
     /// from the candidate's median, relative to that median; never below

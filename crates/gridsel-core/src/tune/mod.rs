@@ -606,7 +606,7 @@ impl TunePolicy {
             class: cache::class(l.desc.trip_count),
         };
         let loaded = self.session.loaded();
-        let learned = learned_moves(&loaded.table, l.device);
+        let learned = loaded.learned_moves(l.device);
         let list: Vec<Candidate> = candidates(l.device, l.kernel, &l.desc, &learned, |_| true)
             .into_iter()
             .map(|(c, _)| c)
@@ -692,6 +692,32 @@ struct Loaded {
     /// False without a store, or when the file could not be read or was
     /// written by a newer gridsel: then it is left as it is.
     save: bool,
+    /// [`learned_moves`] per device (name, sm), worked out at the device's
+    /// first search: the table does not change within the process.
+    learned: Mutex<Vec<(String, u32, Vec<Candidate>)>>,
+}
+
+impl Loaded {
+    fn new(table: Table, save: bool) -> Self {
+        Self {
+            table,
+            save,
+            learned: Mutex::default(),
+        }
+    }
+
+    fn learned_moves(&self, device: &DeviceDesc) -> Vec<Candidate> {
+        let mut learned = crate::lock(&self.learned);
+        if let Some((_, _, moves)) = learned
+            .iter()
+            .find(|(name, sm, _)| *name == device.name && *sm == device.sm_arch)
+        {
+            return moves.clone();
+        }
+        let moves = learned_moves(&self.table, device);
+        learned.push((device.name.clone(), device.sm_arch, moves.clone()));
+        moves
+    }
 }
 
 /// Where `tune` keeps its searches across runs; the preload library's
@@ -757,10 +783,7 @@ impl Session {
     fn loaded(&self) -> &Loaded {
         self.cache.get_or_init(|| {
             let Some(store) = &self.store else {
-                return Loaded {
-                    table: Table::default(),
-                    save: false,
-                };
+                return Loaded::new(Table::default(), false);
             };
             let (table, save) = match store.load() {
                 Ok(t) => {
@@ -786,7 +809,7 @@ impl Session {
                     (Table::default(), false)
                 }
             };
-            Loaded { table, save }
+            Loaded::new(table, save)
         })
     }
 

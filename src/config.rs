@@ -4,6 +4,7 @@
 //! setting falls back to its safe default (for the policy: pass-through).
 
 use crate::device::DeviceDesc;
+use crate::plan::{OptIn, TeamsRegions};
 use crate::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ pub const ENV_POLICY: &str = "GRIDSEL_POLICY";
 pub const ENV_DEVICE: &str = "GRIDSEL_DEVICE";
 pub const ENV_THREADS_PER_BLOCK: &str = "GRIDSEL_THREADS_PER_BLOCK";
 pub const ENV_OVERRIDE_CLAUSES: &str = "GRIDSEL_OVERRIDE_CLAUSES";
+pub const ENV_TEAMS_REGIONS: &str = "GRIDSEL_TEAMS_REGIONS";
 pub const ENV_PROFILE: &str = "GRIDSEL_PROFILE";
 pub const ENV_LOG: &str = "GRIDSEL_LOG";
 pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
@@ -46,7 +48,10 @@ pub struct Config {
     pub device: Option<DeviceDesc>,
     /// `GRIDSEL_THREADS_PER_BLOCK`, applied over any device description.
     pub threads_per_block: Option<u32>,
-    pub override_clauses: bool,
+    /// What the user allows beyond open launches with a loop:
+    /// `GRIDSEL_OVERRIDE_CLAUSES` and `GRIDSEL_TEAMS_REGIONS`
+    /// ([`crate::plan::may_change`]).
+    pub opt_in: OptIn,
     pub profile: Option<PathBuf>,
     /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
     /// [`default_store`]; `None` with `GRIDSEL_CACHE=off`.
@@ -70,7 +75,7 @@ impl Default for Config {
             policy: DEFAULT_POLICY,
             device: None,
             threads_per_block: None,
-            override_clauses: false,
+            opt_in: OptIn::default(),
             profile: None,
             cache: None,
             model: None,
@@ -125,10 +130,18 @@ impl Config {
         }
         if let Some(text) = lookup(ENV_OVERRIDE_CLAUSES) {
             match text.trim() {
-                "1" | "true" | "yes" => config.override_clauses = true,
+                "1" | "true" | "yes" => config.opt_in.override_clauses = true,
                 "0" | "false" | "no" | "" => {}
                 _ => errors.push(format!(
                     "{ENV_OVERRIDE_CLAUSES}: `{text}` is not 0 or 1; clauses are kept"
+                )),
+            }
+        }
+        if let Some(text) = lookup(ENV_TEAMS_REGIONS).filter(|t| !t.trim().is_empty()) {
+            match text.parse::<TeamsRegions>() {
+                Ok(v) => config.opt_in.teams_regions = v,
+                Err(e) => errors.push(format!(
+                    "{ENV_TEAMS_REGIONS}: {e}; `target teams` regions without a distribute loop are kept"
                 )),
             }
         }
@@ -182,7 +195,7 @@ impl Config {
 pub fn env_help() -> String {
     format!(
         "{ENV_POLICY}=<{POLICY_NAMES}>  {ENV_DEVICE}=<preset|profile.toml>  {ENV_THREADS_PER_BLOCK}=N  \
-         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_SAFE_RANGE}=on|off  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>|off  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
+         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_TEAMS_REGIONS}=keep|change  {ENV_SAFE_RANGE}=on|off  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>|off  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
     )
 }
 
@@ -275,6 +288,7 @@ mod tests {
             (ENV_DEVICE, "titanx-pascal"),
             (ENV_THREADS_PER_BLOCK, "64"),
             (ENV_OVERRIDE_CLAUSES, "1"),
+            (ENV_TEAMS_REGIONS, "change"),
             (ENV_PROFILE, "/tmp/p.csv"),
             (ENV_CACHE, "/tmp/c.json"),
             (ENV_MODEL, "/tmp/m.json"),
@@ -283,7 +297,13 @@ mod tests {
         assert_eq!(c.policy, Policy::Fixed(Geometry::new(64, 8)));
         assert_eq!(c.device.as_ref().unwrap().sm_count, 28);
         assert_eq!(c.refine(c.device.clone().unwrap()).threads_per_block, 64);
-        assert!(c.override_clauses);
+        assert_eq!(
+            c.opt_in,
+            OptIn {
+                override_clauses: true,
+                teams_regions: TeamsRegions::Change
+            }
+        );
         assert_eq!(c.profile, Some(PathBuf::from("/tmp/p.csv")));
         assert_eq!(
             c.cache,
@@ -302,12 +322,40 @@ mod tests {
             (ENV_DEVICE, "gtx9000"),
             (ENV_THREADS_PER_BLOCK, "-3"),
             (ENV_OVERRIDE_CLAUSES, "maybe"),
+            (ENV_TEAMS_REGIONS, "sometimes"),
         ]);
-        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert_eq!(errors.len(), 5, "{errors:?}");
         assert!(errors[0].contains("llvm, lloyd"));
         assert_eq!(c.policy, Policy::Llvm);
         assert_eq!(c.device, None);
         assert_eq!(c.threads_per_block, None);
-        assert!(!c.override_clauses);
+        assert_eq!(c.opt_in, OptIn::default());
+    }
+
+    #[test]
+    fn teams_regions_change_only_when_asked() {
+        let teams = |v: &str| {
+            let (c, errors) = parse(&[(ENV_TEAMS_REGIONS, v)]);
+            (c.opt_in.teams_regions, errors)
+        };
+        assert_eq!(parse(&[]).0.opt_in.teams_regions, TeamsRegions::Keep);
+        assert_eq!(teams("change"), (TeamsRegions::Change, vec![]));
+        assert_eq!(teams(" change "), (TeamsRegions::Change, vec![]));
+        assert_eq!(teams("keep"), (TeamsRegions::Keep, vec![]));
+        // Empty means unset, as for the policy.
+        assert_eq!(teams(""), (TeamsRegions::Keep, vec![]));
+        for bad in ["1", "yes", "CHANGE", "changed"] {
+            let (v, errors) = teams(bad);
+            assert_eq!(v, TeamsRegions::Keep, "{bad}");
+            assert_eq!(
+                errors,
+                [format!(
+                    "{ENV_TEAMS_REGIONS}: `{bad}` is not keep or change; `target teams` regions without a distribute loop are kept"
+                )]
+            );
+        }
+        // Independent of the clauses' opt-in.
+        let (c, _) = parse(&[(ENV_TEAMS_REGIONS, "change")]);
+        assert!(!c.opt_in.override_clauses);
     }
 }

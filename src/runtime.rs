@@ -8,7 +8,7 @@
 //! the launch's [`Limits`], forwards, and times, profiles and feeds the
 //! policy back where asked. Everything here is safe code over plain data.
 
-use crate::config::Config;
+use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
 use crate::ffi::cuda;
 use crate::files;
@@ -234,12 +234,14 @@ impl Runtime {
                 );
             }
             log::info!(
-                "policy {}, device {}",
+                "policy {}, device {}, {ENV_OVERRIDE_CLAUSES}={}, {ENV_TEAMS_REGIONS}={}",
                 config.policy,
                 config
                     .device
                     .as_ref()
-                    .map_or("from the CUDA driver", |d| &d.name)
+                    .map_or("from the CUDA driver", |d| &d.name),
+                u8::from(config.opt_in.override_clauses),
+                config.opt_in.teams_regions,
             );
             Runtime::new(config)
         })
@@ -414,15 +416,22 @@ impl Runtime {
             observe: false,
         };
         let (device, kernel, desc) = (&*plan.device, plan.kernel(), request.desc);
-        let proposal = match plan::may_change(&desc, self.config.override_clauses) {
+        let proposal = match plan::may_change(&desc, self.config.opt_in) {
             Ok(()) => self.policy.decide(&plan.launch()),
             Err(keep) => {
-                if log::log_enabled!(log::Level::Debug)
+                // A rule the user can lift is worth saying at info, with
+                // the variable that lifts it; the others only at debug.
+                let level = if keep.has_opt_in() {
+                    log::Level::Info
+                } else {
+                    log::Level::Debug
+                };
+                if log::log_enabled!(level)
                     && plan
                         .entry
                         .first_sighting(request.device_id, desc.trip_count)
                 {
-                    log::debug!("{}: kept as given: {keep}", plan.entry.name);
+                    log::log!(level, "{}: kept as given: {keep}", plan.entry.name);
                 }
                 None
             }

@@ -189,6 +189,191 @@ fn user_clauses_are_kept_unless_overridden() {
     assert_eq!(run.stdout, reference_kernels_stdout());
 }
 
+// ---- 3b. `target teams` regions without a distribute loop ---------------------
+
+/// tests/c/teams_region.c for the host plugin: a `target teams` region with
+/// team-level code around an inner `distribute parallel for`, launched with
+/// trip count 0.
+fn teams_region() -> PathBuf {
+    host_offload("teams_region", "teams_region.c", &[])
+}
+
+#[test]
+fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() {
+    let args = ["3"];
+    let plain = run_plain(&teams_region(), &args, &[INFO16]).ok();
+    assert!(plain.stdout.ends_with("check=pass\n"), "{}", plain.stdout);
+    let llvm = plain.launches_of("_mv_rows_l");
+    assert_eq!(llvm.len(), 3, "{}", plain.stderr);
+
+    // By default the launch is forwarded as given, and the log says why and
+    // what would open it.
+    let kept = run_gridsel(&teams_region(), &args, &[H100, INFO16, LOG_INFO]).ok();
+    assert_eq!(kept.stdout, plain.stdout);
+    assert_eq!(kept.launches_of("_mv_rows_l"), llvm);
+    let why = kept.gridsel_lines_with("kept as given");
+    assert_eq!(why.len(), 1, "{}", kept.stderr);
+    assert!(
+        why[0].contains("_mv_rows_l")
+            && why[0]
+                .contains(": kept as given: no trip count: no distribute loop on the construct")
+            && why[0].contains("GRIDSEL_TEAMS_REGIONS=change"),
+        "{}",
+        why[0]
+    );
+    assert_eq!(
+        kept.gridsel_lines_with("GRIDSEL_TEAMS_REGIONS=keep").len(),
+        1,
+        "the settings at start: {}",
+        kept.stderr
+    );
+
+    // Opened, a fixed grid applies (the host plugin runs one team whatever
+    // is launched, so the results stay the same here).
+    let change = ("GRIDSEL_TEAMS_REGIONS", "change");
+    let fixed = run_gridsel(
+        &teams_region(),
+        &args,
+        &[
+            H100,
+            INFO16,
+            LOG_INFO,
+            change,
+            ("GRIDSEL_POLICY", "fixed:64,16"),
+        ],
+    )
+    .ok();
+    assert_eq!(fixed.stdout, plain.stdout);
+    assert_eq!(
+        fixed.launches_of("_mv_rows_l"),
+        [(16, 64); 3],
+        "{}",
+        fixed.stderr
+    );
+    let decided = decisions(&fixed, "_mv_rows_l");
+    assert_eq!(decided.len(), 1, "{}", fixed.stderr);
+    assert!(
+        decided[0].contains("trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,16 16 blocks x 64 threads; fixed grid"),
+        "{}",
+        decided[0]
+    );
+
+    // The static policies have nothing to size it by: LLVM's grid, and the
+    // line says why.
+    for policy in ["auto", "lloyd", "occupancy", "forest"] {
+        let run = run_gridsel(
+            &teams_region(),
+            &args,
+            &[H100, INFO16, LOG_INFO, change, ("GRIDSEL_POLICY", policy)],
+        )
+        .ok();
+        assert_eq!(run.stdout, plain.stdout, "{policy}");
+        assert_eq!(run.launches_of("_mv_rows_l"), [(3200, 128); 3], "{policy}");
+        let decided = decisions(&run, "_mv_rows_l");
+        assert_eq!(decided.len(), 1, "{policy}: {}", run.stderr);
+        assert!(
+            decided[0].contains(&format!(
+                "LLVM 3200 blocks x 128 threads -> {policy} 3200 blocks x 128 threads; no trip count"
+            )),
+            "{}",
+            decided[0]
+        );
+    }
+}
+
+/// What the host plugin cannot show: clang compiles such a region for the
+/// GPU as Generic-SPMD, and the host launches it with trip count 0. (No GPU
+/// here: the host fallback computes the results.)
+#[test]
+fn a_teams_region_without_a_loop_is_generic_spmd_with_no_trip_count_on_sm90() {
+    let cuda = cuda_toolchain();
+    if !require(
+        &format!("the CUDA toolchain in {}", cuda.display()),
+        cuda.join("bin/ptxas").exists(),
+    ) {
+        return;
+    }
+    let program = cached("teams-region-sm90", |out| {
+        let src = c_source("teams_region.c");
+        let args = [
+            "-O3",
+            "-fopenmp",
+            "--offload-arch=sm_90",
+            &format!("--cuda-path={}", cuda.display()),
+            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/",
+            &format!("-Wl,-rpath,{LLVM19_LIB}"),
+            &src.to_string_lossy(),
+        ];
+        build(out, "clang-19", &args)
+    });
+    let expected = run_plain(&program, &["2"], &[]).ok().stdout;
+    assert!(expected.ends_with("check=pass\n"), "{expected}");
+    let run = run_gridsel(
+        &program,
+        &["2"],
+        &[
+            H100,
+            LOG_INFO,
+            ("GRIDSEL_TEAMS_REGIONS", "change"),
+            ("GRIDSEL_POLICY", "fixed:64,528"),
+        ],
+    )
+    .ok();
+    assert_eq!(run.stdout, expected);
+    let decided = decisions(&run, "_mv_rows_l");
+    assert_eq!(decided.len(), 1, "{}", run.stderr);
+    assert!(
+        decided[0].contains("trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,528 528 blocks x 64 threads")
+            && decided[0].contains("kernel: Generic-SPMD,")
+            && decided[0].contains("environment: mode byte 3, generic state machine no, nested parallelism no"),
+        "{}",
+        decided[0]
+    );
+}
+
+#[test]
+fn tune_searches_a_teams_region_without_a_loop_when_it_may_change() {
+    let args = ["100"];
+    let expected = run_plain(&teams_region(), &args, &[]).ok().stdout;
+    let dir = temp_dir("tune_teams_region");
+    let cache = dir.join("tune.json");
+    let cache_s = cache.to_string_lossy().into_owned();
+    let mut env = tune_settling_in_one_run(("GRIDSEL_CACHE", cache_s.as_str())).to_vec();
+    env.push(("GRIDSEL_TEAMS_REGIONS", "change"));
+    let run = run_gridsel(&teams_region(), &args, &env).ok();
+    assert_eq!(run.stdout, expected);
+    let settled = run.gridsel_lines_with("settled on");
+    assert_eq!(settled.len(), 1, "{}", run.stderr);
+    assert!(
+        settled[0].contains("_mv_rows_l")
+            && settled[0].contains(" trip 0 on H100")
+            && settled[0].contains("12 candidates measured"),
+        "{}",
+        settled[0]
+    );
+    // Its own class, 0: never mixed with a loop's trip counts.
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(
+        text.contains("\"class\":0,\"trips\":[0,0]") && text.contains("\"grid:128,1056\""),
+        "{text}"
+    );
+    // Without the opt-in, tune leaves the region alone.
+    let kept = &env[..env.len() - 1];
+    let run = run_gridsel(&teams_region(), &args, kept).ok();
+    assert_eq!(run.stdout, expected);
+    assert!(
+        run.gridsel_lines_with("settled on").is_empty(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.gridsel_lines_with("kept as given").len(),
+        1,
+        "{}",
+        run.stderr
+    );
+}
+
 // ---- 4. single-team regions ------------------------------------------------
 
 #[test]

@@ -564,6 +564,23 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
     u.samples = vec![(fast, Kind::Cold, 1000)];
     table.apply(&u);
     assert_eq!(gridsel::tune::learned_moves(&table, &h100()), [fast]);
+
+    // The same search for a `target teams` region without a distribute
+    // loop (trip count 0, class 0) moved from LLVM's default grid, not
+    // from auto's grid for a loop: it teaches the loops nothing.
+    let mut regions = Table::default();
+    let mut u = entry("k3", 0, 32);
+    u.key.device = h100().name;
+    assert_eq!(u.key.class, 0);
+    u.samples = vec![
+        (Candidate::Auto, Kind::Cold, 2000),
+        (fast, Kind::Cold, 1000),
+    ];
+    u.settled = [true, false];
+    regions.apply(&u);
+    u.samples = vec![(fast, Kind::Cold, 1000)];
+    regions.apply(&u);
+    assert!(gridsel::tune::learned_moves(&regions, &h100()).is_empty());
 }
 
 #[test]

@@ -41,6 +41,11 @@
 //!    (bench/results/h100/auto-patterns.md). Rules 4 and 5 come first:
 //!    no Generic-SPMD reduction was measured with a trip count (h2_resid is
 //!    launched with none and kept as given).
+//!
+//! Before all of them, a launch without a trip count (a `target teams`
+//! region without a distribute loop, which `GRIDSEL_TEAMS_REGIONS=change`
+//! opens) keeps LLVM's grid ([`super::llvm_without_trip_count`]): every rule
+//! above sizes the grid by the trip count. `tune` starts its search there.
 
 use super::Rule;
 use super::llvm::{DEFAULT_BLOCKS, DEFAULT_THREADS, llvm19};
@@ -80,6 +85,9 @@ pub fn auto_with(
     launch: &LaunchDesc,
     reduction: Option<ReductionGrid>,
 ) -> (Geometry, Rule) {
+    if launch.trip_count == 0 {
+        return super::llvm_without_trip_count(device, kernel, launch);
+    }
     if matches!(
         kernel.exec_mode,
         Some(ExecMode::Generic | ExecMode::GenericSpmd)
@@ -95,7 +103,7 @@ pub fn auto_with(
         .distribute_chunk()
         .unwrap_or(DEFAULT_THREADS)
         .clamp(1, cap);
-    let chunks = div_ceil(launch.trip_count.max(1), u64::from(chunk));
+    let chunks = div_ceil(launch.trip_count, u64::from(chunk));
     let reduces = kernel
         .environment
         .is_some_and(|e| e.reduction_data_size.is_some());
@@ -301,6 +309,32 @@ mod tests {
             let l = LaunchDesc::open(500);
             assert_eq!(auto(&d, &k, &l), (llvm19(&d, &k, &l), Rule::AutoKeepsLlvm));
         }
+    }
+
+    #[test]
+    fn launches_without_a_trip_count_keep_llvms_grid() {
+        let d = h100();
+        for mode in [ExecMode::Spmd, ExecMode::GenericSpmd, ExecMode::Generic] {
+            let k = kernel(mode, 128, 32);
+            let l = LaunchDesc::open(0);
+            // LLVM's default, 3200 blocks of the cap (not one block for the
+            // one "chunk" of a trip count taken as 1).
+            assert_eq!(
+                auto(&d, &k, &l),
+                (Geometry::new(128, 3200), Rule::NoTripCount),
+                "{mode:?}"
+            );
+        }
+        // Clauses opened too (GRIDSEL_OVERRIDE_CLAUSES=1): LLVM honours them.
+        let l = LaunchDesc {
+            trip_count: 0,
+            num_teams: 8,
+            thread_limit: 64,
+        };
+        assert_eq!(
+            auto(&d, &kernel(ExecMode::Spmd, 128, 32), &l),
+            (Geometry::new(64, 8), Rule::NoTripCount)
+        );
     }
 
     #[test]

@@ -66,13 +66,19 @@ pub fn choose(
     })
 }
 
-/// The forest's grid and rule; `auto`'s when there is no candidate.
+/// The forest's grid and rule; `auto`'s when there is no candidate, and
+/// LLVM's for a launch without a trip count: its features start from the
+/// trip count, and the model never saw such a launch
+/// ([`super::llvm_without_trip_count`]).
 pub fn forest(
     model: &Forest,
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
 ) -> (Geometry, Rule) {
+    if launch.trip_count == 0 {
+        return super::llvm_without_trip_count(device, kernel, launch);
+    }
     match choose(model, device, kernel, launch) {
         Some(g) => (g, Rule::Forest),
         None => super::auto::auto(device, kernel, launch),

@@ -112,6 +112,7 @@ pub enum Rule {
     AutoKeepsLlvm,
     AutoNestingKeepsLlvm,
     AutoReductionWave,
+    NoTripCount,
     Occupancy,
     Fixed,
     SweepPoint,
@@ -143,6 +144,9 @@ impl fmt::Display for Rule {
             }
             Self::AutoReductionWave => {
                 "long cross-team reduction: 32-thread blocks, one wave of resident blocks (bench/results/h100/auto-patterns.md)"
+            }
+            Self::NoTripCount => {
+                "no trip count (a `target teams` region without a distribute loop): LLVM's grid, since no rule can size it (`tune` measures, `fixed:T,B` sets one)"
             }
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
@@ -281,12 +285,31 @@ fn stateless_grid(
 ) -> Option<(Geometry, Rule)> {
     Some(match policy {
         Policy::Llvm | Policy::Sweep | Policy::Tune => return None,
+        // `auto` and `forest` keep it themselves, since `tune` and
+        // `ForestPolicy` call them directly.
+        Policy::Lloyd | Policy::Occupancy if launch.trip_count == 0 => {
+            llvm_without_trip_count(device, kernel, launch)
+        }
         Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
         Policy::Auto => auto::auto(device, kernel, launch),
         Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
         Policy::Fixed(g) => (*g, Rule::Fixed),
         Policy::Forest => forest::with_embedded_model(device, kernel, launch),
     })
+}
+
+/// LLVM's grid, and the rule that keeps it, for a launch without a trip
+/// count: a `target teams` region without a distribute loop, which reaches
+/// a policy only under `GRIDSEL_TEAMS_REGIONS=change`
+/// ([`crate::plan::may_change`]). Every static rule sizes the grid by the
+/// trip count, so those policies keep LLVM's; a fixed grid, the sweep and
+/// `tune`'s measurements are what change it.
+pub fn llvm_without_trip_count(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+) -> (Geometry, Rule) {
+    (llvm::llvm19(device, kernel, launch), Rule::NoTripCount)
 }
 
 /// The decision of a policy that needs no launch history (all but `sweep`
@@ -387,6 +410,40 @@ mod tests {
         assert_eq!(d.geometry, Geometry::new(128, 64));
         assert!(d.clamped);
         assert_eq!(d.rule, Rule::Fixed);
+    }
+
+    #[test]
+    fn static_policies_keep_llvms_grid_without_a_trip_count() {
+        let d = h100();
+        let l = LaunchDesc::open(0);
+        for mode in [ExecMode::Spmd, ExecMode::GenericSpmd, ExecMode::Generic] {
+            let k = KernelDesc {
+                exec_mode: Some(mode),
+                ..KernelDesc::spmd_for_tests(128)
+            };
+            let llvm = llvm::llvm19(&d, &k, &l);
+            assert_eq!(llvm, Geometry::new(128, 3200));
+            for p in [
+                Policy::Lloyd,
+                Policy::Auto,
+                Policy::Occupancy,
+                Policy::Forest,
+            ] {
+                let got = decide(&p, &d, &k, &l).unwrap();
+                assert_eq!(
+                    (got.geometry, got.rule, got.clamped),
+                    (llvm, Rule::NoTripCount, false),
+                    "{p} {mode:?}"
+                );
+                assert!(got.rule.to_string().starts_with("no trip count"));
+            }
+            // A fixed grid applies as for any launch, cut to the limits.
+            let fixed = decide(&Policy::Fixed(Geometry::new(64, 528)), &d, &k, &l).unwrap();
+            assert_eq!(
+                (fixed.geometry, fixed.rule),
+                (Geometry::new(64, 528), Rule::Fixed)
+            );
+        }
     }
 
     #[test]

@@ -303,6 +303,29 @@ mod tests {
     }
 
     #[test]
+    fn a_region_without_a_loop_gets_the_whole_space_after_llvms_grid() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let k = KernelDesc::spmd_for_tests(128);
+        let s = space(&d, &k, &LaunchDesc::open(0));
+        // Every policy's point is LLVM's grid: none has a trip count to
+        // size a grid by.
+        for c in &s[..4] {
+            assert_eq!(c.decision.geometry, Geometry::new(128, 3200), "{}", c.label);
+        }
+        let grids: Vec<Geometry> = s
+            .iter()
+            .filter(|c| c.label == "grid")
+            .map(|c| c.decision.geometry)
+            .collect();
+        // No pruning: nothing bounds a thread's iterations.
+        for t in [1, 32, 64, 128] {
+            for b in [1, 132, 528, 4224, MAX_SWEEP_BLOCKS] {
+                assert!(grids.contains(&Geometry::new(t, b)), "{t} x {b}");
+            }
+        }
+    }
+
+    #[test]
     fn is_deterministic() {
         let d = DeviceDesc::preset("h100").unwrap();
         let l = LaunchDesc::open(123_456);

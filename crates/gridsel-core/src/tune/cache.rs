@@ -478,6 +478,31 @@ mod tests {
         assert_eq!(class(u64::MAX), 128);
     }
 
+    #[test]
+    fn regions_without_a_loop_have_a_class_of_their_own() {
+        // Trip count 0 is a `target teams` region without a distribute
+        // loop: no trip count shares its class, so its search never mixes
+        // with a loop's, and its times are taken as they are.
+        assert_eq!(class(0), 0);
+        assert!((1..=1 << 12).chain([u64::MAX]).all(|t| class(t) >= 1));
+        assert_eq!(class_floor(0), 0);
+        assert_eq!(scale_to_class(1234, 0), 1234);
+        // The store keeps class 0 apart from class 1.
+        let mut table = Table::default();
+        for (c, ns) in [(class(0), 1000), (class(1), 2000)] {
+            let mut u = Update::new(key(c));
+            u.runs = 1;
+            u.samples = vec![(Candidate::Auto, Kind::Cold, ns)];
+            table.apply(&u);
+        }
+        let table = Table::parse(&table.render()).unwrap();
+        assert_eq!(table.len(), 2);
+        for (c, ns) in [(0, 1000), (1, 2000)] {
+            let r = table.get(&key(c)).unwrap();
+            assert_eq!(r.search.samples[0].cold, [ns], "class {c}");
+        }
+    }
+
     fn key(class: u32) -> Key {
         Key {
             kernel: "k".into(),

@@ -17,6 +17,11 @@
 //!   for other kernels on this device, then the neighbours of `auto` by
 //!   distance. Candidates are relative to the launch, so one search serves
 //!   every trip count of its class ([`cache::class`]: half octaves).
+//!   A `target teams` region without a distribute loop (trip count 0,
+//!   searched only under `GRIDSEL_TEAMS_REGIONS=change`, in a class of its
+//!   own) starts from LLVM's grid, which is `auto`'s there, then tries
+//!   block counts from one per SM to LLVM's times 16 at LLVM's thread
+//!   count, 64 and 32, nearest LLVM's grid first.
 //! - **The search** ([`search`]): successive halving written over the
 //!   samples, with far slower candidates dropped at once, an early stop
 //!   when the leader is clear of the rest, and the static grids kept
@@ -90,15 +95,20 @@ pub fn resolve(
 }
 
 /// Blocks that get work: teams beyond the number of distribute chunks idle
-/// (sweep.rs).
+/// (sweep.rs). A `target teams` region without a distribute loop (trip
+/// count 0) gives no bound: whatever its inner loops are, every team runs
+/// the region.
 fn useful_blocks(kernel: &KernelDesc, launch: &LaunchDesc) -> u32 {
+    if launch.trip_count == 0 {
+        return policy::MAX_BLOCKS;
+    }
     let spmd = kernel.exec_mode.unwrap_or(ExecMode::Spmd) == ExecMode::Spmd;
     let chunk = kernel
         .distribute_chunk()
         .filter(|_| spmd)
         .unwrap_or(1)
         .max(1);
-    saturate(div_ceil(launch.trip_count.max(1), u64::from(chunk)))
+    saturate(div_ceil(launch.trip_count, u64::from(chunk)))
 }
 
 /// Log2 distance between two grids, the prior's model of "similar".
@@ -110,14 +120,74 @@ fn distance(a: Geometry, b: Geometry) -> f64 {
 /// Times change more slowly with blocks than with threads (H100 sweep).
 const BLOCK_WEIGHT: f64 = 0.25;
 
-/// Block multiples of `auto`'s grid the moves try (2^k).
+/// Block multiples of `auto`'s grid the moves try on a loop (2^k).
 const BLOCK_STEPS: [i8; 7] = [0, -1, 1, -2, 2, 4, 6];
+
+/// Block multiples of LLVM's grid (`auto`'s there) tried on a `target teams`
+/// region without a distribute loop: x1, x2, x4 and x16 (LLVM's 3200 blocks
+/// up to 51 200).
+const TEAMS_REGION_BLOCK_STEPS: [i8; 4] = [0, 1, 2, 4];
+
+/// Whole waves of SMs tried there: SMs x 2^k for k up to this (132 to 4224
+/// blocks on the H100).
+const TEAMS_REGION_SM_DOUBLINGS: u32 = 5;
+
+/// Thread counts tried there besides LLVM's, in warps.
+const TEAMS_REGION_WARPS: [u32; 2] = [2, 1];
+
+/// The moves around `auto`'s grid for a loop: its thread count and the
+/// kernel's cap halved down to a warp, times [`BLOCK_STEPS`].
+fn loop_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candidate> {
+    let mut threads = vec![auto.threads];
+    let mut t = limits.max_threads;
+    while t >= device.warp_size.min(limits.max_threads) && t > 0 {
+        threads.push(t);
+        t /= 2;
+    }
+    threads
+        .into_iter()
+        .flat_map(|threads| {
+            BLOCK_STEPS.iter().map(move |&blocks_log2| Candidate::Move {
+                threads,
+                blocks_log2,
+            })
+        })
+        .collect()
+}
+
+/// The moves for a `target teams` region without a distribute loop, where
+/// `auto`'s grid is LLVM's: nothing tells how much work its inner loops
+/// have, so the block counts span the device, from one block per SM
+/// ([`TEAMS_REGION_SM_DOUBLINGS`]; fixed grids, since the store keys a
+/// search by device) to LLVM's times 16 ([`TEAMS_REGION_BLOCK_STEPS`]), at
+/// LLVM's thread count and [`TEAMS_REGION_WARPS`], those inside the
+/// launch's limits.
+fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candidate> {
+    let threads = std::iter::once(auto.threads)
+        .chain(TEAMS_REGION_WARPS.map(|w| w.saturating_mul(device.warp_size)))
+        .filter(|&t| limits.contains(Geometry::new(t, 1)));
+    threads
+        .flat_map(|threads| {
+            let llvm_multiples = TEAMS_REGION_BLOCK_STEPS.map(|blocks_log2| Candidate::Move {
+                threads,
+                blocks_log2,
+            });
+            let sm_waves = (0..=TEAMS_REGION_SM_DOUBLINGS).map(move |k| {
+                let blocks = device.sm_count.saturating_mul(1 << k);
+                Candidate::Grid(Geometry::new(threads, blocks.min(sweep::MAX_SWEEP_BLOCKS)))
+            });
+            llvm_multiples.into_iter().chain(sm_waves)
+        })
+        .collect()
+}
 
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
 /// grids in `gridsel tune-sim`). `learned` are moves that won for other
-/// kernels on this device, most frequent first.
+/// kernels on this device, most frequent first; a launch without a trip
+/// count ignores them and tries its own ladder of block counts after
+/// LLVM's grid (`auto`'s, `occupancy`'s and LLVM's are one there).
 pub fn candidates(
     device: &DeviceDesc,
     kernel: &KernelDesc,
@@ -129,28 +199,24 @@ pub fn candidates(
     let Some(auto) = resolve(Candidate::Auto) else {
         return Vec::new();
     };
-    let trip = launch.trip_count.max(1);
+    let trip = launch.trip_count;
     let useful = useful_blocks(kernel, launch);
-    // No thread does more than the sweep's most iterations.
+    // No thread does more than the sweep's most iterations (a region
+    // without a loop, trip count 0, gives none to count).
     let sensible = |g: Geometry| {
         let busy = u64::from(g.blocks.min(useful)) * u64::from(g.threads);
         div_ceil(trip, busy.max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD
     };
     let limits = Limits::of(device, kernel, launch);
-    let mut threads = vec![auto.threads];
-    let mut t = limits.max_threads;
-    while t >= device.warp_size.min(limits.max_threads) && t > 0 {
-        threads.push(t);
-        t /= 2;
-    }
-    let mut moves: Vec<(Candidate, Geometry)> = threads
-        .iter()
-        .flat_map(|&threads| {
-            BLOCK_STEPS.iter().map(move |&blocks_log2| Candidate::Move {
-                threads,
-                blocks_log2,
-            })
-        })
+    let (moves, learned) = if trip == 0 {
+        // Moves learned on loops are relative to `auto`'s grid for a trip
+        // count: they mean nothing for a region without one.
+        (teams_region_moves(device, &limits, auto), &[][..])
+    } else {
+        (loop_moves(device, &limits, auto), learned)
+    };
+    let mut moves: Vec<(Candidate, Geometry)> = moves
+        .into_iter()
         .filter_map(|c| Some((c, resolve(c)?)))
         .collect();
     moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
@@ -170,7 +236,9 @@ pub fn candidates(
 pub fn learned_moves(table: &Table, device: &DeviceDesc) -> Vec<Candidate> {
     let mut counts: HashMap<Candidate, u32> = HashMap::new();
     for r in table.records() {
-        if r.key.device != device.name || r.key.sm_arch != device.sm_arch {
+        // Searches of regions without a loop (class 0) move from LLVM's
+        // default grid, not from `auto`'s grid for a trip count.
+        if r.key.device != device.name || r.key.sm_arch != device.sm_arch || r.key.class == 0 {
             continue;
         }
         let kind = r.kind();
@@ -761,7 +829,7 @@ struct Session {
 /// machine, on the launch thread, and a solver's shrinking loops settle a
 /// search per trip-count class: gramschmidt settled 17 per run, which cost
 /// it about 20 ms of a 440 ms run (bench/results/h100/NOTES.md §14). A
-/// process ends with a write anyway ([`Session::flush`]); the ones before
+/// process ends with a write anyway (at [`GridPolicy::flush`]); the ones before
 /// only keep what a long run learned if it is killed.
 pub const SAVE_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -982,11 +1050,130 @@ pub fn replay(
 mod tests {
     use super::cache::{CacheError, Key, Table, Update};
     use super::search::{Candidate, Kind};
-    use super::{Allowance, Learner, SAMPLE_EVERY, Session, Store};
-    use crate::geometry::Geometry;
+    use super::{Allowance, Learner, SAMPLE_EVERY, Session, Store, candidates, distance, resolve};
+    use crate::device::DeviceDesc;
+    use crate::geometry::{Geometry, LaunchDesc};
+    use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
+    use crate::policy::{Limits, llvm::llvm19, sweep::MAX_SWEEP_BLOCKS};
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
+
+    /// A kernel compiled with clang's default 128-thread cap whose
+    /// environment says whether it may nest parallel regions.
+    fn kernel(mode: ExecMode, nested: bool) -> KernelDesc {
+        KernelDesc {
+            local_mem: Some(0),
+            registers: Some(32),
+            shared_mem: Some(0),
+            max_threads: Some(128),
+            exec_mode: Some(mode),
+            environment: Some(KernelEnvironment {
+                may_use_nested_parallelism: Some(nested),
+                exec_mode: mode.raw(),
+                max_threads: Some(128),
+                ..KernelEnvironment::default()
+            }),
+            ..KernelDesc::named("k")
+        }
+    }
+
+    /// gspmd_matvec's mv_rows: a `target teams` region with team-level code
+    /// around a `distribute parallel for`, launched with trip count 0.
+    #[test]
+    fn a_region_without_a_loop_starts_from_llvms_grid_then_spans_the_device() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let k = kernel(ExecMode::GenericSpmd, false);
+        let l = LaunchDesc::open(0);
+        let learned = [Candidate::Move {
+            threads: 96,
+            blocks_log2: -2,
+        }];
+        let list = candidates(&d, &k, &l, &learned, |_| true);
+        let llvm = llvm19(&d, &k, &l);
+        assert_eq!(llvm, Geometry::new(128, 3200));
+        // The incumbent is LLVM's grid: auto's there (occupancy's and
+        // LLVM's own are the same grid, so dropped).
+        assert_eq!(list[0], (Candidate::Auto, llvm));
+        let grids: Vec<Geometry> = list.iter().map(|&(_, g)| g).collect();
+        // The ladder: SMs x 2^k, LLVM's blocks x 1, 2, 4, 16, at LLVM's 128
+        // threads, 64 and 32; nothing else (no learned move: 96 x 800).
+        let mut ladder = Vec::new();
+        for t in [128, 64, 32] {
+            for b in [132, 264, 528, 1056, 2112, 4224, 3200, 6400, 12_800, 51_200] {
+                ladder.push(Geometry::new(t, b));
+            }
+        }
+        let mut sorted = grids.clone();
+        sorted.sort();
+        ladder.sort();
+        assert_eq!(sorted, ladder);
+        // Within the limits; no grid clipped to the one block of a trip
+        // count taken as 1.
+        let limits = Limits::of(&d, &k, &l);
+        assert!(grids.iter().all(|&g| limits.contains(g)));
+        assert!(grids.iter().all(|g| g.blocks >= d.sm_count));
+        // Nearest LLVM's grid first.
+        assert!(
+            list.windows(2)
+                .all(|w| distance(w[0].1, llvm) <= distance(w[1].1, llvm)),
+            "{list:?}"
+        );
+        assert_eq!(
+            grids[1..3],
+            [Geometry::new(128, 4224), Geometry::new(128, 2112)]
+        );
+        // Moves are relative to auto's blocks, LLVM's here, capped at the
+        // sweep's largest count.
+        let resolved = |blocks_log2| {
+            resolve(
+                Candidate::Move {
+                    threads: 64,
+                    blocks_log2,
+                },
+                &d,
+                &k,
+                &l,
+            )
+        };
+        assert_eq!(resolved(4), Some(Geometry::new(64, 51_200)));
+        assert_eq!(resolved(6), Some(Geometry::new(64, MAX_SWEEP_BLOCKS)));
+        assert_eq!(resolved(-1), Some(Geometry::new(64, 1600)));
+    }
+
+    #[test]
+    fn a_region_without_a_loop_that_may_nest_stays_within_llvms_grid() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let k = kernel(ExecMode::GenericSpmd, true);
+        let l = LaunchDesc::open(0);
+        let llvm = llvm19(&d, &k, &l);
+        let list = candidates(&d, &k, &l, &[], |_| true);
+        assert_eq!(list[0].1, llvm);
+        for &(c, g) in &list {
+            assert!(
+                g.threads <= llvm.threads && g.blocks <= llvm.blocks,
+                "{c}: {g} leaves LLVM's {llvm}"
+            );
+        }
+        // LLVM's thread count at every SM multiple below LLVM's blocks.
+        for b in [132, 264, 528, 1056, 2112] {
+            assert!(list.iter().any(|&(_, g)| g == Geometry::new(128, b)), "{b}");
+        }
+        assert!(list.len() > 10, "{list:?}");
+    }
+
+    #[test]
+    fn a_generic_region_without_a_loop_keeps_a_worker_above_the_main_warp() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let k = kernel(ExecMode::Generic, false);
+        let l = LaunchDesc::open(0);
+        let list = candidates(&d, &k, &l, &[], |_| true);
+        // One warp is the main thread alone: the 32-thread grids are left
+        // out, not cut to 33 threads.
+        let threads: std::collections::BTreeSet<u32> =
+            list.iter().map(|&(_, g)| g.threads).collect();
+        assert_eq!(threads, [64, 128].into());
+    }
 
     const AUTO_GRID: Geometry = Geometry::new(128, 8);
     const LLVM_GRID: Geometry = Geometry::new(32, 32);

@@ -47,7 +47,8 @@ pub enum Candidate {
     /// `threads` per block, and `auto`'s blocks times 2^`blocks_log2`.
     Move { threads: u32, blocks_log2: i8 },
     /// A grid fixed whatever the launch (a store pinned to a sweep's best
-    /// grids, `gridsel cache-entries`).
+    /// grids, `gridsel cache-entries`; the SM multiples tried on a `target
+    /// teams` region without a distribute loop).
     Grid(Geometry),
 }
 

@@ -8,7 +8,8 @@
 #   2. `auto` and `tune` run after run from an empty store (what learning finds and what
 #      exploring costs), with the opt-in.
 #
-# Usage on the GPU machine: bash bench/gpu/teams.sh [ROUNDS] [LEARN_RUNS] PROGRAM:N ...
+# Usage on the GPU machine: bash bench/gpu/teams.sh ROUNDS LEARN_RUNS PROGRAM:N ...
+# (programs from GRIDSEL_BENCH_BIN, default bench/build/sm_90)
 # Writes $OUT/teams/<program>-<n>/{ladder,learn}/ (compare's report.md, runs.csv, profiles).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -16,7 +17,7 @@ rounds=${1:-3} learn_runs=${2:-6}
 shift 2
 out=${OUT:-/tmp/gridsel-teams}/teams
 mkdir -p "$out"
-b=$repo/bench/build/sm_90
+b=${GRIDSEL_BENCH_BIN:-$repo/bench/build/sm_90}
 export GRIDSEL_TEAMS_REGIONS=change
 # LLVM's grid on the H100 is 3200 x 128; blocks from one per SM (132) to 65 536, threads
 # 128 (LLVM's), 64 and 32.

@@ -13,7 +13,7 @@
 # Writes $OUT/teams/<program>-<n>/{ladder,learn}/ (compare's report.md, runs.csv, profiles).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-rounds=${1:-3} learn_runs=${2:-6}
+rounds=$1 learn_runs=$2
 shift 2
 out=${OUT:-/tmp/gridsel-teams}/teams
 mkdir -p "$out"

@@ -9,7 +9,7 @@
 #      exploring costs), with the opt-in.
 #
 # Usage on the GPU machine: bash bench/gpu/teams.sh ROUNDS LEARN_RUNS PROGRAM:N ...
-# (programs from GRIDSEL_BENCH_BIN, default bench/build/sm_90)
+# (programs from GRIDSEL_BENCH_BIN, default bench/build/sm_90; ROUNDS 0 skips the ladder)
 # Writes $OUT/teams/<program>-<n>/{ladder,learn}/ (compare's report.md, runs.csv, profiles).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -26,8 +26,8 @@ ladder+=,fixed:64,3200,fixed:64,12800,fixed:64,51200,fixed:32,51200,fixed:32,655
 for spec in "$@"; do
   prog=${spec%%:*} n=${spec##*:}
   dir=$out/$prog-$n
-  "$GRIDSEL_CLI" compare --policies "$ladder" --runs "$rounds" --out "$dir/ladder" \
-    -- "$b/$prog" "$n" 5 1 >"$dir.ladder.log" 2>&1 || echo "FAILED: ladder $prog $n"
+  ((rounds > 0)) && { "$GRIDSEL_CLI" compare --policies "$ladder" --runs "$rounds" --out "$dir/ladder" \
+    -- "$b/$prog" "$n" 5 1 >"$dir.ladder.log" 2>&1 || echo "FAILED: ladder $prog $n"; }
   GRIDSEL_CACHE=$dir/store.json "$GRIDSEL_CLI" compare --policies auto,tune --runs "$learn_runs" \
     --out "$dir/learn" -- "$b/$prog" "$n" 5 1 >"$dir.learn.log" 2>&1 || echo "FAILED: learn $prog $n"
   echo "teams.sh: $prog $n done"

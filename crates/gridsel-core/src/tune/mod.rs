@@ -21,7 +21,7 @@
 //!   searched only under `GRIDSEL_TEAMS_REGIONS=change`, in a class of its
 //!   own) starts from LLVM's grid, which is `auto`'s there, then tries
 //!   block counts from one per SM to LLVM's times 16 at LLVM's thread
-//!   count, 64 and 32, nearest LLVM's grid first.
+//!   count, 64 and 32, coarse to fine.
 //! - **The search** ([`search`]): successive halving written over the
 //!   samples, with far slower candidates dropped at once, an early stop
 //!   when the leader is clear of the rest, and the static grids kept
@@ -162,23 +162,46 @@ fn loop_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candi
 /// search by device) to LLVM's times 16 ([`TEAMS_REGION_BLOCK_STEPS`]), at
 /// LLVM's thread count and [`TEAMS_REGION_WARPS`], those inside the
 /// launch's limits.
+///
+/// In the prior's order, coarse to fine: block counts a factor of 4 apart
+/// (SMs and LLVM's blocks times 4^k) at LLVM's threads, then at fewer
+/// threads, then the counts between; nearest LLVM's grid first within each.
+/// So the first candidates a search measures (the warm plan's 12) span the
+/// range both ways: on the H100 matrix-vector products wanted 528 x 128 and
+/// 1-D stencils 51 200 x 64 (bench/results/h100/teams/README.md), which
+/// nearest-first alone put 13th or later.
 fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candidate> {
     let threads = std::iter::once(auto.threads)
         .chain(TEAMS_REGION_WARPS.map(|w| w.saturating_mul(device.warp_size)))
         .filter(|&t| limits.contains(Geometry::new(t, 1)));
-    threads
+    // (tier, distance from LLVM's grid, move) for 2^doublings times a base.
+    let ranked = |threads: u32, doublings: u32, blocks: u64, c: Candidate| {
+        let fine = doublings % 2 == 1;
+        let tier = u8::from(fine) * 2 + u8::from(threads != auto.threads);
+        let blocks = saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS);
+        (tier, distance(Geometry::new(threads, blocks), auto), c)
+    };
+    let mut moves: Vec<(u8, f64, Candidate)> = threads
         .flat_map(|threads| {
-            let llvm_multiples = TEAMS_REGION_BLOCK_STEPS.map(|blocks_log2| Candidate::Move {
-                threads,
-                blocks_log2,
+            let llvm_multiples = TEAMS_REGION_BLOCK_STEPS.map(|blocks_log2| {
+                let doublings = u32::from(blocks_log2.unsigned_abs());
+                let blocks = u64::from(auto.blocks) << doublings;
+                let c = Candidate::Move {
+                    threads,
+                    blocks_log2,
+                };
+                ranked(threads, doublings, blocks, c)
             });
             let sm_waves = (0..=TEAMS_REGION_SM_DOUBLINGS).map(move |k| {
-                let blocks = device.sm_count.saturating_mul(1 << k);
-                Candidate::Grid(Geometry::new(threads, blocks.min(sweep::MAX_SWEEP_BLOCKS)))
+                let blocks = u64::from(device.sm_count) << k;
+                let g = Geometry::new(threads, saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS));
+                ranked(threads, k, blocks, Candidate::Grid(g))
             });
             llvm_multiples.into_iter().chain(sm_waves)
         })
-        .collect()
+        .collect();
+    moves.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    moves.into_iter().map(|(_, _, c)| c).collect()
 }
 
 /// The candidates for one launch in the prior's order (see the module
@@ -219,7 +242,10 @@ pub fn candidates(
         .into_iter()
         .filter_map(|c| Some((c, resolve(c)?)))
         .collect();
-    moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
+    if trip != 0 {
+        // A region without a loop comes in its own order (coarse to fine).
+        moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
+    }
     let mut seen = HashSet::new();
     [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]
         .into_iter()
@@ -1050,7 +1076,7 @@ pub fn replay(
 mod tests {
     use super::cache::{CacheError, Key, Table, Update};
     use super::search::{Candidate, Kind};
-    use super::{Allowance, Learner, SAMPLE_EVERY, Session, Store, candidates, distance, resolve};
+    use super::{Allowance, Learner, SAMPLE_EVERY, Session, Store, candidates, resolve};
     use crate::device::DeviceDesc;
     use crate::geometry::{Geometry, LaunchDesc};
     use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
@@ -1113,16 +1139,19 @@ mod tests {
         let limits = Limits::of(&d, &k, &l);
         assert!(grids.iter().all(|&g| limits.contains(g)));
         assert!(grids.iter().all(|g| g.blocks >= d.sm_count));
-        // Nearest LLVM's grid first.
-        assert!(
-            list.windows(2)
-                .all(|w| distance(w[0].1, llvm) <= distance(w[1].1, llvm)),
-            "{list:?}"
-        );
+        // Coarse to fine: block counts 4x apart at LLVM's threads, nearest
+        // first, then at 64 and 32 threads; the counts between come last.
+        // The warm plan's first 12 reach both ends of the range.
+        let coarse = [132, 528, 2112, 3200, 12_800, 51_200];
         assert_eq!(
-            grids[1..3],
-            [Geometry::new(128, 4224), Geometry::new(128, 2112)]
+            grids[1..6],
+            [2112, 12_800, 528, 51_200, 132].map(|b| Geometry::new(128, b))
         );
+        assert!(grids[6..18].iter().all(|g| coarse.contains(&g.blocks)));
+        assert!(grids[18..].iter().all(|g| !coarse.contains(&g.blocks)));
+        for g in [Geometry::new(128, 528), Geometry::new(64, 51_200)] {
+            assert!(grids[..12].contains(&g), "{g} not in {:?}", &grids[..12]);
+        }
         // Moves are relative to auto's blocks, LLVM's here, capped at the
         // sweep's largest count.
         let resolved = |blocks_log2| {

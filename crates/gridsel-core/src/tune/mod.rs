@@ -1240,8 +1240,9 @@ mod tests {
     }
 
     /// Settles a warm search over auto and LLVM (auto 1000 ns, LLVM 1100)
-    /// in one process, then times LLVM's re-checks at 500 ns: the process
-    /// keeps auto, and the next process starts from LLVM.
+    /// in one process, then times LLVM's re-checks at 900 ns (faster beyond
+    /// the noise, not far): the process keeps auto, and the next process
+    /// starts from LLVM.
     #[test]
     fn a_process_keeps_its_settled_grid_and_the_next_run_moves() {
         let (key, list) = two_grids();
@@ -1249,7 +1250,7 @@ mod tests {
         let ran = one_process(&mut learner, |g, n| match (g == AUTO_GRID, n > 200) {
             (true, _) => 1000,
             (false, false) => 1100,
-            (false, true) => 500,
+            (false, true) => 900,
         });
         // Settled on auto early; later re-checks of LLVM come out faster,
         // yet only re-checks run LLVM's grid in this process.

@@ -338,7 +338,8 @@ pub struct Learner {
     /// settled search ran three grids by turns in one run, +52 % GPU time
     /// for the run). Later samples move the leader from the next run on;
     /// a kept grid that fails, or that its samples put past the drop factor
-    /// (a grid that degraded), is left at once.
+    /// behind the leader beyond the noise (a grid that degraded), is left
+    /// at once.
     kept: Option<(Kind, usize)>,
     /// [`Search::step`]'s last answer for a kind, until the next sample.
     step: Option<(Kind, Step)>,
@@ -547,11 +548,14 @@ impl Learner {
         self.search.record(p.candidate, p.kind, ns, p.exploring);
         self.step = None;
         if self.kept.is_some_and(|(kind, i)| {
-            i == p.candidate && (ns == u64::MAX || !self.search.in_race(i, kind))
+            i == p.candidate && (ns == u64::MAX || self.search.far_behind(i, kind))
         }) {
             // A kept grid that fails, or whose samples now put it far behind
-            // the fastest (a grid that degraded), is not kept: the next
-            // launch runs the leader.
+            // the leader beyond the noise (a grid that degraded), is not
+            // kept: the next launch runs the leader. Noise alone must not
+            // release it: on the H100 a gramschmidt kernel whose launches
+            // vary 60-150 us ran three grids by turns in one run when
+            // being far behind the fastest median was enough.
             self.kept = None;
         }
         let c = self.search.candidates[p.candidate];

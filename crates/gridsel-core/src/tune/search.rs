@@ -388,10 +388,21 @@ impl Search {
             .collect()
     }
 
-    /// Whether candidate `i` is still in the race of `kind`: measured, and
-    /// within [`Params::drop`] of the fastest.
-    pub fn in_race(&self, i: usize, kind: Kind) -> bool {
-        self.alive(kind).iter().any(|&(j, _)| j == i)
+    /// Whether candidate `i` has fallen far behind the leader of `kind`: its
+    /// median over [`Params::drop`] times the leader's, and the leader
+    /// faster beyond the noise ([`SIGNIFICANCE`]), so that a grid whose
+    /// launches are merely noisy is not judged degraded.
+    pub fn far_behind(&self, i: usize, kind: Kind) -> bool {
+        let leader = self.leader(kind);
+        let (Some(mi), Some(ml)) = (
+            self.samples[i].median(kind),
+            self.samples[leader].median(kind),
+        ) else {
+            return false;
+        };
+        leader != i
+            && mi as f64 > ml as f64 * Params::of(kind).drop
+            && self.beats(kind, (leader, ml), (i, mi), self.spread(kind))
     }
 
     /// The run-to-run spread of `kind`'s samples, in median-absolute-
@@ -797,6 +808,26 @@ mod tests {
             s.record(3, Kind::Warm, ns * 1000, true);
         }
         assert_eq!(s.leader(Kind::Warm), 0);
+    }
+
+    #[test]
+    fn a_grid_is_far_behind_only_behind_the_leader_and_beyond_the_noise() {
+        // auto's launches alternate 1000 and 2600 ns (median 1800); two
+        // others ran once each, one of them at 700: the fastest median,
+        // but one sample leads nothing, so auto is not far behind.
+        let mut samples: Vec<(usize, u64)> =
+            [1000, 2600].repeat(4).into_iter().map(|t| (0, t)).collect();
+        samples.extend([(1, 1100), (2, 700)]);
+        let noisy = measured(2, Kind::Warm, &samples);
+        assert_eq!(noisy.leader(Kind::Warm), 0);
+        assert!(!noisy.far_behind(0, Kind::Warm));
+        // auto degraded to 3000 against LLVM's steady 1000: far behind.
+        let mut samples = vec![(0, 3000); 8];
+        samples.extend([(1, 1000), (1, 1010), (1, 990)]);
+        let degraded = measured(2, Kind::Warm, &samples);
+        assert_eq!(degraded.leader(Kind::Warm), 1);
+        assert!(degraded.far_behind(0, Kind::Warm));
+        assert!(!degraded.far_behind(1, Kind::Warm), "the leader");
     }
 
     #[test]

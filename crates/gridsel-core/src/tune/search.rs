@@ -393,16 +393,26 @@ impl Search {
     /// faster beyond the noise ([`SIGNIFICANCE`]), so that a grid whose
     /// launches are merely noisy is not judged degraded.
     pub fn far_behind(&self, i: usize, kind: Kind) -> bool {
+        let drop = Params::of(kind).drop;
+        let Some(mi) = self.samples[i].median(kind) else {
+            return false;
+        };
+        // The common case first, without ranking by the noise rule: no
+        // median is that far ahead at all (a sampled settled launch asks).
+        if !self
+            .ranked(kind)
+            .iter()
+            .any(|&(j, m)| j != i && m as f64 * drop < mi as f64)
+        {
+            return false;
+        }
         let leader = self.leader(kind);
-        let (Some(mi), Some(ml)) = (
-            self.samples[i].median(kind),
-            self.samples[leader].median(kind),
-        ) else {
+        let Some(ml) = self.samples[leader].median(kind) else {
             return false;
         };
         leader != i
-            && mi as f64 > ml as f64 * Params::of(kind).drop
-            && self.beats(kind, (leader, ml), (i, mi), self.spread(kind))
+            && mi as f64 > ml as f64 * drop
+            && self.beats(kind, (leader, ml), (i, mi), &self.spreads(kind).1)
     }
 
     /// The run-to-run spread of `kind`'s samples, in median-absolute-
@@ -419,22 +429,26 @@ impl Search {
     /// whose eight samples fell mostly in the fast mode take the lead at
     /// 10 % slower than auto's grid (bench/results/h100/NOTES.md §17).
     pub fn spread(&self, kind: Kind) -> f64 {
-        let mut deviations: Vec<f64> = Vec::with_capacity(self.samples.len() * KEEP);
-        for i in 0..self.samples.len() {
-            let (own, n) = self.deviations(i, kind);
-            deviations.extend_from_slice(&own[..n]);
-        }
-        (upper_quartile(&mut deviations) * MAD_PER_UPPER_QUARTILE_DEVIATION)
-            .max(Params::of(kind).spread_floor)
+        self.spreads(kind).0
     }
 
-    /// Candidate `i`'s own spread in the units of [`Self::spread`], never
-    /// below the search's `pooled` one: a candidate whose launches fall in
-    /// a slow mode now and then is judged by its own noise, however quiet
-    /// the others are.
-    fn own_spread(&self, i: usize, kind: Kind, pooled: f64) -> f64 {
-        let (mut own, n) = self.deviations(i, kind);
-        (upper_quartile(&mut own[..n]) * MAD_PER_UPPER_QUARTILE_DEVIATION).max(pooled)
+    /// [`Self::spread`], and each candidate's own spread in the same units,
+    /// never below it: a candidate whose launches fall in a slow mode now
+    /// and then is judged by its own noise, however quiet the others are.
+    fn spreads(&self, kind: Kind) -> (f64, Vec<f64>) {
+        let mut pooled: Vec<f64> = Vec::with_capacity(self.samples.len() * KEEP);
+        let mut own: Vec<f64> = Vec::with_capacity(self.samples.len());
+        for i in 0..self.samples.len() {
+            let (mut deviations, n) = self.deviations(i, kind);
+            pooled.extend_from_slice(&deviations[..n]);
+            own.push(upper_quartile(&mut deviations[..n]) * MAD_PER_UPPER_QUARTILE_DEVIATION);
+        }
+        let pooled = (upper_quartile(&mut pooled) * MAD_PER_UPPER_QUARTILE_DEVIATION)
+            .max(Params::of(kind).spread_floor);
+        for s in &mut own {
+            *s = s.max(pooled);
+        }
+        (pooled, own)
     }
 
     /// The absolute deviations of candidate `i`'s samples of `kind` from
@@ -464,13 +478,14 @@ impl Search {
     /// Whether candidate `fast` is faster than `slow` beyond the noise, each
     /// given with its median: `fast` has [`MIN_SAMPLES_TO_LEAD`] samples and
     /// its median is below `slow`'s by more than [`SIGNIFICANCE`] standard
-    /// errors of the difference (at least [`TIE`]).
+    /// errors of the difference (at least [`TIE`]), each median's error
+    /// from its own spread in `spreads` ([`Self::spreads`]; Welch's form).
     fn beats(
         &self,
         kind: Kind,
         (fast, mf): (usize, u64),
         (slow, ms): (usize, u64),
-        spread: f64,
+        spreads: &[f64],
     ) -> bool {
         let (nf, ns) = (
             self.samples[fast].of(kind).len(),
@@ -479,11 +494,7 @@ impl Search {
         if nf < MIN_SAMPLES_TO_LEAD || ns == 0 {
             return false;
         }
-        // Each median's error from its own spread (Welch's form).
-        let (sf, ss) = (
-            self.own_spread(fast, kind, spread),
-            self.own_spread(slow, kind, spread),
-        );
+        let (sf, ss) = (spreads[fast], spreads[slow]);
         let error = MEDIAN_ERROR_PER_MAD * (sf * sf / nf as f64 + ss * ss / ns as f64).sqrt();
         mf as f64 * (1.0 + (SIGNIFICANCE * error).max(TIE)) < ms as f64
     }
@@ -500,7 +511,7 @@ impl Search {
     /// candidate when nothing is measured.
     pub fn leader(&self, kind: Kind) -> usize {
         let ranked = self.ranked(kind);
-        let spread = self.spread(kind);
+        let (_, spreads) = self.spreads(kind);
         let ran = |&(i, _): &(usize, u64)| !self.samples[i].of(kind).contains(&u64::MAX);
         let mut by_prior: Vec<(usize, u64)> = ranked.iter().copied().filter(ran).collect();
         if by_prior.is_empty() {
@@ -517,7 +528,7 @@ impl Search {
             .find(|&c| {
                 !ranked
                     .iter()
-                    .any(|&d| d.0 != c.0 && self.beats(kind, d, c, spread))
+                    .any(|&d| d.0 != c.0 && self.beats(kind, d, c, &spreads))
             })
             .map_or(0, |(i, _)| i)
     }

@@ -9,6 +9,7 @@
 #
 # Usage on the GPU machine:
 #   bash bench/gpu/learn.sh RUNS REPS WARMUP TIME_LIMIT_S PROGRAM:N ...
+# (programs from GRIDSEL_BENCH_BIN, default bench/build/sm_90)
 # REPS x (1 + WARMUP) is how often each kernel is launched per run (1 x 1 with
 # WARMUP 0: once per run). Writes $OUT/learn/{runs.csv, profiles/, store.json};
 # stops starting rounds after TIME_LIMIT_S seconds. bench/harness/learn_report.py
@@ -19,7 +20,7 @@ runs=$1 reps=$2 warmup=$3 limit=$4
 shift 4
 out=${OUT:-/tmp/gridsel-learn}/learn
 mkdir -p "$out/profiles"
-b=$repo/bench/build/sm_90
+b=${GRIDSEL_BENCH_BIN:-$repo/bench/build/sm_90}
 store=$out/store.json
 rm -f "$store" "$store.lock"
 csv=$out/runs.csv

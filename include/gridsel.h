@@ -103,7 +103,8 @@ int gridsel_device_preset(const char *name, gridsel_device *out);
 /* Chooses the grid `policy` ("auto", "lloyd", "llvm", "occupancy", "forest", "fixed:T,B") gives
  * a kernel whose launch over trip_count iterations left the grid open ("sweep" and "tune" decide
  * per launch at run time and give GRIDSEL_ERR_POLICY; "forest" uses the embedded H100 model,
- * whatever GRIDSEL_MODEL says).
+ * whatever GRIDSEL_MODEL says). A trip_count of 0 (a `target teams` region without a
+ * distribute loop) gets LLVM's grid from every policy but "fixed".
  * Returns GRIDSEL_OK, GRIDSEL_ERR_NULL, GRIDSEL_ERR_POLICY or GRIDSEL_ERR_DEVICE. */
 int gridsel_select(const gridsel_device *device, const gridsel_kernel *kernel,
                    uint64_t trip_count, const char *policy, gridsel_grid *out);

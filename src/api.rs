@@ -324,7 +324,9 @@ pub unsafe extern "C" fn gridsel_device_preset(name: *const c_char, out: *mut CD
 }
 
 /// Chooses the grid `policy` gives a kernel launched over `trip_count`
-/// iterations with its grid left open, next to LLVM 19's choice.
+/// iterations with its grid left open, next to LLVM 19's choice (a trip
+/// count of 0, a region without a distribute loop, gets LLVM's grid from
+/// every policy but `fixed`).
 /// Returns `GRIDSEL_OK`, `GRIDSEL_ERR_NULL`, `GRIDSEL_ERR_POLICY` (unknown or
 /// stateful policy) or `GRIDSEL_ERR_DEVICE` (invalid device).
 ///

@@ -16,7 +16,7 @@ use crate::geometry::{Geometry, LaunchDesc};
 use crate::guard::boundary;
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
-use crate::plan::{self, Choice};
+use crate::plan::{self, Choice, Keep};
 use crate::policy::forest::ForestPolicy;
 use crate::policy::sweep::SweepPolicy;
 use crate::policy::{
@@ -139,11 +139,14 @@ impl Label {
     }
 }
 
-/// A problem reported once per process.
+/// Something reported once per process.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Once {
     UnknownKernel(usize),
     NoDevice(i64),
+    /// A kernel's launches kept for a rule the user can lift (once per
+    /// kernel and rule, whatever its trip counts).
+    KeptWithOptIn(usize, Keep),
 }
 
 /// All of gridsel's state in one process.
@@ -419,19 +422,22 @@ impl Runtime {
         let proposal = match plan::may_change(&desc, self.config.opt_in) {
             Ok(()) => self.policy.decide(&plan.launch()),
             Err(keep) => {
-                // A rule the user can lift is worth saying at info, with
-                // the variable that lifts it; the others only at debug.
-                let level = if keep.has_opt_in() {
-                    log::Level::Info
-                } else {
-                    log::Level::Debug
-                };
-                if log::log_enabled!(level)
+                // A rule the user can lift is said at info, with the
+                // variable that lifts it, once per kernel (a solver's
+                // shrinking loops would repeat it per trip count); the
+                // others at debug.
+                if keep.has_opt_in() {
+                    if log::log_enabled!(log::Level::Info)
+                        && self.report_once(Once::KeptWithOptIn(request.host_ptr, keep))
+                    {
+                        log::info!("{}: kept as given: {keep}", plan.entry.name);
+                    }
+                } else if log::log_enabled!(log::Level::Debug)
                     && plan
                         .entry
                         .first_sighting(request.device_id, desc.trip_count)
                 {
-                    log::log!(level, "{}: kept as given: {keep}", plan.entry.name);
+                    log::debug!("{}: kept as given: {keep}", plan.entry.name);
                 }
                 None
             }

@@ -119,6 +119,19 @@ fn h100_lloyd_next_to_llvm() {
     );
 }
 
+/// Trip count 0 (a `target teams` region without a distribute loop): the
+/// static policies give LLVM's grid, a fixed grid is what it says.
+#[test]
+fn trip_count_0_gets_llvms_grid_but_from_fixed() {
+    let r = results();
+    let (rc, [threads, blocks, llvm_threads, llvm_blocks, _]) = grid(&r, "h100_auto_trip0");
+    assert_eq!(rc, 0);
+    assert_eq!((threads, blocks), (llvm_threads, llvm_blocks));
+    assert_eq!((threads, blocks), (128, 3200));
+    let (rc, [threads, blocks, ..]) = grid(&r, "h100_fixed_trip0");
+    assert_eq!((rc, threads, blocks), (0, 64, 7));
+}
+
 #[test]
 fn kernels_that_may_nest_stay_within_llvms_grid() {
     let r = results();

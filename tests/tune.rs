@@ -150,51 +150,6 @@ fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
     assert!(r.search.explored(Kind::Warm) <= 40);
 }
 
-/// Launches in two modes, whatever the grid (measured on the H100: a 30 us
-/// kernel ran 26-35 us or 52-66 us launch by launch, in one process, on
-/// one grid), with auto's grid the best by 5 %: whichever candidates happen
-/// to draw fast launches, none takes the lead from auto's grid, 10 runs of
-/// 20 launches in a row.
-#[test]
-fn launches_that_run_in_two_modes_do_not_crown_a_slower_grid() {
-    let path = temp("two_modes");
-    let k = spmd();
-    let trip = 1 << 22;
-    let auto = resolve(Candidate::Auto, &h100(), &k, &LaunchDesc::open(trip)).unwrap();
-    let base = bowl(auto);
-    let time = |g: Geometry| {
-        if g == auto {
-            base(g)
-        } else {
-            base(g).max(105_000.0)
-        }
-    };
-    let launch = std::cell::Cell::new(0u64);
-    let mut last = Vec::new();
-    for run in 0..10 {
-        let grids = process(&path, &k, trip, 20, &|g| {
-            // A slow mode on 3 launches in 10, in a pattern no grid follows.
-            let n = launch.get();
-            launch.set(n + 1);
-            let slow = (n * 7 + n / 3) % 10 < 3;
-            time(g) * if slow { 1.9 } else { 1.0 }
-        });
-        if run >= 6 {
-            last.extend(grids[1..].iter().copied());
-        }
-    }
-    let r = record(&path, &k, trip);
-    let leader = r.search.candidates[r.search.leader(Kind::Warm)];
-    assert_eq!(leader, Candidate::Auto, "{:?}", r.search);
-    // The last runs launch auto's grid, but for the runner-up's re-checks.
-    let others = last.iter().filter(|&&g| g != auto).count();
-    assert!(
-        others <= last.len() / 10,
-        "{others} of {}: {last:?}",
-        last.len()
-    );
-}
-
 #[test]
 fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     let path = temp("shrinking");

@@ -37,6 +37,8 @@ int main(void) {
   select_and_print("h100_unknown_fixed", &h100, &unknown, 1000, "fixed:64,7");
   gridsel_kernel spmd128 = {32, 0, 0, 128, GRIDSEL_MODE_SPMD, GRIDSEL_NESTING_NONE};
   select_and_print("h100_forest", &h100, &spmd128, 1 << 20, "forest");
+  select_and_print("h100_auto_trip0", &h100, &spmd128, 0, "auto");
+  select_and_print("h100_fixed_trip0", &h100, &spmd128, 0, "fixed:64,7");
 
   gridsel_grid g;
   printf("null_device %d\n", gridsel_select(NULL, &unknown, 10, "lloyd", &g));

@@ -28,7 +28,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Why a launch is forwarded unchanged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Keep {
     /// `target` without teams: the runtime runs one team.
     SingleTeamRegion,

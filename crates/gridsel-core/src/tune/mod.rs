@@ -243,7 +243,8 @@ pub fn candidates(
         .filter_map(|c| Some((c, resolve(c)?)))
         .collect();
     if trip != 0 {
-        // A region without a loop comes in its own order (coarse to fine).
+        // Nearest `auto`'s grid first (a region without a loop comes in its
+        // own order, coarse to fine).
         moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
     }
     let mut seen = HashSet::new();
@@ -844,8 +845,10 @@ struct Session {
     store: Option<Box<dyn Store>>,
     cache: OnceLock<Loaded>,
     save_interval: Duration,
-    /// When this process last wrote the store (at first: when it started).
-    last_write: Mutex<Instant>,
+    /// When this process last wrote the store; `None` before its first
+    /// write, so that its first settling saves at once (a process killed
+    /// before its exit keeps that much).
+    last_write: Mutex<Option<Instant>>,
     /// Updates not yet in the file.
     unsaved: Mutex<Vec<Update>>,
     /// Held while a thread of this process writes the store.
@@ -855,12 +858,13 @@ struct Session {
 }
 
 /// How often a running process may write the store as its searches
-/// settle. A write (read, merge, write, fsync) took 1.4-2 ms on the H100
-/// machine, on the launch thread, and a solver's shrinking loops settle a
-/// search per trip-count class: gramschmidt settled 17 per run, which cost
-/// it about 20 ms of a 440 ms run (bench/results/h100/NOTES.md §14). A
-/// process ends with a write anyway (at [`GridPolicy::flush`]); the ones before
-/// only keep what a long run learned if it is killed.
+/// settle, after its first write. A write (read, merge, write, fsync) took
+/// 1.4-2 ms on the H100 machine, on the launch thread, and a solver's
+/// shrinking loops settle a search per trip-count class: gramschmidt
+/// settled 17 per run, which cost it about 20 ms of a 440 ms run
+/// (bench/results/h100/NOTES.md §15). A process ends with a write anyway
+/// (at [`GridPolicy::flush`]); the ones before keep what a run learned if
+/// it is killed before its exit.
 pub const SAVE_INTERVAL: Duration = Duration::from_secs(10);
 
 impl Session {
@@ -869,7 +873,7 @@ impl Session {
             store,
             cache: OnceLock::new(),
             save_interval,
-            last_write: Mutex::new(Instant::now()),
+            last_write: Mutex::default(),
             unsaved: Mutex::default(),
             writing: Mutex::default(),
             reported: Mutex::default(),
@@ -919,7 +923,7 @@ impl Session {
             return String::new();
         };
         crate::lock(&self.unsaved).push(update);
-        if crate::lock(&self.last_write).elapsed() < self.save_interval {
+        if crate::lock(&self.last_write).is_some_and(|t| t.elapsed() < self.save_interval) {
             return format!("; queued for {}", store.location());
         }
         if self.write_unsaved(store) {
@@ -970,7 +974,7 @@ impl Session {
             let start = Instant::now();
             match store.store(&batch, patience) {
                 Ok(()) => {
-                    *crate::lock(&self.last_write) = Instant::now();
+                    *crate::lock(&self.last_write) = Some(Instant::now());
                     log::debug!(
                         "tune: store {}: saved {} updates in {} us",
                         store.location(),
@@ -1283,8 +1287,9 @@ mod tests {
             (false, _) => 1100,
         });
         assert!(ran[..300].iter().filter(|&&g| g == AUTO_GRID).count() > 250);
-        // Five of auto's eight kept samples must be slow before its median
-        // is: five sampled launches, one in 16.
+        // Four of auto's eight kept samples must be slow before its median
+        // (the mean of the middle two) is far behind: at most five sampled
+        // launches, one in 16.
         let left_by = 300 + 5 * SAMPLE_EVERY as usize + 16;
         assert!(
             ran[left_by..].iter().all(|&g| g == LLVM_GRID),
@@ -1331,15 +1336,17 @@ mod tests {
     fn settling_writes_the_store_at_most_once_per_interval_and_the_rest_at_exit() {
         let store: &'static CountingStore = Box::leak(Box::default());
         let session = Session::new(Some(Box::new(store)), Duration::from_secs(3600));
-        // A process younger than the interval only queues.
-        assert_eq!(session.save(update("a")), "; queued for counting");
+        // The first settling writes; the next, within the interval, only
+        // queue, for the exit.
+        assert_eq!(session.save(update("a")), "; saved to counting");
         assert_eq!(session.save(update("b")), "; queued for counting");
-        assert!(store.writes.lock().unwrap().is_empty());
-        session.flush(vec![update("c")]);
-        assert_eq!(*store.writes.lock().unwrap(), [3]);
+        assert_eq!(session.save(update("c")), "; queued for counting");
+        assert_eq!(*store.writes.lock().unwrap(), [1]);
+        session.flush(vec![update("d")]);
+        assert_eq!(*store.writes.lock().unwrap(), [1, 3]);
 
-        // With no interval a settling writes at once, unless the lock is
-        // busy: then it stays queued for the next write.
+        // With no interval every settling writes at once, unless the lock
+        // is busy: then it stays queued for the next write.
         let store: &'static CountingStore = Box::leak(Box::default());
         let session = Session::new(Some(Box::new(store)), Duration::ZERO);
         assert_eq!(session.save(update("a")), "; saved to counting");

@@ -21,9 +21,12 @@
 //!
 //! **Noise.** A search leaves the prior's order only for a difference it
 //! can tell from noise ([`Search::leader`]). The noise is measured, not
-//! assumed: the median absolute deviation of every candidate's samples from
-//! its own median ([`Search::spread`]), pooled over the candidates, with a
-//! floor per kind ([`Params::spread_floor`]). On the H100 a kernel's cold
+//! assumed: the upper quartile of every candidate's absolute deviations from
+//! its own median, in median-deviation units ([`Search::spread`]), pooled
+//! over the candidates with a floor per kind ([`Params::spread_floor`]),
+//! and each candidate's own, never below the pooled one, for the error of
+//! its median (Welch's form; bench/results/h100/NOTES.md §17: launches that fall in a slow
+//! mode now and then). On the H100 a kernel's cold
 //! launch varied with a median of 6.6 % (p90 18 %) around its median from
 //! run to run, its warm launches 3.7 % (p90 18 %) — more than most grid
 //! differences at 0.05-1 ms, so a rule that trusted one fast sample
@@ -435,6 +438,9 @@ impl Search {
     /// [`Self::spread`], and each candidate's own spread in the same units,
     /// never below it: a candidate whose launches fall in a slow mode now
     /// and then is judged by its own noise, however quiet the others are.
+    /// On few samples its own spread reads low (two samples deviate alike),
+    /// so the pooled one is what protects a candidate until it has about
+    /// six.
     fn spreads(&self, kind: Kind) -> (f64, Vec<f64>) {
         let mut pooled: Vec<f64> = Vec::with_capacity(self.samples.len() * KEEP);
         let mut own: Vec<f64> = Vec::with_capacity(self.samples.len());
@@ -494,6 +500,10 @@ impl Search {
         if nf < MIN_SAMPLES_TO_LEAD || ns == 0 {
             return false;
         }
+        // Both errors on the fast median's scale, as the rule was
+        // calibrated and measured (§14-17): that understates the slow
+        // median's error by ms / mf, which matters for gaps far past the
+        // noise (`far_behind`), not for the close calls that decide a lead.
         let (sf, ss) = (spreads[fast], spreads[slow]);
         let error = MEDIAN_ERROR_PER_MAD * (sf * sf / nf as f64 + ss * ss / ns as f64).sqrt();
         mf as f64 * (1.0 + (SIGNIFICANCE * error).max(TIE)) < ms as f64
@@ -839,6 +849,14 @@ mod tests {
         assert_eq!(degraded.leader(Kind::Warm), 1);
         assert!(degraded.far_behind(0, Kind::Warm));
         assert!(!degraded.far_behind(1, Kind::Warm), "the leader");
+        // A later grid whose launches alternate 700 and 2500 ns: its median
+        // (1600) is past 1.5x auto's steady 1000, but its own noise is as
+        // wide as the gap, so it is not judged degraded.
+        let mut samples = vec![(0, 1000), (0, 1010), (0, 990), (0, 1000)];
+        samples.extend([700, 2500].repeat(2).into_iter().map(|t| (3, t)));
+        let wide = measured(2, Kind::Warm, &samples);
+        assert_eq!(wide.leader(Kind::Warm), 0);
+        assert!(!wide.far_behind(3, Kind::Warm));
     }
 
     #[test]

@@ -174,28 +174,30 @@ fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> V
     let threads = std::iter::once(auto.threads)
         .chain(TEAMS_REGION_WARPS.map(|w| w.saturating_mul(device.warp_size)))
         .filter(|&t| limits.contains(Geometry::new(t, 1)));
-    // (tier, distance from LLVM's grid, move) for 2^doublings times a base.
-    let ranked = |threads: u32, doublings: u32, blocks: u64, c: Candidate| {
+    let grid = |threads: u32, blocks: u64| {
+        Geometry::new(threads, saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS))
+    };
+    // (tier, distance from LLVM's grid, move) for `g`, 2^doublings times a
+    // base count of blocks.
+    let ranked = |doublings: u32, g: Geometry, c: Candidate| {
         let fine = doublings % 2 == 1;
-        let tier = u8::from(fine) * 2 + u8::from(threads != auto.threads);
-        let blocks = saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS);
-        (tier, distance(Geometry::new(threads, blocks), auto), c)
+        let tier = u8::from(fine) * 2 + u8::from(g.threads != auto.threads);
+        (tier, distance(g, auto), c)
     };
     let mut moves: Vec<(u8, f64, Candidate)> = threads
         .flat_map(|threads| {
             let llvm_multiples = TEAMS_REGION_BLOCK_STEPS.map(|blocks_log2| {
                 let doublings = u32::from(blocks_log2.unsigned_abs());
-                let blocks = u64::from(auto.blocks) << doublings;
+                let g = grid(threads, u64::from(auto.blocks) << doublings);
                 let c = Candidate::Move {
                     threads,
                     blocks_log2,
                 };
-                ranked(threads, doublings, blocks, c)
+                ranked(doublings, g, c)
             });
             let sm_waves = (0..=TEAMS_REGION_SM_DOUBLINGS).map(move |k| {
-                let blocks = u64::from(device.sm_count) << k;
-                let g = Geometry::new(threads, saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS));
-                ranked(threads, k, blocks, Candidate::Grid(g))
+                let g = grid(threads, u64::from(device.sm_count) << k);
+                ranked(k, g, Candidate::Grid(g))
             });
             llvm_multiples.into_iter().chain(sm_waves)
         })

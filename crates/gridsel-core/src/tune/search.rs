@@ -400,22 +400,23 @@ impl Search {
         let Some(mi) = self.samples[i].median(kind) else {
             return false;
         };
+        let ranked = self.ranked(kind);
         // The common case first, without ranking by the noise rule: no
         // median is that far ahead at all (a sampled settled launch asks).
-        if !self
-            .ranked(kind)
+        if !ranked
             .iter()
             .any(|&(j, m)| j != i && m as f64 * drop < mi as f64)
         {
             return false;
         }
-        let leader = self.leader(kind);
+        let (_, spreads) = self.spreads(kind);
+        let leader = self.leader_of(kind, &ranked, &spreads);
         let Some(ml) = self.samples[leader].median(kind) else {
             return false;
         };
         leader != i
             && mi as f64 > ml as f64 * drop
-            && self.beats(kind, (leader, ml), (i, mi), &self.spreads(kind).1)
+            && self.beats(kind, (leader, ml), (i, mi), &spreads)
     }
 
     /// The run-to-run spread of `kind`'s samples, in median-absolute-
@@ -520,12 +521,16 @@ impl Search {
     /// by none, and without any, nothing beats the earliest. The first
     /// candidate when nothing is measured.
     pub fn leader(&self, kind: Kind) -> usize {
-        let ranked = self.ranked(kind);
-        let (_, spreads) = self.spreads(kind);
+        self.leader_of(kind, &self.ranked(kind), &self.spreads(kind).1)
+    }
+
+    /// [`Self::leader`] from [`Self::ranked`] and [`Self::spreads`], for a
+    /// caller that needs them too.
+    fn leader_of(&self, kind: Kind, ranked: &[(usize, u64)], spreads: &[f64]) -> usize {
         let ran = |&(i, _): &(usize, u64)| !self.samples[i].of(kind).contains(&u64::MAX);
         let mut by_prior: Vec<(usize, u64)> = ranked.iter().copied().filter(ran).collect();
         if by_prior.is_empty() {
-            by_prior = ranked.clone();
+            by_prior = ranked.to_vec();
         }
         by_prior.sort_unstable();
         let first = by_prior.first().map(|&(i, _)| i);
@@ -538,7 +543,7 @@ impl Search {
             .find(|&c| {
                 !ranked
                     .iter()
-                    .any(|&d| d.0 != c.0 && self.beats(kind, d, c, &spreads))
+                    .any(|&d| d.0 != c.0 && self.beats(kind, d, c, spreads))
             })
             .map_or(0, |(i, _)| i)
     }

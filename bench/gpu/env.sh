@@ -5,5 +5,10 @@ export GRIDSEL_RUNTIME_DIR=${GRIDSEL_RUNTIME_DIR:-/tmp/gridsel-runtime}
 bash "$repo/bench/toolchain/runtime.sh" --extract "$GRIDSEL_RUNTIME_DIR" >/dev/null
 export LD_LIBRARY_PATH=$GRIDSEL_RUNTIME_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMP_TARGET_OFFLOAD=MANDATORY
+# stage.sh --packed: the staged build and the programs come as one archive.
+if [[ -f $repo/.stage/payload.tar.xz ]]; then
+  tar -C "$repo/.stage" -xJf "$repo/.stage/payload.tar.xz"
+  export GRIDSEL_BENCH_BIN=${GRIDSEL_BENCH_BIN:-$repo/.stage/bin}
+fi
 export GRIDSEL_LIB=$repo/.stage/libgridsel.so GRIDSEL_CLI=$repo/.stage/gridsel
 export GRIDSEL_COMMIT=$(cat "$repo/.stage/commit" 2>/dev/null || echo unknown)

@@ -14,6 +14,12 @@
 # WARMUP 0: once per run). Writes $OUT/learn/{runs.csv, profiles/, store.json};
 # stops starting rounds after TIME_LIMIT_S seconds. bench/harness/learn_report.py
 # turns the folder into learn.md and a plot.
+#
+# One device call holds at most 10 minutes, fewer rounds than a benchmark of
+# every program needs, so a benchmark may span calls: RESUME=DIR (a learn/
+# folder an earlier call wrote, carried back) starts from its runs, profiles
+# and store, at the round after its last, and RUNS stays the benchmark's total
+# (BASE_ROUNDS counts from the benchmark's first round, too).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 runs=$1 reps=$2 warmup=$3 limit=$4
@@ -22,11 +28,21 @@ out=${OUT:-/tmp/gridsel-learn}/learn
 mkdir -p "$out/profiles"
 b=${GRIDSEL_BENCH_BIN:-$repo/bench/build/sm_90}
 store=$out/store.json
-rm -f "$store" "$store.lock"
 csv=$out/runs.csv
-echo "round,program,n,policy,rc,check,ms" >"$csv"
+first=1
+if [[ -n ${RESUME:-} ]]; then
+  cp "$RESUME/runs.csv" "$out/" && cp -r "$RESUME/profiles/." "$out/profiles/" || exit 1
+  rm -f "$store" "$store.lock"
+  # No store yet when no process had anything to save.
+  [[ ! -f $RESUME/store.json ]] || cp "$RESUME/store.json" "$store" || exit 1
+  first=$(($(tail -n 1 "$csv" | cut -d, -f1) + 1))
+  echo "learn.sh: resuming $RESUME at round $first"
+else
+  rm -f "$store" "$store.lock"
+  echo "round,program,n,policy,rc,check,ms" >"$csv"
+fi
 start=$(date +%s)
-for ((r = 1; r <= runs; r++)); do
+for ((r = first; r <= runs; r++)); do
   if (($(date +%s) - start > limit)); then
     echo "learn.sh: time limit reached before round $r"
     break

@@ -6,7 +6,14 @@
 #   bench/build/{sm_90,host}/*             (the benchmark programs)
 #   .runtime.tar.xz                        (libomptarget and its libraries)
 # A device call then carries [".stage", "bench/build", ".runtime.tar.xz"]
-# (about 50 MB, under the 64 MiB limit) and runs bench/gpu/*.sh there.
+# (under the 64 MiB limit while the tracked files stay small) and runs
+# bench/gpu/*.sh there.
+#
+# --packed: the tracked files have grown to leave no room for that, so pack the
+# staged build and the sm_90 programs into one archive, .stage/payload.tar.xz
+# (about 2 MB; nothing else stays in .stage), which env.sh unpacks on the GPU machine into .stage/ (the
+# programs into .stage/bin, which then becomes GRIDSEL_BENCH_BIN). The call
+# carries [".stage", ".runtime.tar.xz"].
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
@@ -29,3 +36,13 @@ git rev-parse HEAD > .stage/commit 2>/dev/null || echo unknown > .stage/commit
 bash bench/toolchain/build.sh
 bash bench/toolchain/runtime.sh --tar >/dev/null
 du -sh .stage bench/build .runtime.tar.xz
+if [[ ${1:-} == --packed ]]; then
+  pack=$(mktemp -d)
+  rm -rf .stage/bin .stage/payload.tar.xz
+  cp -r .stage/. "$pack/"
+  cp -r bench/build/sm_90 "$pack/bin"
+  find .stage -mindepth 1 -delete
+  tar -C "$pack" -cJf .stage/payload.tar.xz .
+  rm -rf "$pack"
+  du -sh .stage/payload.tar.xz
+fi

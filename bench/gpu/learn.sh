@@ -19,7 +19,9 @@
 # every program needs, so a benchmark may span calls: RESUME=DIR (a learn/
 # folder an earlier call wrote, carried back) starts from its runs, profiles
 # and store, at the round after its last, and RUNS stays the benchmark's total
-# (BASE_ROUNDS counts from the benchmark's first round, too).
+# (BASE_ROUNDS counts from the benchmark's first round, too). Unpack the carried
+# folder into a fresh directory (mktemp -d): a machine still warm from the last
+# call keeps its /tmp, and an old folder there would mix into this one.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 runs=$1 reps=$2 warmup=$3 limit=$4

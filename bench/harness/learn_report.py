@@ -22,6 +22,10 @@ launches (the choice: the run's first launch), the others by the launches
 after the first (the choice: the run's last launch, where the search
 stands). "best" there is the fastest grid with at least two samples.
 
+That "best" is the luckiest of many noisy medians, so the report also chooses it on
+half of the rounds and times it on the other half (held_out_best): what is left is
+the gain over auto's grid that is not noise.
+
 Usage: learn_report.py FOLDER [--title TEXT]   (FOLDER holds runs.csv, profiles/)
 Standard library only; the plot uses matplotlib when it is importable."""
 import argparse
@@ -63,6 +67,46 @@ def load_launches(folder):
     return out
 
 
+def held_out_best(by_round, cases, auto, last):
+    """How much of "best" is the luck of the draw: per case and half of the rounds (odd,
+    even), the best grid is chosen on that half's launches (medians of grids with at least
+    two) and timed, with auto's grid and tune's last choice, on the other half's. Returns
+    dict(halves, auto_in, auto_out, tune_out, auto_far_in, auto_far_out, tune_far_out,
+    kernels, auto_out_by_kernel, tune_out_by_kernel): geomean shares of the best (in: on
+    the half that chose it, out: held out), counts below 95 %, and the held-out shares
+    with every kernel weighted alike (a solver's hundreds of trip counts count as one).
+    Case-halves count where the best, auto's grid and tune's choice have two launches in
+    the other half."""
+    def medians(grids, half, keep):
+        out = {}
+        for g, v in grids.items():
+            xs = [ns for r, ns in v if (r % 2 == half) == keep]
+            if len(xs) >= 2:
+                out[g] = statistics.median(xs)
+        return out
+    rows = []
+    for c in cases:
+        for half in (0, 1):
+            chosen_on, timed_on = medians(by_round[c], half, True), medians(by_round[c], half, False)
+            if auto[c] not in chosen_on:
+                continue
+            best = min(chosen_on, key=chosen_on.get)
+            if not all(g in timed_on for g in (best, auto[c], last[c])):
+                continue
+            rows.append((c, chosen_on[best] / chosen_on[auto[c]], timed_on[best] / timed_on[auto[c]],
+                         timed_on[best] / timed_on[last[c]]))
+    by_kernel = collections.defaultdict(list)
+    for c, _, a, t in rows:
+        by_kernel[c[:2]].append((a, t))
+    return dict(halves=len(rows), kernels=len(by_kernel),
+                auto_in=geomean([r[1] for r in rows]), auto_out=geomean([r[2] for r in rows]),
+                tune_out=geomean([r[3] for r in rows]),
+                auto_far_in=sum(r[1] < 0.95 for r in rows), auto_far_out=sum(r[2] < 0.95 for r in rows),
+                tune_far_out=sum(r[3] < 0.95 for r in rows),
+                auto_out_by_kernel=geomean([geomean([a for a, _ in v]) for v in by_kernel.values()]),
+                tune_out_by_kernel=geomean([geomean([t for _, t in v]) for v in by_kernel.values()]))
+
+
 def judge_choices(launches):
     """Each tune run's choice scored by its grid's median (module documentation). Returns
     dict(cases, g_auto, g_best, auto_share, per_run=[(round, tune's geomean over llvm,
@@ -80,6 +124,7 @@ def judge_choices(launches):
         for (k, t), n in seen.items():
             once[(prog, k, t)] &= n == 1
     samples = collections.defaultdict(lambda: collections.defaultdict(list))
+    by_round = collections.defaultdict(lambda: collections.defaultdict(list))
     choice = collections.defaultdict(dict)
     grid_of = collections.defaultdict(dict)
     for (prog, rnd, pol), (rows, _) in per_process.items():
@@ -91,6 +136,7 @@ def judge_choices(launches):
             if first != once[case]:
                 continue
             samples[case][g].append(ns)
+            by_round[case][g].append((rnd, ns))
             if pol == "tune":
                 if not once[case] or first:
                     choice[case][rnd] = g
@@ -120,7 +166,9 @@ def judge_choices(launches):
         good = [best[c] / med[c][choice[c][r]] >= 0.95 if r in choice[c] else False for r in rounds]
         bad = [r for r, ok in zip(rounds, good) if not ok]
         settled_from[c] = rounds[0] if not bad else next((r for r in rounds if r > bad[-1]), math.inf)
+    last = {c: choice[c][max(choice[c])] for c in cases}
     return dict(cases=len(cases), per_run=per_run, settled_from=settled_from,
+                held_out=held_out_best(by_round, cases, {c: grid_of[c]["auto"] for c in cases}, last),
                 g_auto=geomean([llvm[c] / auto[c] for c in cases]),
                 g_best=geomean([llvm[c] / best[c] for c in cases]),
                 auto_share=geomean([best[c] / auto[c] for c in cases]),
@@ -243,6 +291,16 @@ def main(argv=None):
                   f"{shown(statistics.median_high(ends))}, p90 {shown(ends[int(0.9 * (len(ends) - 1))])}; "
                   f"{never} of {len(ends)} cases not within 95 % at the last run (auto's grid: "
                   f"{j['auto_far']} not within 95 %)."]
+    h = j["held_out"]
+    if h["halves"]:
+        lines += ["", f"How much of \"best\" is luck (best grid chosen on odd rounds' launches and timed on "
+                  f"even rounds', and the other way; {h['halves']} case-halves of {h['kernels']} kernels): "
+                  f"auto's grid is {100 * h['auto_in']:.1f} % of best where best was chosen, "
+                  f"{100 * h['auto_out']:.1f} % held out ({h['auto_far_in']} and {h['auto_far_out']} "
+                  f"case-halves below 95 %); tune's last choice (which saw both halves) {100 * h['tune_out']:.1f} % "
+                  f"({h['tune_far_out']} below 95 %). Every kernel weighted alike, held out: auto's grid "
+                  f"{100 * h['auto_out_by_kernel']:.1f} %, tune's last choice "
+                  f"{100 * h['tune_out_by_kernel']:.1f} %."]
     late = s["late"]
     if late:
         lines += ["", "Cases where a tune run from run 5 on was > 3 % slower than llvm's median (noise included):", "",
@@ -266,7 +324,8 @@ def main(argv=None):
         ax.plot([r for r, _, _ in curve], [g for _, g, _ in curve], "o-", label="tune (run's own time)")
         ax.plot([r[0] for r in j["per_run"]], [r[1] for r in j["per_run"]], "s--",
                 label="tune's choice (its grid's median)")
-        ax.axhline(g_auto, color="tab:orange", ls="--", label=f"auto {g_auto:.3f}x")
+        ax.axhline(g_auto, color="tab:blue", ls="--", label=f"auto's runs {g_auto:.3f}x")
+        ax.axhline(j["g_auto"], color="tab:orange", ls="--", label=f"auto's grid (median) {j['g_auto']:.3f}x")
         ax.axhline(g_best, color="tab:green", ls=":", label=f"best seen {g_best:.3f}x")
         ax.axhline(1.0, color="gray", lw=0.8, label="llvm")
         ax.set_xlabel("run (from an empty store)")

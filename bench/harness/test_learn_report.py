@@ -131,6 +131,27 @@ class Choices(unittest.TestCase):
         self.assertEqual(j["settled_from"], {("p", "ka", 10): 2, ("p", "kb", 5): math.inf})
 
 
+class HeldOut(unittest.TestCase):
+    def test_a_lucky_best_is_timed_on_the_other_half(self):
+        # One case, rounds 1-4; auto's grid "a" always 100; "m" won the odd rounds by luck
+        # (80) and lost the even ones (120); tune's last choice is "a".
+        by_round = {"c": {"a": [(r, 100) for r in (1, 1, 2, 2, 3, 3, 4, 4)],
+                          "m": [(1, 80), (3, 80), (2, 120), (4, 120)]}}
+        h = lr.held_out_best(by_round, ["c"], {"c": "a"}, {"c": "a"})
+        # Odd half chooses m (80 against 100), timed on the even half: m 120, auto 100.
+        # Even half chooses a (m 120 there), timed on the odd half: a 100 against itself.
+        self.assertEqual((h["halves"], h["kernels"]), (2, 1))
+        self.assertAlmostEqual(h["auto_in"], math.sqrt(80 / 100 * 1.0))
+        self.assertAlmostEqual(h["auto_out"], math.sqrt(120 / 100 * 1.0))
+        self.assertEqual((h["auto_far_in"], h["auto_far_out"]), (1, 0))
+        self.assertAlmostEqual(h["tune_out"], h["auto_out"])
+
+    def test_case_halves_without_two_launches_of_each_grid_are_left_out(self):
+        by_round = {"c": {"a": [(1, 100), (3, 100), (2, 100)], "m": [(1, 80), (3, 80), (2, 70), (4, 70)]}}
+        h = lr.held_out_best(by_round, ["c"], {"c": "a"}, {"c": "m"})
+        self.assertEqual(h["halves"], 0)
+
+
 class Folder(TempDirTest):
     def write(self):
         os.makedirs(os.path.join(self.dir, "profiles"))

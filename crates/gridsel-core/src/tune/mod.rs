@@ -560,6 +560,16 @@ impl Learner {
             // vary 60-150 us ran three grids by turns in one run when
             // being far behind the fastest median was enough.
             self.kept = None;
+            log::info!(
+                "tune: {}: leaves the grid it kept ({}), which {}; the next launch runs the leader",
+                self.key.kernel,
+                self.search.candidates[p.candidate],
+                if ns == u64::MAX {
+                    "failed"
+                } else {
+                    "fell far behind it"
+                }
+            );
         }
         let c = self.search.candidates[p.candidate];
         self.update.samples.push((c, p.kind, ns));

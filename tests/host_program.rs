@@ -74,18 +74,8 @@ fn run_with_unread_stderr(mode: &str, unread: Unread) -> (std::process::ExitStat
 fn the_sigpipe_program_makes_gridsel_log() {
     let run = run_gridsel(&sigpipe_program(), &["default"], &[BAD_POLICY]).ok();
     assert_eq!(run.stdout, "default: start\ndefault: ok\n");
-    assert_eq!(
-        run.gridsel_lines_with("GRIDSEL_POLICY").len(),
-        1,
-        "{}",
-        run.stderr
-    );
-    assert_eq!(
-        run.gridsel_lines_with("not found").len(),
-        1,
-        "{}",
-        run.stderr
-    );
+    run.assert_one_gridsel_line_with("GRIDSEL_POLICY");
+    run.assert_one_gridsel_line_with("not found");
 }
 
 #[test]

@@ -64,17 +64,20 @@ fn llvm_runtimes() -> PathBuf {
         .map_or_else(|| repo().join("target/llvm-runtimes"), PathBuf::from)
 }
 
-/// The folder with the CUDA 12 tools made by bench/toolchain/setup.sh.
-fn cuda_toolchain() -> PathBuf {
-    repo().join(".toolchain/cuda")
-}
-
 /// gridsel's info lines with a decision for kernels whose name contains `part`.
 fn decisions<'a>(run: &'a support::Run, part: &str) -> Vec<&'a str> {
     run.gridsel_lines_with(part)
         .into_iter()
         .filter(|l| l.contains(": trip "))
         .collect()
+}
+
+/// The one decision line for kernels whose name contains `part`; panics,
+/// showing stderr, unless there is exactly one.
+fn one_decision<'a>(run: &'a support::Run, part: &str) -> &'a str {
+    let decided = decisions(run, part);
+    assert_eq!(decided.len(), 1, "decisions for `{part}`:\n{}", run.stderr);
+    decided[0]
 }
 
 /// One line per `(label, value)` of a program's stdout: `teams_loop 1000: <sum>`.
@@ -136,12 +139,7 @@ fn results_are_identical_under_every_policy() {
 fn libomptarget_launches_gridsels_grid() {
     let run = run_gridsel(&kernels(), &["all"], &[H100, INFO16, LOG_INFO]).ok();
     // trip 1000 -> ideal loop, ceil(1000/96) blocks; trip 20 -> the paper's short-loop rule.
-    assert_eq!(
-        run.launches_of("_teams_loop_l"),
-        [(11, 96), (20, 1)],
-        "{}",
-        run.stderr
-    );
+    run.assert_launches_of("_teams_loop_l", &[(11, 96), (20, 1)]);
     let decided = decisions(&run, "_teams_loop_l");
     assert_eq!(decided.len(), 2, "{decided:?}");
     assert!(
@@ -211,22 +209,17 @@ fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() 
     let kept = run_gridsel(&teams_region(), &args, &[H100, INFO16, LOG_INFO]).ok();
     assert_eq!(kept.stdout, plain.stdout);
     assert_eq!(kept.launches_of("_mv_rows_l"), llvm);
-    let why = kept.gridsel_lines_with("kept as given");
-    assert_eq!(why.len(), 1, "{}", kept.stderr);
-    assert!(
-        why[0].contains("_mv_rows_l")
-            && why[0]
-                .contains(": kept as given: no trip count: no distribute loop on the construct")
-            && why[0].contains("GRIDSEL_TEAMS_REGIONS=change"),
-        "{}",
-        why[0]
+    let why = kept.assert_one_gridsel_line_with("kept as given");
+    assert_contains_all(
+        why,
+        &[
+            "_mv_rows_l",
+            ": kept as given: no trip count: no distribute loop on the construct",
+            "GRIDSEL_TEAMS_REGIONS=change",
+        ],
     );
-    assert_eq!(
-        kept.gridsel_lines_with("GRIDSEL_TEAMS_REGIONS=keep").len(),
-        1,
-        "the settings at start: {}",
-        kept.stderr
-    );
+    // The settings at start.
+    kept.assert_one_gridsel_line_with("GRIDSEL_TEAMS_REGIONS=keep");
 
     // Opened, a fixed grid applies (the host plugin runs one team whatever
     // is launched, so the results stay the same here).
@@ -244,18 +237,11 @@ fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() 
     )
     .ok();
     assert_eq!(fixed.stdout, plain.stdout);
-    assert_eq!(
-        fixed.launches_of("_mv_rows_l"),
-        [(16, 64); 3],
-        "{}",
-        fixed.stderr
-    );
-    let decided = decisions(&fixed, "_mv_rows_l");
-    assert_eq!(decided.len(), 1, "{}", fixed.stderr);
+    fixed.assert_launches_of("_mv_rows_l", &[(16, 64); 3]);
+    let decided = one_decision(&fixed, "_mv_rows_l");
     assert!(
-        decided[0].contains("trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,16 16 blocks x 64 threads; fixed grid"),
-        "{}",
-        decided[0]
+        decided.contains("trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,16 16 blocks x 64 threads; fixed grid"),
+        "{decided}"
     );
 
     // The static policies have nothing to size it by: LLVM's grid, and the
@@ -269,14 +255,12 @@ fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() 
         .ok();
         assert_eq!(run.stdout, plain.stdout, "{policy}");
         assert_eq!(run.launches_of("_mv_rows_l"), [(3200, 128); 3], "{policy}");
-        let decided = decisions(&run, "_mv_rows_l");
-        assert_eq!(decided.len(), 1, "{policy}: {}", run.stderr);
+        let decided = one_decision(&run, "_mv_rows_l");
         assert!(
-            decided[0].contains(&format!(
+            decided.contains(&format!(
                 "LLVM 3200 blocks x 128 threads -> {policy} 3200 blocks x 128 threads; no trip count"
             )),
-            "{}",
-            decided[0]
+            "{decided}"
         );
     }
 }
@@ -303,14 +287,13 @@ fn a_teams_region_without_a_loop_is_generic_spmd_with_no_trip_count_on_sm90() {
     )
     .ok();
     assert_eq!(run.stdout, expected);
-    let decided = decisions(&run, "_mv_rows_l");
-    assert_eq!(decided.len(), 1, "{}", run.stderr);
-    assert!(
-        decided[0].contains("trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,528 528 blocks x 64 threads")
-            && decided[0].contains("kernel: Generic-SPMD,")
-            && decided[0].contains("environment: mode byte 3, generic state machine no, nested parallelism no"),
-        "{}",
-        decided[0]
+    assert_contains_all(
+        one_decision(&run, "_mv_rows_l"),
+        &[
+            "trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,528 528 blocks x 64 threads",
+            "kernel: Generic-SPMD,",
+            "environment: mode byte 3, generic state machine no, nested parallelism no",
+        ],
     );
 }
 
@@ -318,43 +301,27 @@ fn a_teams_region_without_a_loop_is_generic_spmd_with_no_trip_count_on_sm90() {
 fn tune_searches_a_teams_region_without_a_loop_when_it_may_change() {
     let args = ["100"];
     let expected = run_plain(&teams_region(), &args, &[]).ok().stdout;
-    let dir = temp_dir("tune_teams_region");
-    let cache = dir.join("tune.json");
+    let cache = temp_dir("tune_teams_region").join("tune.json");
     let cache_s = cache.to_string_lossy().into_owned();
     let mut env = tune_settling_in_one_run(("GRIDSEL_CACHE", cache_s.as_str())).to_vec();
     env.push(("GRIDSEL_TEAMS_REGIONS", "change"));
     let run = run_gridsel(&teams_region(), &args, &env).ok();
     assert_eq!(run.stdout, expected);
-    let settled = run.gridsel_lines_with("settled on");
-    assert_eq!(settled.len(), 1, "{}", run.stderr);
-    assert!(
-        settled[0].contains("_mv_rows_l")
-            && settled[0].contains(" trip 0 on H100")
-            && settled[0].contains("12 candidates measured"),
-        "{}",
-        settled[0]
+    assert_contains_all(
+        run.assert_one_gridsel_line_with("settled on"),
+        &["_mv_rows_l", " trip 0 on H100", "12 candidates measured"],
     );
     // Its own class, 0: never mixed with a loop's trip counts.
-    let text = std::fs::read_to_string(&cache).unwrap();
-    assert!(
-        text.contains("\"class\":0,\"trips\":[0,0]") && text.contains("\"grid:128,528\""),
-        "{text}"
+    assert_contains_all(
+        &std::fs::read_to_string(&cache).unwrap(),
+        &["\"class\":0,\"trips\":[0,0]", "\"grid:128,528\""],
     );
     // Without the opt-in, tune leaves the region alone.
     let kept = &env[..env.len() - 1];
     let run = run_gridsel(&teams_region(), &args, kept).ok();
     assert_eq!(run.stdout, expected);
-    assert!(
-        run.gridsel_lines_with("settled on").is_empty(),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(
-        run.gridsel_lines_with("kept as given").len(),
-        1,
-        "{}",
-        run.stderr
-    );
+    run.assert_no_gridsel_line_with("settled on");
+    run.assert_one_gridsel_line_with("kept as given");
 }
 
 // ---- 4. single-team regions ------------------------------------------------
@@ -443,8 +410,8 @@ fn kernels_of_a_shared_library_get_gridsels_grid() {
     let run = run_gridsel(&program, &[], &[H100, INFO16, LOG_INFO]).ok();
     assert_eq!(run.stdout, plain.stdout);
     assert!(run.stdout.starts_with("uselib: "));
-    assert_eq!(run.launches_of("_exe_loop_l"), [(11, 96)], "{}", run.stderr);
-    assert_eq!(run.launches_of("_lib_loop_l"), [(11, 96)], "{}", run.stderr);
+    run.assert_launches_of("_exe_loop_l", &[(11, 96)]);
+    run.assert_launches_of("_lib_loop_l", &[(11, 96)]);
     // Each binary registered its own descriptor.
     assert_eq!(
         run.gridsel_lines_with("registered 1 offload entries").len(),
@@ -501,46 +468,38 @@ fn kernel_args_v1_v2_and_v3_get_the_grid() {
         };
         let plain = run_plain(&program, &["loop", "1000"], &[]).ok();
         assert_eq!(plain.stdout, expected, "LLVM {version} without gridsel");
-        let run = run_with(
-            &program,
-            &["loop", "1000"],
-            &[H100, LOG_INFO],
-            &[&lib(), &support::spy_library()],
-        )
-        .ok();
-        assert_eq!(run.stdout, expected, "LLVM {version} under gridsel");
-        // What gridsel forwards: the call arguments, and the struct for v2+.
-        let (st, sl) = if struct_version >= 2 {
-            (11, 96)
-        } else {
-            (-1, -1)
+        // Under gridsel, with tests/c/spy.c showing what gridsel forwards:
+        // the call arguments, and the struct for v2+.
+        let spied_run = |env: &[(&str, &str)]| {
+            run_with(
+                &program,
+                &["loop", "1000"],
+                env,
+                &[&lib(), &support::spy_library()],
+            )
+            .ok()
         };
+        // The struct's grid as spy.c prints it: -1s for v1, which has none.
+        let in_struct = |teams, limit| {
+            if struct_version >= 2 {
+                (teams, limit)
+            } else {
+                (-1, -1)
+            }
+        };
+        let run = spied_run(&[H100, LOG_INFO]);
+        assert_eq!(run.stdout, expected, "LLVM {version} under gridsel");
+        let (st, sl) = in_struct(11, 96);
         assert_eq!(
             run.spied(),
             [[struct_version, 1000, 11, 96, st, sl]],
             "LLVM {version}: {}",
             run.stderr
         );
-        assert_eq!(
-            run.gridsel_lines_with("-> lloyd 11 blocks x 96 threads")
-                .len(),
-            1,
-            "{}",
-            run.stderr
-        );
+        run.assert_one_gridsel_line_with("-> lloyd 11 blocks x 96 threads");
         // Under the llvm policy the launch arrives as the program made it.
-        let run = run_with(
-            &program,
-            &["loop", "1000"],
-            &[H100, ("GRIDSEL_POLICY", "llvm")],
-            &[&lib(), &support::spy_library()],
-        )
-        .ok();
-        let (st, sl) = if struct_version >= 2 {
-            (0, 0)
-        } else {
-            (-1, -1)
-        };
+        let run = spied_run(&[H100, ("GRIDSEL_POLICY", "llvm")]);
+        let (st, sl) = in_struct(0, 0);
         assert_eq!(
             run.spied(),
             [[struct_version, 1000, 0, 0, st, sl]],
@@ -570,31 +529,20 @@ fn plain_launches() -> Vec<(String, u32, u32)> {
 #[test]
 fn garbage_policy_passes_through_with_one_error() {
     let run = bad_input_run(&[H100, ("GRIDSEL_POLICY", "garbage")]);
-    let lines = run.gridsel_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("gridsel: error: GRIDSEL_POLICY: unknown policy `garbage`"),
-        "{}",
-        lines[0]
-    );
+    run.assert_gridsel_lines_start_with(&[
+        "gridsel: error: GRIDSEL_POLICY: unknown policy `garbage`",
+    ]);
     assert_eq!(run.launches(), plain_launches());
 }
 
 /// A device that cannot be had falls back to the driver, which is absent
 /// here: one error naming the variable, one warning about the device.
 fn assert_bad_device(run: &support::Run, what: &str) {
-    let lines = run.gridsel_lines();
-    assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(
-        lines[0].starts_with("gridsel: error: GRIDSEL_DEVICE: ") && lines[0].contains(what),
-        "{}",
-        lines[0]
-    );
-    assert!(
-        lines[1].starts_with("gridsel: warn: device 0: "),
-        "{}",
-        lines[1]
-    );
+    let lines = run.assert_gridsel_lines_start_with(&[
+        "gridsel: error: GRIDSEL_DEVICE: ",
+        "gridsel: warn: device 0: ",
+    ]);
+    assert!(lines[0].contains(what), "{}", lines[0]);
     assert_eq!(run.launches(), plain_launches());
 }
 
@@ -629,20 +577,14 @@ fn bad_threads_per_block_is_ignored_with_one_error() {
             "gridsel: error: GRIDSEL_THREADS_PER_BLOCK: `abc` is not a thread count in 1..=1024; ignored"
         ]
     );
-    assert_eq!(run.launches_of("_teams_loop_l"), [(11, 96), (20, 1)]);
+    run.assert_launches_of("_teams_loop_l", &[(11, 96), (20, 1)]);
 }
 
 #[test]
 fn bad_log_level_is_one_error() {
     let run = bad_input_run(&[H100, ("GRIDSEL_LOG", "loud")]);
-    let lines = run.gridsel_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("gridsel: error: GRIDSEL_LOG: `loud`"),
-        "{}",
-        lines[0]
-    );
-    assert_eq!(run.launches_of("_teams_loop_l"), [(11, 96), (20, 1)]);
+    run.assert_gridsel_lines_start_with(&["gridsel: error: GRIDSEL_LOG: `loud`"]);
+    run.assert_launches_of("_teams_loop_l", &[(11, 96), (20, 1)]);
 }
 
 /// Whether libcuda is absent (the tests that expect the driver's absence).
@@ -664,13 +606,7 @@ fn without_a_driver_the_default_device_passes_through_with_one_warning() {
         return;
     }
     let run = bad_input_run(&[]);
-    let lines = run.gridsel_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("gridsel: warn: device 0: no CUDA driver"),
-        "{}",
-        lines[0]
-    );
+    run.assert_gridsel_lines_start_with(&["gridsel: warn: device 0: no CUDA driver"]);
     assert_eq!(run.launches(), plain_launches());
 }
 
@@ -685,13 +621,7 @@ fn missing_libomptarget_fails_the_launch_with_one_error() {
     );
     let run = run_gridsel(&program, &["nosym"], &[]).ok();
     assert_eq!(run.stdout, "nosym: rc nonzero\n");
-    let lines = run.gridsel_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("gridsel: error: __tgt_target_kernel not found"),
-        "{}",
-        lines[0]
-    );
+    run.assert_gridsel_lines_start_with(&["gridsel: error: __tgt_target_kernel not found"]);
 }
 
 #[test]
@@ -705,37 +635,26 @@ fn missing_libomptarget_fails_the_launch_without_crashing() {
 fn unknown_kernel_args_version_passes_through_with_one_warning() {
     let run = run_gridsel(&rawcall(true), &["version9"], &[H100]).ok();
     assert_eq!(run.stdout, "version9: rc nonzero\n");
-    let lines = run.gridsel_lines_with("KernelArgs");
-    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    let line = run.assert_one_gridsel_line_with("KernelArgs");
     assert!(
-        lines[0].starts_with("gridsel: warn: __tgt_target_kernel: KernelArgs version 9"),
-        "{}",
-        lines[0]
+        line.starts_with("gridsel: warn: __tgt_target_kernel: KernelArgs version 9"),
+        "{line}"
     );
-    assert!(run.gridsel_lines_with("error").is_empty(), "{}", run.stderr);
+    run.assert_no_gridsel_line_with("error");
 }
 
 #[test]
 fn corrupt_image_is_one_warning_and_is_forwarded() {
     let run = run_gridsel(&rawcall(true), &["corrupt"], &[H100]).ok();
     assert_eq!(run.stdout, "corrupt: registered and unregistered\n");
-    let lines = run.gridsel_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(
-        lines[0].starts_with("gridsel: warn: image 0 (100 bytes): unrecognised image format"),
-        "{}",
-        lines[0]
-    );
+    run.assert_gridsel_lines_start_with(&[
+        "gridsel: warn: image 0 (100 bytes): unrecognised image format",
+    ]);
     // Without libomptarget the forwarding fails loudly but harmlessly.
     let run = run_gridsel(&rawcall(false), &["corrupt"], &[H100]).ok();
     assert_eq!(run.stdout, "corrupt: registered and unregistered\n");
-    assert_eq!(run.gridsel_lines_with("image 0 (100 bytes)").len(), 1);
-    assert_eq!(
-        run.gridsel_lines_with("__tgt_register_lib not found").len(),
-        1,
-        "{}",
-        run.stderr
-    );
+    run.assert_one_gridsel_line_with("image 0 (100 bytes)");
+    run.assert_one_gridsel_line_with("__tgt_register_lib not found");
 }
 
 // ---- 9. profile ---------------------------------------------------------------
@@ -862,11 +781,12 @@ fn profile_counts_every_launch_of_every_thread() {
 
 // ---- 10. sm_90 binaries ----------------------------------------------------------
 
-/// The C program `source` (tests/c/) built for sm_90 with clang 19 and the
-/// CUDA toolchain, cached; `None` (the test says it was skipped) without
-/// the toolchain (bench/toolchain/setup.sh).
-fn sm90_program(source: &str) -> Option<PathBuf> {
-    let cuda = cuda_toolchain();
+/// `source` built for sm_90 with clang 19 and the CUDA 12 tools that
+/// bench/toolchain/setup.sh puts in .toolchain/cuda, with `extra` arguments
+/// after the source, cached as `key`; `None` (the test says it was skipped)
+/// without those tools.
+fn sm90_build(key: &str, source: &Path, extra: &[&str]) -> Option<PathBuf> {
+    let cuda = repo().join(".toolchain/cuda");
     if !require(
         &format!(
             "the CUDA toolchain in {} (bench/toolchain/setup.sh)",
@@ -876,19 +796,25 @@ fn sm90_program(source: &str) -> Option<PathBuf> {
     ) {
         return None;
     }
-    Some(cached(&format!("{source}-sm90"), |out| {
-        let src = c_source(source);
-        let args = [
-            "-O3",
-            "-fopenmp",
-            "--offload-arch=sm_90",
-            &format!("--cuda-path={}", cuda.display()),
-            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/",
-            &format!("-Wl,-rpath,{LLVM19_LIB}"),
-            &src.to_string_lossy(),
+    Some(cached(key, |out| {
+        let mut args = vec![
+            "-O3".to_string(),
+            "-fopenmp".into(),
+            "--offload-arch=sm_90".into(),
+            format!("--cuda-path={}", cuda.display()),
+            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/".into(),
+            format!("-Wl,-rpath,{LLVM19_LIB}"),
+            source.to_string_lossy().into(),
         ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         build(out, "clang-19", &args)
     }))
+}
+
+/// The C program `source` (tests/c/) built for sm_90 (see `sm90_build`).
+fn sm90_program(source: &str) -> Option<PathBuf> {
+    sm90_build(&format!("{source}-sm90"), &c_source(source), &[])
 }
 
 #[test]
@@ -901,13 +827,7 @@ fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
     assert_eq!(run_plain(&program, &["all"], &[]).ok().stdout, expected);
     let run = run_gridsel(&program, &["all"], &[H100, LOG_INFO]).ok();
     assert_eq!(run.stdout, expected);
-    assert_eq!(
-        run.gridsel_lines_with("registered 4 offload entries from 1 device images")
-            .len(),
-        1,
-        "{}",
-        run.stderr
-    );
+    run.assert_one_gridsel_line_with("registered 4 offload entries from 1 device images");
     let decided = decisions(&run, "_teams_loop_l");
     assert_eq!(decided.len(), 2, "{}", run.stderr);
     for line in &decided {
@@ -934,11 +854,8 @@ fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
         );
     }
     assert!(decided[0].contains("trip 1000 (ideal loop on H100, 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"));
-    assert!(
-        run.gridsel_lines_with("unknown:").is_empty(),
-        "every kernel was found in the cubin: {}",
-        run.stderr
-    );
+    // Every kernel was found in the cubin.
+    run.assert_no_gridsel_line_with("unknown:");
 }
 
 // ---- 11. tune --------------------------------------------------------------------
@@ -962,41 +879,26 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let program = host_offload("repeat", "repeat.c", &[]);
     let args = ["100", "1000"];
     let expected = run_plain(&program, &args, &[]).ok().stdout;
-    let dir = temp_dir("tune_cache");
-    let cache = dir.join("tune.json");
+    let cache = temp_dir("tune_cache").join("tune.json");
     let cache_s = cache.to_string_lossy().into_owned();
     let env = tune_settling_in_one_run(("GRIDSEL_CACHE", cache_s.as_str()));
     let first = run_gridsel(&program, &args, &env).ok();
     assert_eq!(first.stdout, expected);
-    let settled = first.gridsel_lines_with("settled on");
-    assert_eq!(settled.len(), 1, "{}", first.stderr);
-    assert!(
-        settled[0].contains("trip 1000")
-            && settled[0].contains("Warm samples")
-            && settled[0].contains("over 1 runs")
-            && settled[0].contains("saved to"),
-        "{}",
-        settled[0]
+    assert_contains_all(
+        first.assert_one_gridsel_line_with("settled on"),
+        &["trip 1000", "Warm samples", "over 1 runs", "saved to"],
     );
     let text = std::fs::read_to_string(&cache).unwrap();
-    assert!(
-        text.contains("\"version\": 2") && text.contains("\"trips\":[1000,1000]"),
-        "{text}"
-    );
+    assert_contains_all(&text, &["\"version\": 2", "\"trips\":[1000,1000]"]);
 
     // The next run goes on from the store: settled from its first warm
     // launch, one line saying so, nothing explored.
     let second = run_gridsel(&program, &args, &env).ok();
     assert_eq!(second.stdout, expected);
-    let settled = second.gridsel_lines_with("settled on");
-    assert_eq!(settled.len(), 1, "{}", second.stderr);
-    assert!(settled[0].contains("over 2 runs"), "{}", settled[0]);
-    assert_eq!(second.gridsel_lines_with("tune: store").len(), 1);
-    assert!(
-        second.gridsel_lines_with("gridsel: warn").is_empty(),
-        "{}",
-        second.stderr
-    );
+    let settled = second.assert_one_gridsel_line_with("settled on");
+    assert!(settled.contains("over 2 runs"), "{settled}");
+    second.assert_one_gridsel_line_with("tune: store");
+    second.assert_no_gridsel_line_with("gridsel: warn");
     let explored = |text: &str| {
         text.split("\"explored\":")
             .nth(1)
@@ -1013,13 +915,8 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     std::fs::write(&cache, "garbage").unwrap();
     let third = run_gridsel(&program, &args, &env).ok();
     assert_eq!(third.stdout, expected);
-    assert_eq!(
-        third.gridsel_lines_with("; ignored").len(),
-        1,
-        "{}",
-        third.stderr
-    );
-    assert_eq!(third.gridsel_lines_with("settled on").len(), 1);
+    third.assert_one_gridsel_line_with("; ignored");
+    third.assert_one_gridsel_line_with("settled on");
     let text = std::fs::read_to_string(&cache).unwrap();
     assert!(text.starts_with("{\"version\": 2"), "{text}");
 }
@@ -1036,7 +933,7 @@ fn tunes_default_store_is_per_user_and_switches_off() {
     let run = run_gridsel(&program, &args, &env).ok();
     let store = xdg.join("gridsel").join("tune.json");
     let line = format!("tune: store {}: 0 searches", store.display());
-    assert_eq!(run.gridsel_lines_with(&line).len(), 1, "{}", run.stderr);
+    run.assert_one_gridsel_line_with(&line);
     assert!(
         std::fs::read_to_string(&store)
             .unwrap()
@@ -1053,17 +950,8 @@ fn tunes_default_store_is_per_user_and_switches_off() {
     let mut off = env.to_vec();
     off.push(("GRIDSEL_CACHE", "off"));
     let run = run_gridsel(&program, &args, &off).ok();
-    assert!(
-        run.gridsel_lines_with("tune: store").is_empty(),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(
-        run.gridsel_lines_with("settled on").len(),
-        1,
-        "{}",
-        run.stderr
-    );
+    run.assert_no_gridsel_line_with("tune: store");
+    run.assert_one_gridsel_line_with("settled on");
     assert!(!xdg.exists());
 }
 
@@ -1080,12 +968,7 @@ fn the_default_policy_is_auto_one_chunk_sized_block_per_chunk() {
     assert_eq!(run.stdout, plain.stdout, "results");
     // No cubin on the host: clang's default cap, 128, is the chunk.
     // 1000 iterations -> 8 chunks; 20 iterations -> 1 chunk.
-    assert_eq!(
-        run.launches_of("_teams_loop_l"),
-        [(8, 128), (1, 128)],
-        "{}",
-        run.stderr
-    );
+    run.assert_launches_of("_teams_loop_l", &[(8, 128), (1, 128)]);
     let decided = decisions(&run, "_teams_loop_l");
     assert!(
         decided[0].contains("LLVM 32 blocks x 32 threads -> auto 8 blocks x 128 threads"),
@@ -1098,29 +981,13 @@ fn the_default_policy_is_auto_one_chunk_sized_block_per_chunk() {
 /// two kernels with a nested `parallel for simd reduction` inside the
 /// combined construct, and a plain saxpy of the same module.
 fn nested_sm90() -> Option<PathBuf> {
-    let cuda = cuda_toolchain();
-    if !require(
-        &format!("the CUDA toolchain in {}", cuda.display()),
-        cuda.join("bin/ptxas").exists(),
-    ) {
-        return None;
-    }
-    Some(cached("probe-nested-simd-sm90", |out| {
-        let src = repo().join("bench/kernels/probe_nested_simd.c");
-        let include = format!("-I{}", repo().join("bench/kernels").display());
-        let args = [
-            "-O3",
-            "-fopenmp",
-            "--offload-arch=sm_90",
-            &format!("--cuda-path={}", cuda.display()),
-            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/",
-            &include,
-            &format!("-Wl,-rpath,{LLVM19_LIB}"),
-            &src.to_string_lossy(),
-            "-lm",
-        ];
-        build(out, "clang-19", &args)
-    }))
+    let kernels = repo().join("bench/kernels");
+    let include = format!("-I{}", kernels.display());
+    sm90_build(
+        "probe-nested-simd-sm90",
+        &kernels.join("probe_nested_simd.c"),
+        &[&include, "-lm"],
+    )
 }
 
 /// The crash pattern of NOTES.md §9: no policy, tune's exploration included,
@@ -1221,12 +1088,7 @@ fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
     )
     .ok();
     assert!(run.stdout.contains(expected_check), "{}", run.stdout);
-    assert_eq!(
-        run.gridsel_lines_with("GRIDSEL_SAFE_RANGE=off").len(),
-        1,
-        "{}",
-        run.stderr
-    );
+    run.assert_one_gridsel_line_with("GRIDSEL_SAFE_RANGE=off");
     let rows = read_profile(&csv);
     assert!(
         rows.iter()

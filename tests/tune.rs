@@ -7,7 +7,7 @@ use gridsel::files;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Rule};
-use gridsel::tune::cache::{CacheError, Key, Table, Update, class};
+use gridsel::tune::cache::{CacheError, Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
 use gridsel::tune::{Store, TunePolicy, candidates, replay, resolve};
 use std::path::{Path, PathBuf};
@@ -81,12 +81,7 @@ fn process(
 
 /// The record of `kernel` at `trip` in the store at `path`.
 fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::cache::Record {
-    let key = Key {
-        kernel: kernel.name.clone(),
-        device: h100().name,
-        sm_arch: 90,
-        class: class(trip),
-    };
+    let key = Key::for_trip(kernel.name.as_str(), h100().name, 90, trip);
     files::load_cache(path).unwrap().get(&key).unwrap().clone()
 }
 
@@ -304,12 +299,7 @@ fn cache_lock(path: &Path) -> PathBuf {
 /// One process's update of (kernel, class of `trip`): a run with one warm
 /// sample of `threads` x 8.
 fn entry(kernel: &str, trip: u64, threads: u32) -> Update {
-    let mut u = Update::new(Key {
-        kernel: kernel.into(),
-        device: "H100".into(),
-        sm_arch: 90,
-        class: class(trip),
-    });
+    let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip));
     u.runs = 1;
     u.trips = (trip, trip);
     u.samples = vec![(Candidate::Grid(Geometry::new(threads, 8)), Kind::Warm, 1234)];

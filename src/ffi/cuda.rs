@@ -58,7 +58,8 @@ fn attribute(device: c_int, attr: Attr) -> Result<u32, String> {
     u32::try_from(value).map_err(|_| format!("attribute {attr:?} is negative"))
 }
 
-fn describe(ordinal: c_int) -> Result<DeviceDesc, String> {
+/// How many devices the driver sees, initialising it first.
+fn device_count() -> Result<c_int, String> {
     // SAFETY: cuInit is idempotent and thread-safe.
     check(unsafe { sys::cuInit(0) }, "cuInit")?;
     let mut count: c_int = 0;
@@ -67,6 +68,11 @@ fn describe(ordinal: c_int) -> Result<DeviceDesc, String> {
         unsafe { sys::cuDeviceGetCount(&mut count) },
         "cuDeviceGetCount",
     )?;
+    Ok(count)
+}
+
+fn describe(ordinal: c_int) -> Result<DeviceDesc, String> {
+    let count = device_count()?;
     if ordinal < 0 || ordinal >= count {
         return Err(format!("no CUDA device {ordinal} ({count} present)"));
     }
@@ -137,17 +143,7 @@ pub fn devices_on_machine() -> Result<Vec<DeviceDesc>, String> {
     if !libcuda_available(true) {
         return Err("libcuda.so.1 cannot be loaded (no NVIDIA driver)".into());
     }
-    guarded(|| {
-        // SAFETY: as in `describe`.
-        check(unsafe { sys::cuInit(0) }, "cuInit")?;
-        let mut count: c_int = 0;
-        // SAFETY: valid out pointer.
-        check(
-            unsafe { sys::cuDeviceGetCount(&mut count) },
-            "cuDeviceGetCount",
-        )?;
-        (0..count).map(describe).collect()
-    })
+    guarded(|| (0..device_count()?).map(describe).collect())
 }
 
 /// What the driver says about one kernel of a loaded cubin.

@@ -178,6 +178,48 @@ impl Run {
             .collect()
     }
 
+    /// gridsel's one line containing `needle`; panics, showing stderr, unless
+    /// there is exactly one.
+    pub fn assert_one_gridsel_line_with(&self, needle: &str) -> &str {
+        let lines = self.gridsel_lines_with(needle);
+        assert_eq!(
+            lines.len(),
+            1,
+            "gridsel lines with `{needle}`:\n{}",
+            self.stderr
+        );
+        lines[0]
+    }
+
+    /// Panics, showing stderr, if gridsel printed a line containing `needle`.
+    pub fn assert_no_gridsel_line_with(&self, needle: &str) {
+        assert!(
+            self.gridsel_lines_with(needle).is_empty(),
+            "gridsel lines with `{needle}`:\n{}",
+            self.stderr
+        );
+    }
+
+    /// gridsel's lines, after checking that there are as many as `prefixes`
+    /// and that each starts with its own.
+    pub fn assert_gridsel_lines_start_with(&self, prefixes: &[&str]) -> Vec<&str> {
+        let lines = self.gridsel_lines();
+        assert_eq!(lines.len(), prefixes.len(), "{lines:?}");
+        for (line, prefix) in lines.iter().zip(prefixes) {
+            assert!(
+                line.starts_with(prefix),
+                "{line}\ndoes not start with\n{prefix}"
+            );
+        }
+        lines
+    }
+
+    /// Panics, showing stderr, unless the kernels whose name contains `part`
+    /// were launched with `grids` (blocks, threads), in that order.
+    pub fn assert_launches_of(&self, part: &str, grids: &[(u32, u32)]) {
+        assert_eq!(self.launches_of(part), grids, "{}", self.stderr);
+    }
+
     /// `(kernel, blocks, threads)` from libomptarget's `LIBOMPTARGET_INFO=16`
     /// lines, in launch order.
     pub fn launches(&self) -> Vec<(String, u32, u32)> {
@@ -219,6 +261,13 @@ impl Run {
             self.stderr
         );
         self
+    }
+}
+
+/// Panics, showing `text`, unless it contains every one of `parts`.
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{text}\ndoes not contain\n{part}");
     }
 }
 

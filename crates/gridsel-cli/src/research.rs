@@ -655,12 +655,8 @@ fn cache_entries(csv: &PathBuf, out: Option<&PathBuf>) -> Result<(), String> {
         );
         let ns: u64 = parse_field(f[6], &what, n, "ns")?;
         let _: u32 = parse_field(f[7], &what, n, "launches")?;
-        let key = tune::cache::Key {
-            kernel: f[0].to_string(),
-            device: f[1].to_string(),
-            sm_arch: parse_field(f[2], &what, n, "sm_arch")?,
-            class: tune::cache::class(trip),
-        };
+        let key =
+            tune::cache::Key::for_trip(f[0], f[1], parse_field(f[2], &what, n, "sm_arch")?, trip);
         if let Some(r) = table.get(&key) {
             return Err(format!(
                 "{what} line {n}: a second grid for kernel {}, device {}, sm_{}, trip-count class {} (trip counts {} and {trip})",

@@ -141,7 +141,7 @@ fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
 #[test]
 fn cache_lists_explains_and_clears_what_tune_saved() {
     use gridsel::Geometry;
-    use gridsel::tune::cache::{Key, Table, Update, class};
+    use gridsel::tune::cache::{Key, Table, Update};
     use gridsel::tune::search::{Candidate, Kind};
     let dir = std::env::temp_dir().join(format!("gridsel-cli-cache-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -150,12 +150,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     // Two searches of main_l7 (one settled, one exploring) and one of other_l9.
     let mut table = Table::default();
     let update = |kernel: &str, trip: u64, samples: &[(Candidate, u64)]| {
-        let mut u = Update::new(Key {
-            kernel: kernel.into(),
-            device: "H100".into(),
-            sm_arch: 90,
-            class: class(trip),
-        });
+        let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip));
         u.runs = 1;
         u.launches_per_run = 20;
         u.trips = (trip, trip);

@@ -88,6 +88,24 @@ pub struct Key {
     pub class: u32,
 }
 
+impl Key {
+    /// The key of the search that launches of `kernel` at `trip` iterations
+    /// on a device join: the trip count's [`class`], never the trip count.
+    pub fn for_trip(
+        kernel: impl Into<String>,
+        device: impl Into<String>,
+        sm_arch: u32,
+        trip: u64,
+    ) -> Self {
+        Self {
+            kernel: kernel.into(),
+            device: device.into(),
+            sm_arch,
+            class: class(trip),
+        }
+    }
+}
+
 /// One search as the store keeps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
@@ -510,6 +528,16 @@ mod tests {
             sm_arch: 90,
             class,
         }
+    }
+
+    #[test]
+    fn launches_of_one_class_share_a_key() {
+        assert_eq!(Key::for_trip("k", "H100", 90, 1000), key(class(1000)));
+        assert_eq!(
+            Key::for_trip("k", "H100", 90, 700),
+            Key::for_trip("k", "H100", 90, 720)
+        );
+        assert_eq!(Key::for_trip("k", "H100", 90, 0), key(0));
     }
 
     #[test]

@@ -710,12 +710,12 @@ impl TunePolicy {
     }
 
     fn start(&self, l: &Launch<'_>) -> Learner {
-        let key = Key {
-            kernel: l.kernel_name.to_string(),
-            device: l.device.name.clone(),
-            sm_arch: l.device.sm_arch,
-            class: cache::class(l.desc.trip_count),
-        };
+        let key = Key::for_trip(
+            l.kernel_name,
+            l.device.name.as_str(),
+            l.device.sm_arch,
+            l.desc.trip_count,
+        );
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
         let list: Vec<Candidate> = candidates(l.device, l.kernel, &l.desc, &learned, |_| true)
@@ -1039,12 +1039,7 @@ pub fn replay(
     best_time: f64,
     overhead: f64,
 ) -> Replay {
-    let key = Key {
-        kernel: "replay".into(),
-        device: "replay".into(),
-        sm_arch: 0,
-        class: cache::class(1),
-    };
+    let key = Key::for_trip("replay", "replay", 0, 1);
     let list: Vec<Candidate> = candidates.iter().map(|&(c, _)| c).collect();
     let grids: HashMap<Candidate, Geometry> = candidates.iter().copied().collect();
     let mut table = Table::default();

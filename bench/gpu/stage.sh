@@ -9,10 +9,12 @@
 # (under the 64 MiB limit while the tracked files stay small) and runs
 # bench/gpu/*.sh there.
 #
-# --packed: the tracked files have grown to leave no room for that, so pack the
-# staged build and the sm_90 programs into one archive, .stage/payload.tar.xz
-# (about 2 MB; nothing else stays in .stage), which env.sh unpacks on the GPU machine into .stage/ (the
-# programs into .stage/bin, which then becomes GRIDSEL_BENCH_BIN). The call
+# --packed [FILE...]: the tracked files have grown to leave no room for that
+# (the limit counts 1 KiB blocks), so pack libgridsel.so, commit, the sm_90
+# programs (as bin/) and the other staged FILEs named (gridsel for compare.sh,
+# launch_path, demo-sm_90) into one archive, .stage/payload.tar.xz (about 1 MB
+# without FILEs; nothing else stays in .stage). env.sh unpacks it on the GPU
+# machine into .stage/, and .stage/bin becomes GRIDSEL_BENCH_BIN. The call
 # carries [".stage", ".runtime.tar.xz"].
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -37,12 +39,14 @@ bash bench/toolchain/build.sh
 bash bench/toolchain/runtime.sh --tar >/dev/null
 du -sh .stage bench/build .runtime.tar.xz
 if [[ ${1:-} == --packed ]]; then
+  shift
   pack=$(mktemp -d)
-  rm -rf .stage/bin .stage/payload.tar.xz
-  cp -r .stage/. "$pack/"
+  for f in libgridsel.so commit "$@"; do
+    cp ".stage/$f" "$pack/"
+  done
   cp -r bench/build/sm_90 "$pack/bin"
   find .stage -mindepth 1 -delete
-  tar -C "$pack" -cJf .stage/payload.tar.xz .
+  tar -C "$pack" -cf - . | xz -9 >.stage/payload.tar.xz
   rm -rf "$pack"
   du -sh .stage/payload.tar.xz
 fi

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""cold_noise.py: the first launch's excess over the same process's later launches,
+and how far a process's noise is shared by its kernels, on small synthetic folders."""
+
+import os
+import unittest
+
+from harness_testing import TempDirTest
+
+import cold_noise as cn
+
+
+class ColdNoise(TempDirTest):
+    def write(self, procs):
+        os.makedirs(os.path.join(self.dir, "profiles"))
+        for (prog, rnd, pol), rows in procs.items():
+            with open(os.path.join(self.dir, "profiles", f"{prog}.{rnd}.{pol}.csv"), "w") as f:
+                f.write("kernel,trip_count,policy,blocks,threads,ns\n")
+                for kernel, ns in rows:
+                    f.write(f"{kernel},100,{pol},8,128,{ns}\n")
+        return cn.processes(self.dir)
+
+    def test_first_launch_excess_against_the_rest_of_the_process(self):
+        # 10 launches: a first at 150 us, then 100 us; a kernel launched 9 times is left out.
+        procs = self.write({("p", 1, "llvm"): [("k", 150_000)] + [("k", 100_000)] * 9 +
+                            [("j", 500_000)] + [("j", 100_000)] * 8,
+                            ("p", 1, "tune"): [("k", 900_000)] * 10})
+        self.assertEqual(sorted(procs), [("p", 1, "llvm")])  # tune runs are not fixed grids
+        self.assertEqual(cn.first_launch_excess(procs), [(1.5, 50.0)])
+
+    def test_noise_shared_by_a_process_correlates(self):
+        # Each process runs its three kernels at one speed: the deviations move together.
+        speed = {1: 1.0, 2: 1.5, 3: 0.8, 4: 1.2}
+        procs = self.write({("p", r, "auto"): [(k, int(base * s)) for k, base in
+                                               (("a", 100_000), ("b", 30_000), ("c", 7_000))]
+                            for r, s in speed.items()})
+        corr, n = cn.shared_noise(procs)
+        self.assertEqual(n, 12)
+        self.assertAlmostEqual(corr, 1.0)
+
+    def test_noise_of_one_kernel_alone_does_not(self):
+        # Only kernel a varies; b and c never do, so the others' median does not follow it.
+        procs = self.write({("p", r, "auto"): [("a", ns), ("b", 30_000), ("c", 7_000)]
+                            for r, ns in ((1, 100_000), (2, 150_000), (3, 80_000), (4, 120_000))})
+        corr, n = cn.shared_noise(procs)
+        self.assertEqual(n, 12)
+        self.assertLess(corr, 0.5)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -112,8 +112,9 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     assert_eq!((r.runs, r.launches_per_run), (10, 1));
     assert_eq!(r.kind(), Kind::Cold);
     assert!(r.search.explored(Kind::Cold) <= 6);
-    // The search started from auto's grid, then measured LLVM's and the
-    // next two of the prior in the next three runs.
+    // The search started from auto's grid, then measured the next three of
+    // the prior in the next three runs. LLVM's grid is auto's for this
+    // launch (a cold search would skip it otherwise; search::Params::COLD).
     let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
     assert_eq!(runs[0], list[0].1);
     let mut screened = runs[1..4].to_vec();

@@ -11,8 +11,10 @@
 //! at once add to the same searches.
 //!
 //! - **Candidates, in the order of a prior** ([`candidates`]): `auto`'s
-//!   grid, LLVM's grid (always measured early: a settled search is never
-//!   slower than LLVM beyond the noise), `occupancy`'s, then the moves
+//!   grid, LLVM's grid (measured early by a search of warm samples, so
+//!   that it never settles slower than LLVM beyond the noise; a search of
+//!   cold samples, too noisy to tell, skips it: [`search::Params::COLD`]),
+//!   `occupancy`'s, then the moves
 //!   (threads, and blocks as a multiple of `auto`'s) that won most often
 //!   for other kernels on this device, then the neighbours of `auto` by
 //!   distance. Candidates are relative to the launch, so one search serves

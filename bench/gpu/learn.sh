@@ -32,15 +32,14 @@ b=${GRIDSEL_BENCH_BIN:-$repo/bench/build/sm_90}
 store=$out/store.json
 csv=$out/runs.csv
 first=1
+rm -f "$store" "$store.lock"
 if [[ -n ${RESUME:-} ]]; then
   cp "$RESUME/runs.csv" "$out/" && cp -r "$RESUME/profiles/." "$out/profiles/" || exit 1
-  rm -f "$store" "$store.lock"
   # No store yet when no process had anything to save.
   [[ ! -f $RESUME/store.json ]] || cp "$RESUME/store.json" "$store" || exit 1
   first=$(($(tail -n 1 "$csv" | cut -d, -f1) + 1))
   echo "learn.sh: resuming $RESUME at round $first"
 else
-  rm -f "$store" "$store.lock"
   echo "round,program,n,policy,rc,check,ms" >"$csv"
 fi
 start=$(date +%s)

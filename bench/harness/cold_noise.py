@@ -14,13 +14,14 @@ runs), two numbers behind bench/results/h100/learn/learn.md's eighth measurement
 Usage: cold_noise.py FOLDER...     Standard library only."""
 import argparse
 import collections
-import csv
 import glob
 import io
 import math
 import os
 import statistics
 import tarfile
+
+import learn_report
 
 
 def processes(folder):
@@ -38,8 +39,7 @@ def processes(folder):
     for name, text in texts.items():
         prog, rnd, pol = name[:-4].rsplit(".", 2)
         if pol in ("llvm", "auto"):
-            out[(prog, int(rnd), pol)] = [(r["kernel"], r["trip_count"], (r["blocks"], r["threads"]), int(r["ns"]))
-                                          for r in csv.DictReader(io.StringIO(text))]
+            out[(prog, int(rnd), pol)] = learn_report.profile_launches(io.StringIO(text))
     return out
 
 

@@ -55,15 +55,19 @@ def load(folder):
     return runs
 
 
+def profile_launches(lines):
+    """[(kernel, trip_count, (threads, blocks), ns), ...] of a GRIDSEL_PROFILE file's lines, in launch order."""
+    return [(row["kernel"], int(row["trip_count"]), (int(row["threads"]), int(row["blocks"])), int(row["ns"]))
+            for row in csv.DictReader(lines)]
+
+
 def load_launches(folder):
     """{(program, round, policy): [(kernel, trip_count, (threads, blocks), ns), ...]} in launch order."""
     out = {}
     for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
         prog, rnd, policy = os.path.basename(path)[:-4].rsplit(".", 2)
         with open(path) as f:
-            out[(prog, int(rnd), policy)] = [
-                (row["kernel"], int(row["trip_count"]), (int(row["threads"]), int(row["blocks"])), int(row["ns"]))
-                for row in csv.DictReader(f)]
+            out[(prog, int(rnd), policy)] = profile_launches(f)
     return out
 
 

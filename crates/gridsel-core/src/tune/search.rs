@@ -217,8 +217,8 @@ pub struct Params {
 }
 
 impl Params {
-    /// One sample per run: four candidates (auto, occupancy and the prior's
-    /// best two moves), then the two best once more, and a faster one the
+    /// One sample per run: four candidates (auto, then the next three of the
+    /// prior: occupancy and moves), then the two best once more, and a faster one the
     /// noise holds back once more still: settled after seven runs that
     /// explore (at most the budget's eight).
     ///

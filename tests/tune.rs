@@ -9,7 +9,7 @@ use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Rule};
 use gridsel::tune::cache::{CacheError, Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
-use gridsel::tune::{Store, TunePolicy, candidates, replay, resolve};
+use gridsel::tune::{ReplaySetup, Store, TunePolicy, candidates, replay, resolve};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -251,6 +251,35 @@ fn a_kernel_that_may_nest_is_searched_only_within_llvms_grid() {
     assert!(list.iter().all(|&(_, g)| limits.contains(g)), "{list:?}");
 }
 
+#[test]
+fn grids_that_starve_a_small_launch_come_last_but_llvms() {
+    let d = h100();
+    let wave = u64::from(d.sm_count * d.max_threads_per_sm);
+    let busy = |g: Geometry, useful: u64| u64::from(g.threads) * u64::from(g.blocks).min(useful);
+    let mut both = 0;
+    for mode in [ExecMode::Spmd, ExecMode::GenericSpmd] {
+        for cap in [128, 1024] {
+            for trip in (8..=22).map(|k| 1u64 << k) {
+                let mut k = spmd();
+                (k.exec_mode, k.max_threads) = (Some(mode), Some(cap));
+                let list = candidates(&d, &k, &LaunchDesc::open(trip), &[], |_| true);
+                let auto = busy(list[0].1, trip);
+                let starves = |&(c, g): &(Candidate, Geometry)| {
+                    c != Candidate::Llvm && auto < wave && busy(g, trip) < auto
+                };
+                let first = list.iter().position(starves).unwrap_or(list.len());
+                assert!(list[first..].iter().all(starves), "{list:?}");
+                // Lists with both kinds, for the order to be tested on.
+                let keeps_busy = list[1..first].iter().any(|&(c, _)| c != Candidate::Llvm);
+                if first < list.len() && keeps_busy {
+                    both += 1;
+                }
+            }
+        }
+    }
+    assert!(both > 0);
+}
+
 /// The replay tests' kernel, trip count, bowl of times and candidates.
 fn replayed_bowl() -> (
     KernelDesc,
@@ -264,21 +293,60 @@ fn replayed_bowl() -> (
     (k, trip, bowl(Geometry::new(64, 1 << 14)), list)
 }
 
+/// Ten runs of `launches`, the first of each `cold` times the grid's time.
+fn setup(launches: u32, cold: f64, overhead: f64) -> ReplaySetup {
+    ReplaySetup {
+        runs: 10,
+        launches,
+        cold,
+        overhead,
+    }
+}
+
 #[test]
 fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
     let (k, trip, time, list) = replayed_bowl();
     let best4 = time(best_of(4, &k, trip, &time));
-    let once = replay(&list, 10, 1, &time, 3.0, best4, f64::INFINITY);
+    let once = replay(&list, setup(1, 3.0, f64::INFINITY), &time, |_| 1.0, best4);
     assert!(once.runs_to_95pct.is_some_and(|r| r <= 6), "{once:?}");
     assert_eq!(once.kept.len(), 10);
     let best12 = time(best_of(12, &k, trip, &time));
-    let twenty = replay(&list, 10, 20, &time, 3.0, best12, f64::INFINITY);
+    let twenty = replay(&list, setup(20, 3.0, f64::INFINITY), &time, |_| 1.0, best12);
     assert!(twenty.runs_to_95pct.is_some_and(|r| r <= 2), "{twenty:?}");
     // Settled: every launch of run 10 is the best grid's, the first cold.
     assert!(
         twenty.spent[9] <= best12 * (3.0 + 19.0) / 20.0 * 1.001,
         "{twenty:?}"
     );
+    // What the runs spend gets there too: exploring ends.
+    assert!(once.runs_to_95pct_spent.is_some_and(|r| r <= 6), "{once:?}");
+}
+
+#[test]
+fn a_replay_ranks_noisy_samples_and_pays_the_grids_own_times() {
+    let (k, trip, time, list) = replayed_bowl();
+    let best4 = time(best_of(4, &k, trip, &time));
+    let quiet = replay(&list, setup(1, 1.0, f64::INFINITY), &time, |_| 1.0, best4);
+    // A factor common to every launch says nothing about the grids.
+    let scaled = replay(&list, setup(1, 1.0, f64::INFINITY), &time, |_| 3.0, best4);
+    assert_eq!(scaled, quiet);
+    // Noise that flatters every other launch by 2x misleads the search,
+    // but a run still costs what its grid costs.
+    let mut flip = false;
+    let noisy = replay(
+        &list,
+        setup(1, 1.0, f64::INFINITY),
+        &time,
+        |_| {
+            flip = !flip;
+            if flip { 0.5 } else { 1.0 }
+        },
+        best4,
+    );
+    assert_ne!(noisy.spent, quiet.spent);
+    for t in noisy.spent.iter().chain(&noisy.kept) {
+        assert!(list.iter().any(|&(_, g)| time(g) == *t), "{t} {noisy:?}");
+    }
 }
 
 // ---- cache ---------------------------------------------------------------------
@@ -580,7 +648,7 @@ fn the_allowance_bounds_what_a_run_pays_for_exploring() {
     let auto = time(list[0].1);
     let best12 = time(best_of(12, &k, trip, &time));
     let overhead = gridsel::tune::DEFAULT_OVERHEAD;
-    let bounded = replay(&list, 10, 20, &time, 1.0, best12, overhead);
+    let bounded = replay(&list, setup(20, 1.0, overhead), &time, |_| 1.0, best12);
     // Run 1 pays its allowance over auto's grid, plus at most the one
     // exploring launch that overdrew it.
     let worst = list
@@ -595,14 +663,14 @@ fn the_allowance_bounds_what_a_run_pays_for_exploring() {
     assert!(bounded.runs_to_95pct.is_some_and(|r| r <= 4), "{bounded:?}");
     assert_eq!(bounded.kept[9], best12);
     // Unbounded, the same search explores all it wants in run 1.
-    let free = replay(&list, 10, 20, &time, 1.0, best12, f64::INFINITY);
+    let free = replay(&list, setup(20, 1.0, f64::INFINITY), &time, |_| 1.0, best12);
     assert!(
         free.runs_to_95pct
             .is_some_and(|r| r <= bounded.runs_to_95pct.unwrap())
     );
     // With none, a run explores once, and again only while the candidates
     // it tried were faster than its leader: run 1 pays one launch at most.
-    let none = replay(&list, 10, 20, &time, 1.0, best12, 0.0);
+    let none = replay(&list, setup(20, 1.0, 0.0), &time, |_| 1.0, best12);
     assert!(none.spent[0] <= auto + worst / 20.0, "{none:?}");
     assert!(none.runs_to_95pct.is_some(), "{none:?}");
 }

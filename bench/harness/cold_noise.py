@@ -11,7 +11,13 @@ runs), two numbers behind bench/results/h100/learn/learn.md's eighth measurement
   correlation of a kernel's ratio with the median of the other kernels' ratios in the
   same process. Near 1, normalising by the process would remove the noise; near 0, not.
 
-Usage: cold_noise.py FOLDER...     Standard library only."""
+With --ratios FILE it also writes the run-to-run noise of a cold sample as `gridsel
+tune-sim --cold-noise` draws it: every process's first launch of a kernel over the
+median of the first launches of the same (program, kernel, trip count, grid) in the
+other runs of the folder, every policy's runs included, where at least four runs
+launched that grid first.
+
+Usage: cold_noise.py [--ratios FILE] FOLDER...     Standard library only."""
 import argparse
 import collections
 import glob
@@ -24,8 +30,9 @@ import tarfile
 import learn_report
 
 
-def processes(folder):
-    """{(program, round, policy): [(kernel, trip, grid, ns), ...]} of the llvm and auto runs."""
+def processes(folder, policies=("llvm", "auto")):
+    """{(program, round, policy): [(kernel, trip, grid, ns), ...]} of the runs of
+    `policies` (by default the fixed grids: llvm and auto)."""
     texts = {}
     for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
         with open(path) as f:
@@ -38,7 +45,7 @@ def processes(folder):
     out = {}
     for name, text in texts.items():
         prog, rnd, pol = name[:-4].rsplit(".", 2)
-        if pol in ("llvm", "auto"):
+        if pol in policies:
             out[(prog, int(rnd), pol)] = learn_report.profile_launches(io.StringIO(text))
     return out
 
@@ -86,10 +93,33 @@ def shared_noise(procs):
     return statistics.correlation(xs, ys), len(xs)
 
 
+def cold_ratios(procs, least=4):
+    """Each process's first launch of a kernel over the median first launch of the same
+    (program, kernel, trip, grid) over every process, for groups of at least `least`."""
+    groups = collections.defaultdict(list)
+    for (prog, _, _), rows in procs.items():
+        seen = set()
+        for k, t, g, ns in rows:
+            if k not in seen:
+                seen.add(k)
+                groups[(prog, k, t, g)].append(ns)
+    return [ns / statistics.median(v) for v in groups.values() if len(v) >= least for ns in v]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ratios", help="write the cold samples' run-to-run ratios here (CSV)")
     p.add_argument("folders", nargs="+")
     a = p.parse_args(argv)
+    if a.ratios:
+        ratios = []
+        for folder in a.folders:
+            ratios += cold_ratios(processes(folder, ("llvm", "auto", "tune")))
+        with open(a.ratios, "w") as f:
+            f.write("ratio\n" + "".join(f"{r:.4f}\n" for r in sorted(ratios)))
+        q = lambda f: sorted(ratios)[int(f * (len(ratios) - 1))]
+        print(f"cold samples over their grid's median ({len(ratios)}): p10 {q(.1):.3f} "
+              f"p50 {q(.5):.3f} p90 {q(.9):.3f} p99 {q(.99):.3f}")
     procs = {}
     for i, folder in enumerate(a.folders):
         procs.update({(f"{i}:{prog}", rnd, pol): rows for (prog, rnd, pol), rows in processes(folder).items()})

@@ -72,6 +72,23 @@ pub enum Command {
     TuneSim {
         #[command(flatten)]
         sweep: Measured,
+        /// Cold samples' run-to-run noise to rank through: a CSV whose
+        /// `ratio` column holds measured cold samples over their grid's
+        /// median (bench/harness/cold_noise.py --ratios). Each run's first
+        /// launch is seen as its grid's median times a ratio drawn at
+        /// random; later launches stay noiseless.
+        #[arg(long)]
+        cold_noise: Option<PathBuf>,
+        /// Replays of every case, each with its own draws of the noise.
+        #[arg(long, default_value_t = 1)]
+        replications: u32,
+        /// Seed of the draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Judge against the best of the prior's first N candidates (what a
+        /// search could find) instead of the best grid the sweep measured.
+        #[arg(long)]
+        best_of: Option<usize>,
     },
     /// The forest's feature row of every point of points.csv (CSV: the
     /// point's columns, then one `x.<feature>` column per feature in model
@@ -156,7 +173,19 @@ pub fn run(command: Command) -> Result<(), String> {
         } => {
             calibrate_cmd(&sweep, out.as_ref(), loo_csv.as_ref())?;
         }
-        Command::TuneSim { sweep } => tune_sim(&sweep)?,
+        Command::TuneSim {
+            sweep,
+            cold_noise,
+            replications,
+            seed,
+            best_of,
+        } => {
+            let ratios = match cold_noise {
+                Some(path) => read_ratios(&path)?,
+                None => vec![1.0],
+            };
+            tune_sim(&sweep, &ratios, replications.max(1), seed, best_of)?
+        }
         Command::DumpDecisions { binaries, device } => dump_decisions(&binaries, &device)?,
         Command::Features { sweep, candidates } => features_cmd(&sweep, candidates)?,
         Command::Chunks { sweep } => chunks_cmd(&sweep)?,
@@ -331,15 +360,64 @@ fn calibrate_cmd(
     Ok(())
 }
 
-fn tune_sim(sweep: &Measured) -> Result<(), String> {
+/// The `ratio` column of a `--cold-noise` CSV.
+fn read_ratios(path: &PathBuf) -> Result<Vec<f64>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let column = lines
+        .next()
+        .and_then(|h| h.split(',').position(|c| c.trim() == "ratio"))
+        .ok_or_else(|| format!("{}: no `ratio` column", path.display()))?;
+    let ratios = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            l.split(',')
+                .nth(column)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|r| r.is_finite() && *r > 0.0)
+                .ok_or_else(|| format!("{}: not a ratio: {l}", path.display()))
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    if ratios.is_empty() {
+        return Err(format!("{}: no ratios", path.display()));
+    }
+    Ok(ratios)
+}
+
+/// SplitMix64 (Steele, Lea and Flood): reproducible draws for `tune-sim`
+/// without a dependency.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+}
+
+fn tune_sim(
+    sweep: &Measured,
+    cold_noise: &[f64],
+    replications: u32,
+    seed: u64,
+    best_of: Option<usize>,
+) -> Result<(), String> {
     let (device, cases, kernels) = sweep.load()?;
     /// Runs replayed, and launches per run of the two kinds of program.
     const RUNS: usize = 10;
     const PER_RUN: [u32; 2] = [1, 20];
     println!(
-        "program,kernel,trip_count,launches_per_run,runs_to_95pct_of_best,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,auto_ms,best_ms,candidates,space_points,kept_threads_run10,kept_blocks_run10"
+        "program,kernel,trip_count,launches_per_run,replication,runs_to_95pct_of_best,runs_to_95pct_spent,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,spent_ms_run5,spent_ms_run10,auto_ms,best_ms,candidates,space_points,kept_threads_run10,kept_blocks_run10"
     );
-    let mut reached: [Vec<f64>; 2] = Default::default();
+    let mut draws = SplitMix(seed);
+    let mut summary: [Summary; 2] = Default::default();
     let mut skipped = 0;
     for case in &cases {
         let kernel = kernels
@@ -357,55 +435,157 @@ fn tune_sim(sweep: &Measured) -> Result<(), String> {
             skipped += 1;
             continue;
         };
-        let best = case.times.values().copied().fold(f64::INFINITY, f64::min);
+        let best = match best_of {
+            Some(n) => list
+                .iter()
+                .take(n)
+                .filter_map(|&(_, g)| case.time_of(g))
+                .fold(f64::INFINITY, f64::min),
+            None => case.times.values().copied().fold(f64::INFINITY, f64::min),
+        };
         // As for every policy judged offline, LLVM's grid takes LLVM's own
         // median (the candidates are all measured grids).
         let time = |g: Geometry| case.time_of(g).unwrap_or(f64::INFINITY);
         for (n, &per_run) in PER_RUN.iter().enumerate() {
-            // Exploration unbounded (GRIDSEL_TUNE_OVERHEAD=off): where the
-            // search goes, not what a run pays for it.
-            let r = tune::replay(&list, RUNS, per_run, time, 1.0, best, f64::INFINITY);
-            reached[n].push(r.runs_to_95pct.map_or(f64::INFINITY, |x| x as f64));
-            // The grid kept after the last run: the candidate with that
-            // measured time (grids of equal medians are interchangeable here).
-            let kept = list
-                .iter()
-                .map(|&(_, g)| g)
-                .find(|&g| time(g) == r.kept[RUNS - 1])
-                .map_or_else(
-                    || ",".to_string(),
-                    |g| format!("{},{}", g.threads, g.blocks),
+            for replication in 1..=replications {
+                // Exploration unbounded (GRIDSEL_TUNE_OVERHEAD=off): where the
+                // search goes, not what a run pays for it.
+                let setup = tune::ReplaySetup {
+                    runs: RUNS,
+                    launches: per_run,
+                    cold: 1.0,
+                    overhead: f64::INFINITY,
+                };
+                let noise = |cold: bool| if cold { draws.pick(cold_noise) } else { 1.0 };
+                let r = tune::replay(&list, setup, time, noise, best);
+                summary[n].add(&r, time(auto));
+                // The grid kept after the last run: the candidate with that
+                // measured time (grids of equal medians are interchangeable here).
+                let kept = list
+                    .iter()
+                    .map(|&(_, g)| g)
+                    .find(|&g| time(g) == r.kept[RUNS - 1])
+                    .map_or_else(
+                        || ",".to_string(),
+                        |g| format!("{},{}", g.threads, g.blocks),
+                    );
+                let runs = |x: Option<usize>| x.map_or_else(String::new, |n| n.to_string());
+                println!(
+                    "{},{},{},{per_run},{replication},{},{},{},{},{},{},{},{},{},{},{},{},{kept}",
+                    case.program,
+                    case.kernel,
+                    case.trip_count,
+                    runs(r.runs_to_95pct),
+                    runs(r.runs_to_95pct_spent),
+                    r.kept[0],
+                    r.kept[4],
+                    r.kept[RUNS - 1],
+                    r.spent[0],
+                    r.spent[4],
+                    r.spent[RUNS - 1],
+                    time(auto),
+                    best,
+                    list.len(),
+                    case.times.len()
                 );
-            println!(
-                "{},{},{},{per_run},{},{},{},{},{},{},{},{},{},{kept}",
-                case.program,
-                case.kernel,
-                case.trip_count,
-                r.runs_to_95pct.map_or_else(String::new, |n| n.to_string()),
-                r.kept[0],
-                r.kept[4],
-                r.kept[RUNS - 1],
-                r.spent[0],
-                time(auto),
-                best,
-                list.len(),
-                case.times.len()
-            );
+            }
         }
     }
-    for (n, runs) in reached.iter_mut().enumerate() {
-        runs.sort_by(f64::total_cmp);
-        let at = |q: f64| runs.get(((runs.len() as f64 - 1.0) * q) as usize).copied();
+    let noise = if cold_noise.len() > 1 {
+        format!(
+            "cold samples ranked through {} measured ratios, {replications} replications",
+            cold_noise.len()
+        )
+    } else {
+        "noiseless".to_string()
+    };
+    for (n, s) in summary.iter_mut().enumerate() {
+        let replays = s.replays;
         eprintln!(
-            "tune-sim: {} launches per run: {} cases ({skipped} skipped: auto's grid not measured); runs until the kept grid stays within 95 % of best: median {}, p90 {}; never within {RUNS} runs: {}",
+            "tune-sim: {} launches per run, {noise}: {replays} replays ({skipped} cases skipped: auto's grid not measured)\n{}",
             PER_RUN[n],
-            runs.len(),
-            at(0.5).unwrap_or(f64::NAN),
-            at(0.9).unwrap_or(f64::NAN),
-            runs.iter().filter(|x| x.is_infinite()).count(),
+            s.render()
         );
     }
     Ok(())
+}
+
+/// What `tune-sim` says of one number of launches per run, over its replays.
+#[derive(Default)]
+struct Summary {
+    replays: usize,
+    /// Runs until within 95 % of best: the kept grid, what the runs spent.
+    reached: [Vec<f64>; 2],
+    /// Per run, the sums of ln(best / time) of the kept grid and of what the
+    /// run spent, for geometric means.
+    log_share: [Vec<f64>; 2],
+    /// Per run, the sum of what the run spent over auto's grid, less one.
+    excess: Vec<f64>,
+    /// Replays whose last kept grid is more than 3 % slower than auto's.
+    slower_than_auto: usize,
+}
+
+impl Summary {
+    fn add(&mut self, r: &tune::Replay, auto: f64) {
+        self.replays += 1;
+        let never = |x: Option<usize>| x.map_or(f64::INFINITY, |x| x as f64);
+        self.reached[0].push(never(r.runs_to_95pct));
+        self.reached[1].push(never(r.runs_to_95pct_spent));
+        for (sums, per_run) in self.log_share.iter_mut().zip([&r.kept, &r.spent]) {
+            sums.resize(per_run.len(), 0.0);
+            for (sum, t) in sums.iter_mut().zip(per_run) {
+                *sum += (r.best_time / t).ln();
+            }
+        }
+        if r.kept.last().is_some_and(|&t| t > auto * 1.03) {
+            self.slower_than_auto += 1;
+        }
+        self.excess.resize(r.spent.len(), 0.0);
+        for (sum, t) in self.excess.iter_mut().zip(&r.spent) {
+            *sum += t / auto - 1.0;
+        }
+    }
+
+    fn render(&mut self) -> String {
+        let n = self.replays.max(1) as f64;
+        let mut out = String::new();
+        for (view, (reached, sums)) in ["kept grid", "runs' spending"]
+            .iter()
+            .zip(self.reached.iter_mut().zip(&self.log_share))
+        {
+            reached.sort_by(f64::total_cmp);
+            let at = |q: f64| {
+                reached
+                    .get(((reached.len() as f64 - 1.0) * q) as usize)
+                    .copied()
+                    .unwrap_or(f64::NAN)
+            };
+            let shares: Vec<String> = sums
+                .iter()
+                .map(|s| format!("{:.1}", 100.0 * (s / n).exp()))
+                .collect();
+            out.push_str(&format!(
+                "  {view}: runs to 95 % of best median {}, p90 {}, never within {} runs {:.1} %; share of best by run (geomean, %): {}\n",
+                at(0.5),
+                at(0.9),
+                sums.len(),
+                100.0 * reached.iter().filter(|x| x.is_infinite()).count() as f64 / n,
+                shares.join(" ")
+            ));
+        }
+        let excess: Vec<String> = self
+            .excess
+            .iter()
+            .map(|s| format!("{:+.1}", 100.0 * s / n))
+            .collect();
+        out.push_str(&format!(
+            "  runs' time over auto's grid by run (mean, %): {}; runs 2-10 together {:+.0} % of one run; last kept grid > 3 % slower than auto's: {:.1} %",
+            excess.join(" "),
+            100.0 * self.excess.iter().skip(1).sum::<f64>() / n,
+            100.0 * self.slower_than_auto as f64 / n
+        ));
+        out
+    }
 }
 
 /// Compares gridsel's descriptors and occupancy with the driver's; returns

@@ -10,7 +10,7 @@
 use super::Rule;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, div_ceil, saturate};
-use crate::kernel::KernelDesc;
+use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::{resident_blocks, resident_blocks_per_sm};
 
 /// The occupancy-maximising grid.
@@ -26,9 +26,22 @@ pub fn occupancy(device: &DeviceDesc, kernel: &KernelDesc, trip_count: u64) -> (
         }
     }
     let threads = best.1;
-    let blocks = div_ceil(trip_count.max(1), u64::from(threads))
+    let blocks = one_per_unit_of_work(kernel, trip_count.max(1), threads)
         .min(u64::from(resident_blocks(device, kernel, threads)));
     (Geometry::new(threads, saturate(blocks)), Rule::Occupancy)
+}
+
+/// The blocks that give every unit of work its own thread: one iteration
+/// per thread in an SPMD loop, one per team where a team runs the
+/// distribute loop's iterations with its threads inside them (Generic and
+/// Generic-SPMD: `teams distribute` over a nested `parallel`). Dividing by
+/// the threads there left 8 teams for 1 024 rows, 25x slower than LLVM's
+/// grid on the H100.
+fn one_per_unit_of_work(kernel: &KernelDesc, trip_count: u64, threads: u32) -> u64 {
+    match kernel.exec_mode {
+        Some(ExecMode::Generic | ExecMode::GenericSpmd) => trip_count,
+        Some(ExecMode::Spmd) | None => div_ceil(trip_count, u64::from(threads)),
+    }
 }
 
 #[cfg(test)]
@@ -68,6 +81,21 @@ mod tests {
             occupancy(&d, &kernel(32, 128), 1000).0,
             Geometry::new(128, 8)
         );
+    }
+
+    #[test]
+    fn a_team_per_distribute_iteration_outside_spmd_loops() {
+        let d = DeviceDesc::preset("h100").unwrap();
+        let mut k = kernel(32, 128);
+        for mode in [ExecMode::Generic, ExecMode::GenericSpmd] {
+            k.exec_mode = Some(mode);
+            // 1 024 rows, each a team's: not 1 024 / 128 = 8 teams.
+            assert_eq!(occupancy(&d, &k, 1024).0, Geometry::new(128, 1024));
+            // Still one wave at most.
+            assert_eq!(occupancy(&d, &k, 1 << 20).0, Geometry::new(128, 2112));
+        }
+        k.exec_mode = Some(ExecMode::Spmd);
+        assert_eq!(occupancy(&d, &k, 1024).0, Geometry::new(128, 8));
     }
 
     #[test]

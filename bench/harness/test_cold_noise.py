@@ -46,6 +46,18 @@ class ColdNoise(TempDirTest):
         self.assertEqual(n, 12)
         self.assertLess(corr, 0.5)
 
+    def test_cold_ratios_over_every_policys_runs_of_a_grid(self):
+        # Four processes launch k first on one grid (two of them under tune), then again:
+        # only the first launches count; j on three processes is too few to say.
+        procs = self.write({("p", r, pol): [("k", ns), ("k", 10_000)] + [("j", 5_000)] * (r < 4)
+                            for r, pol, ns in ((1, "auto", 100_000), (2, "auto", 120_000),
+                                               (3, "tune", 80_000), (4, "tune", 100_000))
+                            } | {("p", 5, "llvm"): [("x", 1)]})
+        # By default the fixed grids' runs only.
+        self.assertEqual(sorted(procs), [("p", 1, "auto"), ("p", 2, "auto"), ("p", 5, "llvm")])
+        procs = cn.processes(self.dir, ("llvm", "auto", "tune"))
+        self.assertEqual(sorted(cn.cold_ratios(procs)), [0.8, 1.0, 1.0, 1.2])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -33,7 +33,7 @@
 
 pub use gridsel_core::{
     BuildIntHasher, IntHasher, IntMap, IntSet, device, forest, geometry, image, kernel, lock,
-    occupancy, plan, policy, read_lock, tune, write_lock,
+    occupancy, plan, policy, read_lock, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

@@ -12,6 +12,7 @@
 #[path = "../fuzz/targets.rs"]
 mod targets;
 
+use gridsel::splitmix::SplitMix64;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -39,29 +40,14 @@ fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
-/// SplitMix64: small, fast and well mixed; enough to pick mutations.
-struct Rng(u64);
+/// The mutations' draws.
+type Rng = SplitMix64;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// A range of at most `max` bytes inside `0..len` (`len > 0`).
-    fn span(&mut self, len: usize, max: usize) -> std::ops::Range<usize> {
-        let start = self.below(len);
-        let n = 1 + self.below(max.min(len - start));
-        start..start + n
-    }
+/// A range of at most `max` bytes inside `0..len` (`len > 0`).
+fn span(rng: &mut Rng, len: usize, max: usize) -> std::ops::Range<usize> {
+    let start = rng.below(len);
+    let n = 1 + rng.below(max.min(len - start));
+    start..start + n
 }
 
 /// Integers at the edges parsers and limits care about.
@@ -133,23 +119,23 @@ fn mutate_once(rng: &mut Rng, input: &mut Vec<u8>, others: &[Vec<u8>]) {
         // Set a byte.
         1 if len > 0 => {
             let at = rng.below(len);
-            input[at] = rng.next() as u8;
+            input[at] = rng.next_u64() as u8;
         }
         // Insert random bytes.
         2 => {
             let at = rng.below(len + 1);
             let n = 1 + rng.below(8);
-            let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            let bytes: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
             input.splice(at..at, bytes);
         }
         // Delete a range.
         3 if len > 0 => {
-            let span = rng.span(len, 64);
+            let span = span(rng, len, 64);
             input.drain(span);
         }
         // Duplicate a range somewhere.
         4 if len > 0 => {
-            let span = rng.span(len, 256);
+            let span = span(rng, len, 256);
             let copy = input[span].to_vec();
             let at = rng.below(len + 1);
             input.splice(at..at, copy);
@@ -215,7 +201,7 @@ fn mutate_once(rng: &mut Rng, input: &mut Vec<u8>, others: &[Vec<u8>]) {
 /// campaign's seed and the iteration alone, so any one mutant can be made
 /// again.
 fn mutant(seed: u64, iteration: u64, corpus: &[Vec<u8>]) -> (usize, Vec<u8>) {
-    let mut rng = Rng(seed ^ iteration.wrapping_mul(0xd6e8_feb8_6659_fd93));
+    let mut rng = SplitMix64(seed ^ iteration.wrapping_mul(0xd6e8_feb8_6659_fd93));
     let from = rng.below(corpus.len());
     let mut input = corpus[from].clone();
     let mut changes = 1;

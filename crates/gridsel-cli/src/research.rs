@@ -13,6 +13,7 @@ use gridsel::image::{self, ImageKind};
 use gridsel::kernel::KernelDesc;
 use gridsel::policy::auto::{self, ReductionGrid};
 use gridsel::policy::{self, Decision, Limits, Policy, sweep};
+use gridsel::splitmix::SplitMix64;
 use gridsel::tune;
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
@@ -384,24 +385,6 @@ fn read_ratios(path: &PathBuf) -> Result<Vec<f64>, String> {
     Ok(ratios)
 }
 
-/// SplitMix64 (Steele, Lea and Flood): reproducible draws for `tune-sim`
-/// without a dependency.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
-        from[(self.next() % from.len() as u64) as usize]
-    }
-}
-
 fn tune_sim(
     sweep: &Measured,
     cold_noise: &[f64],
@@ -416,7 +399,7 @@ fn tune_sim(
     println!(
         "program,kernel,trip_count,launches_per_run,replication,runs_to_95pct_of_best,runs_to_95pct_spent,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,spent_ms_run5,spent_ms_run10,auto_ms,best_ms,candidates,space_points,kept_threads_run10,kept_blocks_run10"
     );
-    let mut draws = SplitMix(seed);
+    let mut draws = SplitMix64(seed);
     let mut summary: [Summary; 2] = Default::default();
     let mut skipped = 0;
     for case in &cases {
@@ -456,7 +439,13 @@ fn tune_sim(
                     cold: 1.0,
                     overhead: f64::INFINITY,
                 };
-                let noise = |cold: bool| if cold { draws.pick(cold_noise) } else { 1.0 };
+                let noise = |cold: bool| {
+                    if cold {
+                        cold_noise[draws.below(cold_noise.len())]
+                    } else {
+                        1.0
+                    }
+                };
                 let r = tune::replay(&list, setup, time, noise, best);
                 summary[n].add(&r, time(auto));
                 // The grid kept after the last run: the candidate with that

@@ -25,6 +25,7 @@ pub mod kernel;
 pub mod occupancy;
 pub mod plan;
 pub mod policy;
+pub mod splitmix;
 pub mod tune;
 
 pub use device::DeviceDesc;

@@ -181,11 +181,14 @@ pub fn run(command: Command) -> Result<(), String> {
             seed,
             best_of,
         } => {
-            let ratios = match cold_noise {
-                Some(path) => read_ratios(&path)?,
-                None => vec![1.0],
-            };
-            tune_sim(&sweep, &ratios, replications.max(1), seed, best_of)?
+            let ratios = cold_noise.as_ref().map(read_ratios).transpose()?;
+            tune_sim(
+                &sweep,
+                ratios.as_deref(),
+                replications.max(1),
+                seed,
+                best_of,
+            )?
         }
         Command::DumpDecisions { binaries, device } => dump_decisions(&binaries, &device)?,
         Command::Features { sweep, candidates } => features_cmd(&sweep, candidates)?,
@@ -361,33 +364,32 @@ fn calibrate_cmd(
     Ok(())
 }
 
-/// The `ratio` column of a `--cold-noise` CSV.
+/// The `ratio` column of a `--cold-noise` CSV: positive, finite, at least one.
 fn read_ratios(path: &PathBuf) -> Result<Vec<f64>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let what = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{what}: {e}"))?;
     let mut lines = text.lines();
-    let column = lines
-        .next()
-        .and_then(|h| h.split(',').position(|c| c.trim() == "ratio"))
-        .ok_or_else(|| format!("{}: no `ratio` column", path.display()))?;
-    let ratios = lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            l.split(',')
-                .nth(column)
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|r| r.is_finite() && *r > 0.0)
-                .ok_or_else(|| format!("{}: not a ratio: {l}", path.display()))
-        })
-        .collect::<Result<Vec<f64>, String>>()?;
+    let columns = csv_columns(lines.next().unwrap_or_default(), &["ratio"], &what)?;
+    let mut ratios = Vec::new();
+    for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
+        let n = i + 2;
+        let ratio: f64 = parse_field(csv_fields(line, &columns, &what, n)?[0], &what, n, "ratio")?;
+        if !(ratio.is_finite() && ratio > 0.0) {
+            return Err(format!(
+                "{what} line {n}: ratio {ratio} is not a positive number"
+            ));
+        }
+        ratios.push(ratio);
+    }
     if ratios.is_empty() {
-        return Err(format!("{}: no ratios", path.display()));
+        return Err(format!("{what}: no ratios"));
     }
     Ok(ratios)
 }
 
 fn tune_sim(
     sweep: &Measured,
-    cold_noise: &[f64],
+    cold_noise: Option<&[f64]>,
     replications: u32,
     seed: u64,
     best_of: Option<usize>,
@@ -439,12 +441,9 @@ fn tune_sim(
                     cold: 1.0,
                     overhead: f64::INFINITY,
                 };
-                let noise = |cold: bool| {
-                    if cold {
-                        cold_noise[draws.below(cold_noise.len())]
-                    } else {
-                        1.0
-                    }
+                let noise = |cold: bool| match cold_noise {
+                    Some(ratios) if cold => ratios[draws.below(ratios.len())],
+                    _ => 1.0,
                 };
                 let r = tune::replay(&list, setup, time, noise, best);
                 summary[n].add(&r, time(auto));
@@ -480,13 +479,12 @@ fn tune_sim(
             }
         }
     }
-    let noise = if cold_noise.len() > 1 {
-        format!(
+    let noise = match cold_noise {
+        Some(ratios) => format!(
             "cold samples ranked through {} measured ratios, {replications} replications",
-            cold_noise.len()
-        )
-    } else {
-        "noiseless".to_string()
+            ratios.len()
+        ),
+        None => "noiseless".to_string(),
     };
     for (n, s) in summary.iter_mut().enumerate() {
         let replays = s.replays;

@@ -230,12 +230,11 @@ pub fn candidates(
     };
     let trip = launch.trip_count;
     let useful = useful_blocks(kernel, launch);
+    // Threads with work: those of the blocks the trip count can use.
+    let busy = |g: Geometry| u64::from(g.blocks.min(useful)) * u64::from(g.threads);
     // No thread does more than the sweep's most iterations (a region
     // without a loop, trip count 0, gives none to count).
-    let sensible = |g: Geometry| {
-        let busy = u64::from(g.blocks.min(useful)) * u64::from(g.threads);
-        div_ceil(trip, busy.max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD
-    };
+    let sensible = |g: Geometry| div_ceil(trip, busy(g).max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD;
     let limits = Limits::of(device, kernel, launch);
     let (moves, learned) = if trip == 0 {
         // Moves learned on loops are relative to `auto`'s grid for a trip
@@ -270,7 +269,6 @@ pub fn candidates(
         // launched once per run pays a whole run for each one it explores.
         // LLVM's grid keeps its place (a warm search screens it to never
         // settle slower than LLVM).
-        let busy = |g: Geometry| u64::from(g.blocks.min(useful)) * u64::from(g.threads);
         let wave = u64::from(device.sm_count) * u64::from(device.max_threads_per_sm);
         let starves = |(c, g): &(Candidate, Geometry)| {
             *c != Candidate::Llvm && busy(auto) < wave && busy(*g) < busy(auto)
@@ -1089,6 +1087,7 @@ pub fn replay(
     let grids: HashMap<Candidate, Geometry> = candidates.iter().copied().collect();
     let mut table = Table::default();
     let (mut kept, mut spent) = (Vec::new(), Vec::new());
+    let launches = f64::from(setup.launches.max(1));
     for run in 0..setup.runs {
         let text = table.render();
         table = Table::parse(&text).unwrap_or_default();
@@ -1108,7 +1107,7 @@ pub fn replay(
                 allowance.charge(ns, learner.observe(choice.grid, 1, ns));
             }
         }
-        spent.push(total / f64::from(setup.launches.max(1)));
+        spent.push(total / launches);
         let kind = learner.kind();
         kept.push(time(
             grids[&learner.search().candidates[learner.search().leader(kind)]],
@@ -1121,8 +1120,7 @@ pub fn replay(
         runs_to_95pct: runs_until_within_95pct(&kept, best_time),
         runs_to_95pct_spent: runs_until_within_95pct(
             &spent,
-            best_time * (setup.cold + f64::from(setup.launches.max(1)) - 1.0)
-                / f64::from(setup.launches.max(1)),
+            best_time * (setup.cold + launches - 1.0) / launches,
         ),
         kept,
         spent,

@@ -135,7 +135,9 @@ pub fn device_toml(data: &[u8]) -> bool {
         check_decisions(&device, kernel);
         let launch = LaunchDesc::open(1 << 20);
         let space = sweep::space(&device, kernel, &launch).len();
-        let tune = tune::candidates(&device, kernel, &launch, &[], |_| true).len();
+        let tune = tune::candidates(&device, kernel, &launch, &[], |_| true)
+            .list
+            .len();
         assert!(
             space <= MAX_CANDIDATES && tune <= MAX_CANDIDATES,
             "{space} sweep points, {tune} tune candidates for {device:?}"

@@ -9,7 +9,7 @@ use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Rule};
 use gridsel::tune::cache::{CacheError, Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
-use gridsel::tune::{ReplaySetup, Store, TunePolicy, candidates, replay, resolve};
+use gridsel::tune::{Prior, ReplaySetup, Store, TunePolicy, candidates, replay, resolve};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -87,7 +87,7 @@ fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::cache::
 
 /// The best grid of the first `n` candidates under `time`.
 fn best_of(n: usize, kernel: &KernelDesc, trip: u64, time: &dyn Fn(Geometry) -> f64) -> Geometry {
-    let list = candidates(&h100(), kernel, &LaunchDesc::open(trip), &[], |_| true);
+    let list = candidates(&h100(), kernel, &LaunchDesc::open(trip), &[], |_| true).list;
     list.iter()
         .take(n)
         .map(|&(_, g)| g)
@@ -115,7 +115,7 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     // The search started from auto's grid, then measured the next three of
     // the prior in the next three runs. LLVM's grid is auto's for this
     // launch (a cold search would skip it otherwise; search::Params::COLD).
-    let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true).list;
     assert_eq!(runs[0], list[0].1);
     let mut screened = runs[1..4].to_vec();
     screened.sort();
@@ -246,7 +246,7 @@ fn a_kernel_that_may_nest_is_searched_only_within_llvms_grid() {
     let launch = LaunchDesc::open(98_304);
     let limits = Limits::of(&h100(), &k, &launch);
     assert!(limits.narrowed.is_some());
-    let list = candidates(&h100(), &k, &launch, &[], |_| true);
+    let list = candidates(&h100(), &k, &launch, &[], |_| true).list;
     assert!(!list.is_empty());
     assert!(list.iter().all(|&(_, g)| limits.contains(g)), "{list:?}");
 }
@@ -262,13 +262,15 @@ fn grids_that_starve_a_small_launch_come_last_but_llvms() {
             for trip in (8..=22).map(|k| 1u64 << k) {
                 let mut k = spmd();
                 (k.exec_mode, k.max_threads) = (Some(mode), Some(cap));
-                let list = candidates(&d, &k, &LaunchDesc::open(trip), &[], |_| true);
+                let prior = candidates(&d, &k, &LaunchDesc::open(trip), &[], |_| true);
+                let list = &prior.list;
                 let auto = busy(list[0].1, trip);
                 let starves = |&(c, g): &(Candidate, Geometry)| {
                     c != Candidate::Llvm && auto < wave && busy(g, trip) < auto
                 };
                 let first = list.iter().position(starves).unwrap_or(list.len());
                 assert!(list[first..].iter().all(starves), "{list:?}");
+                assert_eq!(prior.starving_from, (first < list.len()).then_some(first));
                 // Lists with both kinds, for the order to be tested on.
                 let keeps_busy = list[1..first].iter().any(|&(c, _)| c != Candidate::Llvm);
                 if first < list.len() && keeps_busy {
@@ -280,17 +282,40 @@ fn grids_that_starve_a_small_launch_come_last_but_llvms() {
     assert!(both > 0);
 }
 
+/// A row per thread (bicg's and atax's matrix-vector products): `auto`'s
+/// grid gives each of 16 000 rows a thread, under one wave, and fewer
+/// threads would starve the launch. Even where a starving grid is the
+/// fastest, a kernel launched once per run never pays a run to try one; a
+/// kernel launched 20 times per run screens it and keeps it.
+#[test]
+fn only_a_kernel_launched_many_times_per_run_tries_grids_that_starve_it() {
+    let k = spmd();
+    let trip = 16_000;
+    let prior = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    let from = prior.starving_from.expect("grids with fewer busy threads");
+    let starving: Vec<Geometry> = prior.list[from..].iter().map(|&(_, g)| g).collect();
+    assert!(from > 1 && starving.len() > 1, "{prior:?}");
+    let fastest = starving[0];
+    let time = |g: Geometry| if g == fastest { 50_000.0 } else { 100_000.0 };
+    let once = temp("starving_once");
+    let runs: Vec<Geometry> = (0..10)
+        .map(|_| process(&once, &k, trip, 1, &time)[0])
+        .collect();
+    assert!(runs.iter().all(|g| !starving.contains(g)), "{runs:?}");
+    assert!(record(&once, &k, trip).search.settled(Kind::Cold));
+    let many = temp("starving_many");
+    let last: Vec<Geometry> = (0..3)
+        .map(|_| *process(&many, &k, trip, 20, &time).last().unwrap())
+        .collect();
+    assert_eq!(last[2], fastest, "{last:?}");
+}
+
 /// The replay tests' kernel, trip count, bowl of times and candidates.
-fn replayed_bowl() -> (
-    KernelDesc,
-    u64,
-    impl Fn(Geometry) -> f64,
-    Vec<(Candidate, Geometry)>,
-) {
+fn replayed_bowl() -> (KernelDesc, u64, impl Fn(Geometry) -> f64, Prior) {
     let k = spmd();
     let trip = 1 << 22;
-    let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
-    (k, trip, bowl(Geometry::new(64, 1 << 14)), list)
+    let prior = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    (k, trip, bowl(Geometry::new(64, 1 << 14)), prior)
 }
 
 /// Ten runs of `launches`, the first of each `cold` times the grid's time.
@@ -305,13 +330,19 @@ fn setup(launches: u32, cold: f64, overhead: f64) -> ReplaySetup {
 
 #[test]
 fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
-    let (k, trip, time, list) = replayed_bowl();
+    let (k, trip, time, prior) = replayed_bowl();
     let best4 = time(best_of(4, &k, trip, &time));
-    let once = replay(&list, setup(1, 3.0, f64::INFINITY), &time, |_| 1.0, best4);
+    let once = replay(&prior, setup(1, 3.0, f64::INFINITY), &time, |_| 1.0, best4);
     assert!(once.runs_to_95pct.is_some_and(|r| r <= 6), "{once:?}");
     assert_eq!(once.kept.len(), 10);
     let best12 = time(best_of(12, &k, trip, &time));
-    let twenty = replay(&list, setup(20, 3.0, f64::INFINITY), &time, |_| 1.0, best12);
+    let twenty = replay(
+        &prior,
+        setup(20, 3.0, f64::INFINITY),
+        &time,
+        |_| 1.0,
+        best12,
+    );
     assert!(twenty.runs_to_95pct.is_some_and(|r| r <= 2), "{twenty:?}");
     // Settled: every launch of run 10 is the best grid's, the first cold.
     assert!(
@@ -324,17 +355,17 @@ fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
 
 #[test]
 fn a_replay_ranks_noisy_samples_and_pays_the_grids_own_times() {
-    let (k, trip, time, list) = replayed_bowl();
+    let (k, trip, time, prior) = replayed_bowl();
     let best4 = time(best_of(4, &k, trip, &time));
-    let quiet = replay(&list, setup(1, 1.0, f64::INFINITY), &time, |_| 1.0, best4);
+    let quiet = replay(&prior, setup(1, 1.0, f64::INFINITY), &time, |_| 1.0, best4);
     // A factor common to every launch says nothing about the grids.
-    let scaled = replay(&list, setup(1, 1.0, f64::INFINITY), &time, |_| 3.0, best4);
+    let scaled = replay(&prior, setup(1, 1.0, f64::INFINITY), &time, |_| 3.0, best4);
     assert_eq!(scaled, quiet);
     // Noise that flatters every other launch by 2x misleads the search,
     // but a run still costs what its grid costs.
     let mut flip = false;
     let noisy = replay(
-        &list,
+        &prior,
         setup(1, 1.0, f64::INFINITY),
         &time,
         |_| {
@@ -345,7 +376,10 @@ fn a_replay_ranks_noisy_samples_and_pays_the_grids_own_times() {
     );
     assert_ne!(noisy.spent, quiet.spent);
     for t in noisy.spent.iter().chain(&noisy.kept) {
-        assert!(list.iter().any(|&(_, g)| time(g) == *t), "{t} {noisy:?}");
+        assert!(
+            prior.list.iter().any(|&(_, g)| time(g) == *t),
+            "{t} {noisy:?}"
+        );
     }
 }
 
@@ -644,14 +678,15 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
 
 #[test]
 fn the_allowance_bounds_what_a_run_pays_for_exploring() {
-    let (k, trip, time, list) = replayed_bowl();
-    let auto = time(list[0].1);
+    let (k, trip, time, prior) = replayed_bowl();
+    let auto = time(prior.list[0].1);
     let best12 = time(best_of(12, &k, trip, &time));
     let overhead = gridsel::tune::DEFAULT_OVERHEAD;
-    let bounded = replay(&list, setup(20, 1.0, overhead), &time, |_| 1.0, best12);
+    let bounded = replay(&prior, setup(20, 1.0, overhead), &time, |_| 1.0, best12);
     // Run 1 pays its allowance over auto's grid, plus at most the one
     // exploring launch that overdrew it.
-    let worst = list
+    let worst = prior
+        .list
         .iter()
         .map(|&(_, g)| time(g) - auto)
         .fold(0.0, f64::max);
@@ -663,14 +698,20 @@ fn the_allowance_bounds_what_a_run_pays_for_exploring() {
     assert!(bounded.runs_to_95pct.is_some_and(|r| r <= 4), "{bounded:?}");
     assert_eq!(bounded.kept[9], best12);
     // Unbounded, the same search explores all it wants in run 1.
-    let free = replay(&list, setup(20, 1.0, f64::INFINITY), &time, |_| 1.0, best12);
+    let free = replay(
+        &prior,
+        setup(20, 1.0, f64::INFINITY),
+        &time,
+        |_| 1.0,
+        best12,
+    );
     assert!(
         free.runs_to_95pct
             .is_some_and(|r| r <= bounded.runs_to_95pct.unwrap())
     );
     // With none, a run explores once, and again only while the candidates
     // it tried were faster than its leader: run 1 pays one launch at most.
-    let none = replay(&list, setup(20, 1.0, 0.0), &time, |_| 1.0, best12);
+    let none = replay(&prior, setup(20, 1.0, 0.0), &time, |_| 1.0, best12);
     assert!(none.spent[0] <= auto + worst / 20.0, "{none:?}");
     assert!(none.runs_to_95pct.is_some(), "{none:?}");
 }

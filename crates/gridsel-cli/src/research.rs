@@ -283,7 +283,7 @@ fn dump_decisions(binaries: &PathBuf, device: &str) -> Result<(), String> {
             println!(
                 "{},{trip},tune,,,\"{}\",",
                 k.name,
-                grids(&mut tune.into_iter().map(|(_, g)| g))
+                grids(&mut tune.list.into_iter().map(|(_, g)| g))
             );
             let space = sweep::space(&device, k, &launch);
             println!(
@@ -410,9 +410,10 @@ fn tune_sim(
             .cloned()
             .unwrap_or_else(|| KernelDesc::named(case.kernel.clone()));
         let launch = LaunchDesc::open(case.trip_count);
-        let list = tune::candidates(&device, &kernel, &launch, &[], |g| {
+        let prior = tune::candidates(&device, &kernel, &launch, &[], |g| {
             case.times.contains_key(&g)
         });
+        let list = &prior.list;
         let Some(&(_, auto)) = list
             .first()
             .filter(|(c, _)| *c == tune::search::Candidate::Auto)
@@ -445,7 +446,7 @@ fn tune_sim(
                     Some(ratios) if cold => ratios[draws.below(ratios.len())],
                     _ => 1.0,
                 };
-                let r = tune::replay(&list, setup, time, noise, best);
+                let r = tune::replay(&prior, setup, time, noise, best);
                 summary[n].add(&r, time(auto));
                 // The grid kept after the last run: the candidate with that
                 // measured time (grids of equal medians are interchangeable here).

@@ -210,6 +210,24 @@ fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> V
     moves.into_iter().map(|(_, _, c)| c).collect()
 }
 
+/// The candidates of one launch in the prior's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prior {
+    /// Each resolved to its grid for the launch.
+    pub list: Vec<(Candidate, Geometry)>,
+    /// The grids from this index on would starve the launch: fewer threads
+    /// with work than `auto`'s grid while that is under one wave of
+    /// resident threads (LLVM's grid excepted). `None` when none would.
+    pub starving_from: Option<usize>,
+}
+
+impl Prior {
+    /// The candidates, without their grids.
+    pub fn candidates(&self) -> Vec<Candidate> {
+        self.list.iter().map(|&(c, _)| c).collect()
+    }
+}
+
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
@@ -223,10 +241,13 @@ pub fn candidates(
     launch: &LaunchDesc,
     learned: &[Candidate],
     available: impl Fn(Geometry) -> bool,
-) -> Vec<(Candidate, Geometry)> {
+) -> Prior {
     let resolve = |c| resolve(c, device, kernel, launch);
     let Some(auto) = resolve(Candidate::Auto) else {
-        return Vec::new();
+        return Prior {
+            list: Vec::new(),
+            starving_from: None,
+        };
     };
     let trip = launch.trip_count;
     let useful = useful_blocks(kernel, launch);
@@ -261,21 +282,25 @@ pub fn candidates(
             .chain(moves)
             .filter(|&(_, g)| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
             .collect();
-    if trip != 0 {
-        // Grids that would starve the device go last: fewer busy threads than
-        // `auto`'s grid while that is under one wave of resident threads. On
-        // the H100 sweep such a candidate was more than 1.5x slower than
-        // `auto`'s grid in 152 of 364 cases and 5 % faster in 31; a kernel
-        // launched once per run pays a whole run for each one it explores.
-        // LLVM's grid keeps its place (a warm search screens it to never
-        // settle slower than LLVM).
-        let wave = u64::from(device.sm_count) * u64::from(device.max_threads_per_sm);
-        let starves = |(c, g): &(Candidate, Geometry)| {
-            *c != Candidate::Llvm && busy(auto) < wave && busy(*g) < busy(auto)
-        };
-        list[1..].sort_by_key(starves);
+    // Grids that would starve the device go last (a region without a loop
+    // has no count of threads with work). On the H100 sweep such a
+    // candidate was more than 1.5x slower than `auto`'s grid in 152 of 364
+    // cases and 5 % faster in 31; a kernel launched once per run pays a
+    // whole run for each one it explores, so a cold plan screens none
+    // (search::Params::COLD). LLVM's grid keeps its place (a warm search
+    // screens it to never settle slower than LLVM).
+    let wave = u64::from(device.sm_count) * u64::from(device.max_threads_per_sm);
+    let starves = |&(c, g): &(Candidate, Geometry)| {
+        trip != 0 && c != Candidate::Llvm && busy(auto) < wave && busy(g) < busy(auto)
+    };
+    if let Some(rest) = list.get_mut(1..) {
+        rest.sort_by_key(starves);
     }
-    list
+    let starving_from = list.iter().skip(1).position(starves).map(|i| i + 1);
+    Prior {
+        list,
+        starving_from,
+    }
 }
 
 /// The moves that settled searches of other kernels on `device` chose, most
@@ -372,10 +397,11 @@ pub struct Learner {
 }
 
 impl Learner {
-    /// Resumes the search `key` over `candidates` (the prior's order) from
-    /// the store's `record`, if any.
-    pub fn resume(key: Key, candidates: &[Candidate], record: Option<&Record>) -> Self {
-        let mut search = Search::new(candidates.to_vec());
+    /// Resumes the search `key` over the `prior`'s candidates from the
+    /// store's `record`, if any.
+    pub fn resume(key: Key, prior: &Prior, record: Option<&Record>) -> Self {
+        let mut search = Search::new(prior.candidates());
+        search.starving_from = prior.starving_from;
         let (mut pinned, mut stored_runs, mut stored_launches_per_run) = (None, 0, 0);
         if let Some(r) = record {
             for (c, s) in r.search.candidates.iter().zip(&r.search.samples) {
@@ -737,12 +763,9 @@ impl TunePolicy {
         );
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
-        let list: Vec<Candidate> = candidates(l.device, l.kernel, &l.desc, &learned, |_| true)
-            .into_iter()
-            .map(|(c, _)| c)
-            .collect();
+        let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);
         let record = loaded.table.get(&key);
-        Learner::resume(key.clone(), &list, record)
+        Learner::resume(key.clone(), &prior, record)
     }
 }
 
@@ -1068,30 +1091,29 @@ fn runs_until_within_95pct(per_run: &[f64], best_time: f64) -> Option<usize> {
     }
 }
 
-/// Runs the search over `candidates` (the prior's order, with their grids)
-/// as `setup` says, through the store's format between runs, each run a
-/// process with its own [`Allowance`]. `time` of a grid is what its launches
+/// Runs the search over the `prior`'s candidates as `setup` says, through
+/// the store's format between runs, each run a process with its own
+/// [`Allowance`]. `time` of a grid is what its launches
 /// cost; the search sees each launch's time times a draw of `noise`, told
 /// whether the launch is a run's first (cold) one (1.0 for a noiseless
 /// replay), so that a plan can be judged against the run-to-run noise it
 /// has to rank through.
 pub fn replay(
-    candidates: &[(Candidate, Geometry)],
+    prior: &Prior,
     setup: ReplaySetup,
     time: impl Fn(Geometry) -> f64,
     mut noise: impl FnMut(bool) -> f64,
     best_time: f64,
 ) -> Replay {
     let key = Key::for_trip("replay", "replay", 0, 1);
-    let list: Vec<Candidate> = candidates.iter().map(|&(c, _)| c).collect();
-    let grids: HashMap<Candidate, Geometry> = candidates.iter().copied().collect();
+    let grids: HashMap<Candidate, Geometry> = prior.list.iter().copied().collect();
     let mut table = Table::default();
     let (mut kept, mut spent) = (Vec::new(), Vec::new());
     let launches = f64::from(setup.launches.max(1));
     for run in 0..setup.runs {
         let text = table.render();
         table = Table::parse(&text).unwrap_or_default();
-        let mut learner = Learner::resume(key.clone(), &list, table.get(&key));
+        let mut learner = Learner::resume(key.clone(), prior, table.get(&key));
         let mut total = 0.0;
         let allowance = Allowance::new(setup.overhead);
         for n in 0..setup.launches {
@@ -1132,7 +1154,7 @@ pub fn replay(
 mod tests {
     use super::cache::{CacheError, Key, Table, Update};
     use super::search::{Candidate, Kind};
-    use super::{Allowance, Learner, SAMPLE_EVERY, Session, Store, candidates, resolve};
+    use super::{Allowance, Learner, Prior, SAMPLE_EVERY, Session, Store, candidates, resolve};
     use crate::device::DeviceDesc;
     use crate::geometry::{Geometry, LaunchDesc};
     use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
@@ -1171,7 +1193,7 @@ mod tests {
             threads: 96,
             blocks_log2: -2,
         }];
-        let list = candidates(&d, &k, &l, &learned, |_| true);
+        let list = candidates(&d, &k, &l, &learned, |_| true).list;
         let llvm = llvm19(&d, &k, &l);
         assert_eq!(llvm, Geometry::new(128, 3200));
         // The incumbent is LLVM's grid: auto's there (occupancy's and
@@ -1232,7 +1254,7 @@ mod tests {
         let k = kernel(ExecMode::GenericSpmd, true);
         let l = LaunchDesc::open(0);
         let llvm = llvm19(&d, &k, &l);
-        let list = candidates(&d, &k, &l, &[], |_| true);
+        let list = candidates(&d, &k, &l, &[], |_| true).list;
         assert_eq!(list[0].1, llvm);
         for &(c, g) in &list {
             assert!(
@@ -1252,7 +1274,7 @@ mod tests {
         let d = DeviceDesc::preset("h100").unwrap();
         let k = kernel(ExecMode::Generic, false);
         let l = LaunchDesc::open(0);
-        let list = candidates(&d, &k, &l, &[], |_| true);
+        let list = candidates(&d, &k, &l, &[], |_| true).list;
         // One warp is the main thread alone: the 32-thread grids are left
         // out, not cut to 33 threads.
         let threads: std::collections::BTreeSet<u32> =
@@ -1263,14 +1285,19 @@ mod tests {
     const AUTO_GRID: Geometry = Geometry::new(128, 8);
     const LLVM_GRID: Geometry = Geometry::new(32, 32);
 
-    fn two_grids() -> (Key, [Candidate; 2]) {
+    fn two_grids() -> (Key, Prior) {
         let key = Key {
             kernel: "k".into(),
             device: "d".into(),
             sm_arch: 90,
             class: 1,
         };
-        (key, [Candidate::Auto, Candidate::Llvm])
+        let list = vec![(Candidate::Auto, AUTO_GRID), (Candidate::Llvm, LLVM_GRID)];
+        let prior = Prior {
+            list,
+            starving_from: None,
+        };
+        (key, prior)
     }
 
     fn grid(c: Candidate) -> Option<Geometry> {

@@ -214,6 +214,9 @@ pub struct Params {
     pub spread_floor: f64,
     /// Whether LLVM's grid is among the candidates screened.
     pub screens_llvm: bool,
+    /// Whether candidates that would starve the launch
+    /// ([`Search::starving_from`]) are screened.
+    pub screens_starving: bool,
 }
 
 impl Params {
@@ -232,6 +235,15 @@ impl Params {
     /// once-per-run kernels at the middle sizes. Replayed over the sweep
     /// (`gridsel tune-sim`), no cold search kept LLVM's grid.
     /// (bench/results/h100/NOTES.md §18.)
+    ///
+    /// Nor are grids that would starve the launch: fewer threads with work
+    /// than `auto`'s grid while that is under one wave. Live on the H100,
+    /// once per run at the middle sizes, they took 1.5-3.4x auto's time
+    /// (matrix-vector products, where `auto` gives every row a thread and
+    /// every other candidate starves) and cost more than all the exploring
+    /// did: 105 % of a run's GPU time over runs 2-10, against 98.5 % in all.
+    /// Replayed over the sweep through the measured cold noise, leaving them
+    /// out keeps the same share of best. (bench/results/h100/NOTES.md §20.)
     pub const COLD: Params = Params {
         budget: 8,
         candidates: 4,
@@ -240,6 +252,7 @@ impl Params {
         clear: 0.10,
         spread_floor: 0.05,
         screens_llvm: false,
+        screens_starving: false,
     };
     /// Dozens of samples per run: twelve candidates halved three times with
     /// two samples per survivor and round (34 launches), within 40.
@@ -251,6 +264,7 @@ impl Params {
         clear: 0.10,
         spread_floor: 0.01,
         screens_llvm: true,
+        screens_starving: true,
     };
 
     pub fn of(kind: Kind) -> Params {
@@ -326,6 +340,11 @@ pub struct Search {
     /// re-check's, reorder the candidates), and noise in those samples does
     /// not reopen the search.
     pub settled: [bool; 2],
+    /// The candidates from this index on would starve the launch (the
+    /// prior puts them last: [`super::Prior`]); a plan that does not screen
+    /// them ([`Params::screens_starving`]) leaves them out. `None`: none
+    /// would, or the search does not know (a store's record).
+    pub starving_from: Option<usize>,
 }
 
 fn slot(kind: Kind) -> usize {
@@ -595,6 +614,7 @@ impl Search {
             let window: Vec<usize> = (0..self.candidates.len())
                 .filter(|&i| self.samples[i].of(kind).is_empty())
                 .filter(|&i| p.screens_llvm || self.candidates[i] != Candidate::Llvm)
+                .filter(|&i| p.screens_starving || self.starving_from.is_none_or(|s| i < s))
                 .take((p.candidates - measured).min(SPREAD))
                 .collect();
             if !window.is_empty() {

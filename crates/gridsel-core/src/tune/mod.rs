@@ -18,9 +18,11 @@
 //!   (threads, and blocks as a multiple of `auto`'s) that won most often
 //!   for other kernels on this device, then the neighbours of `auto` by
 //!   distance; grids that would starve a launch `auto` keeps under one wave
-//!   go last (a once-per-run kernel pays a whole run for each candidate it
-//!   explores). Candidates are relative to the launch, so one search serves
-//!   every trip count of its class ([`cache::class`]: half octaves).
+//!   go last ([`Prior::starving_from`]), and a search of cold samples
+//!   screens none of them (a once-per-run kernel pays a whole run for each
+//!   candidate it explores). Candidates are relative to the launch, so one
+//!   search serves every trip count of its class ([`cache::class`]: half
+//!   octaves).
 //!   A `target teams` region without a distribute loop (trip count 0,
 //!   searched only under `GRIDSEL_TEAMS_REGIONS=change`, in a class of its
 //!   own) starts from LLVM's grid, which is `auto`'s there, then tries

@@ -9,7 +9,10 @@ use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Rule};
 use gridsel::tune::cache::{CacheError, Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
-use gridsel::tune::{Prior, ReplaySetup, Store, TunePolicy, candidates, replay, resolve};
+use gridsel::tune::{
+    Prior, ReplaySetup, ReplayedKernel, Store, TunePolicy, candidates, replay, replay_program,
+    resolve,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -674,6 +677,41 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
     u.samples = vec![(fast, Kind::Cold, 1000)];
     regions.apply(&u);
     assert!(gridsel::tune::learned_moves(&regions, &h100()).is_empty());
+}
+
+/// A program launching two kernels once per run, the first of which only
+/// has slower candidates to explore: its exploring spends the run's
+/// allowance, yet the second still explores a candidate in every run, as it
+/// would alone with exploring unbounded.
+#[test]
+fn every_search_explores_once_a_run_whatever_the_others_spent() {
+    let (_, _, second, prior) = replayed_bowl();
+    let auto = prior.list[0].1;
+    // Every other grid 1.3x auto's (under the drop factor).
+    let first = |g: Geometry| if g == auto { 100_000.0 } else { 130_000.0 };
+    let kernels = [
+        ReplayedKernel {
+            prior: &prior,
+            time: &first,
+            best_time: 100_000.0,
+        },
+        ReplayedKernel {
+            prior: &prior,
+            time: &second,
+            best_time: 100_000.0,
+        },
+    ];
+    let overhead = gridsel::tune::DEFAULT_OVERHEAD;
+    let together = replay_program(&kernels, setup(1, 1.0, overhead), |_| 1.0);
+    let alone = replay(&prior, setup(1, 1.0, f64::INFINITY), &second, |_| 1.0, 1.0);
+    assert_eq!(together[1].spent, alone.spent);
+    // Both explored: runs launched other grids than auto's.
+    assert!(
+        alone.spent[1..].iter().any(|&t| t != second(auto)),
+        "{alone:?}"
+    );
+    let paid = together[0].spent[1..].iter().filter(|&&t| t > 100_000.0);
+    assert!(paid.count() >= 2, "{:?}", together[0]);
 }
 
 #[test]

@@ -5,8 +5,7 @@
 //! bench/forest/train.py call them; a user of gridsel needs none.
 
 use crate::args::{KernelIndex, Measured, policy_help};
-use crate::calibrate;
-use crate::calibrate::Case;
+use crate::calibrate::{self, Case};
 use clap::Subcommand;
 use gridsel::ffi::cuda;
 use gridsel::geometry::{Geometry, LaunchDesc};

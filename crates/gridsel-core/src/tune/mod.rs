@@ -714,9 +714,9 @@ pub struct TunePolicy {
 /// on the H100, `learn/suite/mid4`: their searches explored in runs 5-10).
 /// Replayed over the sweep's programs with the measured cold noise, a
 /// once-per-run kernel's runs come within 95 % of the best from run 5 at
-/// the median instead of 7, for the same total cost (runs 2-10 together 21 %
-/// of a run under auto's grids against 20 %; bench/results/h100/NOTES.md
-/// §21).
+/// the median instead of 7, for the same total cost (runs 2-10 together
+/// take 21 % of a run less than on auto's grids, against 20 %;
+/// bench/results/h100/NOTES.md §21).
 pub struct Allowance {
     overhead: f64,
     timed_ns: AtomicU64,

@@ -514,19 +514,17 @@ fn tune_sim(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
     let mut draws = SplitMix64(o.seed);
     let mut summary: [Summary; 2] = Default::default();
     for program in &programs {
-        let times: Vec<Box<dyn Fn(Geometry) -> f64 + '_>> = program
-            .iter()
-            .map(|c| Box::new(move |g| c.time(g)) as Box<dyn Fn(Geometry) -> f64>)
-            .collect();
+        let times: Vec<_> = program.iter().map(|c| move |g| c.time(g)).collect();
         let replayed: Vec<tune::ReplayedKernel<'_>> = program
             .iter()
             .zip(&times)
             .map(|(c, time)| tune::ReplayedKernel {
                 prior: &c.prior,
-                time: time.as_ref(),
+                time,
                 best_time: c.best,
             })
             .collect();
+        let autos: Vec<f64> = program.iter().map(|c| c.time(c.auto)).collect();
         for (n, &per_run) in PER_RUN.iter().enumerate() {
             for replication in 1..=o.replications {
                 let setup = tune::ReplaySetup {
@@ -540,7 +538,6 @@ fn tune_sim(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                     _ => 1.0,
                 };
                 let replays = tune::replay_program(&replayed, setup, noise);
-                let autos: Vec<f64> = program.iter().map(|c| c.time(c.auto)).collect();
                 summary[n].add_program(&replays, &autos);
                 for (c, r) in program.iter().zip(&replays) {
                     // The grid kept after the last run: the candidate with that

@@ -221,9 +221,9 @@ pub struct Params {
 
 impl Params {
     /// One sample per run: four candidates (auto, then the next three of the
-    /// prior: occupancy and moves), then the two best once more, and a faster one the
-    /// noise holds back once more still: settled after seven runs that
-    /// explore (at most the budget's eight).
+    /// prior: occupancy and moves), then the two best once more, and a
+    /// faster one the noise holds back once more still: settled after seven
+    /// runs that explore (at most the budget's eight).
     ///
     /// LLVM's grid is not screened here. It is in the plan to show that
     /// `auto`'s grid is not slower, but a cold launch cannot show that: on

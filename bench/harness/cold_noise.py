@@ -15,7 +15,8 @@ With --ratios FILE it also writes the run-to-run noise of a cold sample as `grid
 tune-sim --cold-noise` draws it: every process's first launch of a kernel over the
 median of the first launches of the same (program, kernel, trip count, grid) in the
 other runs of the folder, every policy's runs included, where at least four runs
-launched that grid first.
+launched that grid first; and the median deviation of those ratios from 1 by the grid's
+median duration (short kernels are noisier: what a cold plan's spread floor is set by).
 
 Usage: cold_noise.py [--ratios FILE] FOLDER...     Standard library only."""
 import argparse
@@ -95,7 +96,8 @@ def shared_noise(procs):
 
 def cold_ratios(procs, least=4):
     """Each process's first launch of a kernel over the median first launch of the same
-    (program, kernel, trip, grid) over every process, for groups of at least `least`."""
+    (program, kernel, trip, grid) over every process, for groups of at least `least`:
+    [(ratio, median ns)]."""
     groups = collections.defaultdict(list)
     for (prog, _, _), rows in procs.items():
         seen = set()
@@ -103,7 +105,23 @@ def cold_ratios(procs, least=4):
             if k not in seen:
                 seen.add(k)
                 groups[(prog, k, t, g)].append(ns)
-    return [ns / statistics.median(v) for v in groups.values() if len(v) >= least for ns in v]
+    medians = [(v, statistics.median(v)) for v in groups.values() if len(v) >= least]
+    return [(ns / m, m) for v, m in medians for ns in v]
+
+
+#: Upper bounds (us) of the kernel durations the cold noise is broken down by.
+DURATIONS_US = (50, 200, 1000, math.inf)
+
+
+def noise_by_duration(ratios):
+    """[(upper bound us, samples, median |ratio - 1|)] by the grid's median duration."""
+    out, lower = [], 0
+    for upper in DURATIONS_US:
+        dev = [abs(r - 1) for r, m in ratios if lower <= m / 1e3 < upper]
+        if dev:
+            out.append((upper, len(dev), statistics.median(dev)))
+        lower = upper
+    return out
 
 
 def main(argv=None):
@@ -115,11 +133,14 @@ def main(argv=None):
         ratios = []
         for folder in a.folders:
             ratios += cold_ratios(processes(folder, ("llvm", "auto", "tune")))
+        only = sorted(r for r, _ in ratios)
         with open(a.ratios, "w") as f:
-            f.write("ratio\n" + "".join(f"{r:.4f}\n" for r in sorted(ratios)))
-        q = lambda f: sorted(ratios)[int(f * (len(ratios) - 1))]
-        print(f"cold samples over their grid's median ({len(ratios)}): p10 {q(.1):.3f} "
+            f.write("ratio\n" + "".join(f"{r:.4f}\n" for r in only))
+        q = lambda f: only[int(f * (len(only) - 1))]
+        print(f"cold samples over their grid's median ({len(only)}): p10 {q(.1):.3f} "
               f"p50 {q(.5):.3f} p90 {q(.9):.3f} p99 {q(.99):.3f}")
+        print("median deviation from the grid's median, by its median duration: " + ", ".join(
+            (f"< {u:.0f} us" if u < math.inf else "longer") + f" {100 * d:.1f} % ({n})" for u, n, d in noise_by_duration(ratios)))
     procs = {}
     for i, folder in enumerate(a.folders):
         procs.update({(f"{i}:{prog}", rnd, pol): rows for (prog, rnd, pol), rows in processes(folder).items()})

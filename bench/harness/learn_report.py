@@ -26,7 +26,9 @@ That "best" is the luckiest of many noisy medians, so the report also chooses it
 half of the rounds and times it on the other half (held_out_best): what is left is
 the gain over auto's grid that is not noise.
 
-Usage: learn_report.py FOLDER [--title TEXT]   (FOLDER holds runs.csv, profiles/)
+Usage: learn_report.py FOLDER [--title TEXT] [--rounds N]   (FOLDER holds runs.csv, profiles/)
+--rounds N judges the first N rounds only (a longer benchmark's runs 1-N, to set beside a
+shorter one's) and prints the report without writing files.
 Standard library only; the plot uses matplotlib when it is importable."""
 import argparse
 import collections
@@ -245,10 +247,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder")
     ap.add_argument("--title", default="tune learning across runs")
+    ap.add_argument("--rounds", type=int, help="judge rounds 1..N only; print, write nothing")
     a = ap.parse_args(argv)
-    runs = load(a.folder)
+    kept = lambda r: a.rounds is None or int(r) <= a.rounds
+    runs = {k: v for k, v in load(a.folder).items() if kept(k[1])}
     with open(os.path.join(a.folder, "runs.csv")) as f:
-        checks = list(csv.DictReader(f))
+        checks = [c for c in csv.DictReader(f) if kept(c["round"])]
     rounds = sorted({r for _, r, _ in runs})
     programs = sorted({p for p, _, _ in runs})
     table = case_table(runs)
@@ -277,7 +281,7 @@ def main(argv=None):
         own = "-" if own is None else f"{own[0]:.3f}x, {100 * own[1]:+.1f} %"
         lines.append(f"| {r} | {g:.3f}x | {100 * g / g_best:.1f} % | {near}/{n} | {slow} | "
                      f"{100 * gpu:+.1f} % | {own} |")
-    j = judge_choices(load_launches(a.folder))
+    j = judge_choices({k: v for k, v in load_launches(a.folder).items() if kept(k[1])})
     lines += ["", f"Each run's choice, judged by its grid's median over the benchmark ({j['cases']} cases "
               f"(program, kernel, trip count); auto's grid {j['g_auto']:.3f}x over llvm's, "
               f"{100 * j['auto_share']:.1f} % of best, {j['auto_slow']} cases > 3 % slower than llvm's; "
@@ -311,6 +315,9 @@ def main(argv=None):
                   "| program | kernel | llvm ms | runs slower |", "|---|---|---|---|"]
         for c in sorted(late):
             lines.append(f"| {c[0]} | {c[1].split('_', 5)[-1]} | {base[c]['llvm'] / 1e6:.3f} | {late[c]} |")
+    if a.rounds is not None:
+        print("\n".join(lines))
+        return 0
     with open(os.path.join(a.folder, "learn.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.folder, "learn-cases.csv"), "w", newline="") as f:

@@ -56,7 +56,11 @@ class ColdNoise(TempDirTest):
         # By default the fixed grids' runs only.
         self.assertEqual(sorted(procs), [("p", 1, "auto"), ("p", 2, "auto"), ("p", 5, "llvm")])
         procs = cn.processes(self.dir, ("llvm", "auto", "tune"))
-        self.assertEqual(sorted(cn.cold_ratios(procs)), [0.8, 1.0, 1.0, 1.2])
+        ratios = cn.cold_ratios(procs)
+        self.assertEqual(sorted(ratios), [(r, 100_000) for r in (0.8, 1.0, 1.0, 1.2)])
+        # A 100 us median falls in the 50-200 us bucket: median deviation 0.1.
+        self.assertEqual([(u, n, round(d, 9)) for u, n, d in cn.noise_by_duration(ratios)],
+                         [(200, 4, 0.1)])
 
 
 if __name__ == "__main__":

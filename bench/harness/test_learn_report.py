@@ -187,6 +187,18 @@ class Folder(TempDirTest):
         self.assertEqual([(r["kernel"], r["llvm_ns"], r["auto_ns"], r["best_ns"], r["tune_run5_ns"]) for r in rows],
                          [("ka", "100", "80", "70", "70"), ("kb", "200", "250", "190", "220")])
 
+    def test_the_first_rounds_alone_are_printed_not_written(self):
+        self.write()
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(lr.main([self.dir, "--rounds", "3"]), 0)
+        md = out.getvalue()
+        # Rounds 4 and 5 are left out, of the runs and of the table; p2's failed run (round
+        # 1) stays in.
+        self.assertIn("- Runs: 10 (2 programs x 3 rounds x llvm, auto, tune); failed or unchecked: 1.", md)
+        self.assertNotIn("| 4 |", md)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "learn.md")))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -65,8 +65,8 @@ pub enum Command {
         #[arg(long, default_value = "h100")]
         device: String,
     },
-    /// Replay `tune`'s search on sweep results, 10 runs in a row through the
-    /// store's format, for a kernel launched once and one launched 20 times
+    /// Replay `tune`'s search on sweep results, 10 runs in a row (--runs)
+    /// through the store's format, for a kernel launched once and one launched 20 times
     /// per run: the stand-in timer of each (kernel, trip count) is its
     /// measured median per grid, exploration unbounded unless --overhead
     /// says (as with GRIDSEL_TUNE_OVERHEAD=off). Prints CSV; the summary
@@ -84,6 +84,10 @@ pub enum Command {
         /// Replays of every case, each with its own draws of the noise.
         #[arg(long, default_value_t = 1)]
         replications: u32,
+        /// Runs in a row (at least 10: the CSV's columns are runs 1, 5 and
+        /// 10; the summary covers them all).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(10..=1000))]
+        runs: u32,
         /// Seed of the draws.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -188,6 +192,7 @@ pub fn run(command: Command) -> Result<(), String> {
             sweep,
             cold_noise,
             replications,
+            runs,
             seed,
             best_of,
             overhead,
@@ -202,6 +207,7 @@ pub fn run(command: Command) -> Result<(), String> {
             let options = TuneSimOptions {
                 cold_noise: ratios.as_deref(),
                 replications: replications.max(1),
+                runs: runs as usize,
                 seed,
                 best_of,
                 overhead,
@@ -411,6 +417,7 @@ fn read_ratios(path: &PathBuf) -> Result<Vec<f64>, String> {
 struct TuneSimOptions<'a> {
     cold_noise: Option<&'a [f64]>,
     replications: u32,
+    runs: usize,
     seed: u64,
     best_of: Option<usize>,
     /// Each run's allowance (a fraction; infinite: unbounded).
@@ -469,8 +476,7 @@ fn sim_programs<'a>(mut cases: Vec<SimCase<'a>>, programs: bool) -> Vec<Vec<SimC
 
 fn tune_sim(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
     let (device, cases, kernels) = sweep.load()?;
-    /// Runs replayed, and launches per run of the two kinds of program.
-    const RUNS: usize = 10;
+    /// Launches per run of the two kinds of program.
     const PER_RUN: [u32; 2] = [1, 20];
     println!(
         "program,kernel,trip_count,launches_per_run,replication,runs_to_95pct_of_best,runs_to_95pct_spent,kept_ms_run1,kept_ms_run5,kept_ms_run10,spent_ms_run1,spent_ms_run5,spent_ms_run10,auto_ms,best_ms,candidates,space_points,kept_threads_run10,kept_blocks_run10"
@@ -528,7 +534,7 @@ fn tune_sim(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
         for (n, &per_run) in PER_RUN.iter().enumerate() {
             for replication in 1..=o.replications {
                 let setup = tune::ReplaySetup {
-                    runs: RUNS,
+                    runs: o.runs,
                     launches: per_run,
                     cold: 1.0,
                     overhead: o.overhead,
@@ -540,14 +546,14 @@ fn tune_sim(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                 let replays = tune::replay_program(&replayed, setup, noise);
                 summary[n].add_program(&replays, &autos);
                 for (c, r) in program.iter().zip(&replays) {
-                    // The grid kept after the last run: the candidate with that
-                    // measured time (grids of equal medians are interchangeable here).
+                    // The grid kept after run 10: the candidate with that measured
+                    // time (grids of equal medians are interchangeable here).
                     let kept = c
                         .prior
                         .list
                         .iter()
                         .map(|&(_, g)| g)
-                        .find(|&g| c.time(g) == r.kept[RUNS - 1])
+                        .find(|&g| c.time(g) == r.kept[9])
                         .map_or_else(
                             || ",".to_string(),
                             |g| format!("{},{}", g.threads, g.blocks),
@@ -562,10 +568,10 @@ fn tune_sim(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                         runs(r.runs_to_95pct_spent),
                         r.kept[0],
                         r.kept[4],
-                        r.kept[RUNS - 1],
+                        r.kept[9],
                         r.spent[0],
                         r.spent[4],
-                        r.spent[RUNS - 1],
+                        r.spent[9],
                         c.time(c.auto),
                         c.best,
                         c.prior.list.len(),
@@ -698,13 +704,14 @@ impl Summary {
                 shares.join(" ")
             ));
         }
+        let last = self.excess.len();
         let excess: Vec<String> = self
             .excess
             .iter()
             .map(|s| format!("{:+.1}", 100.0 * s / n))
             .collect();
         out.push_str(&format!(
-            "  runs' time over auto's grid by run (mean, %): {}; runs 2-10 together {:+.0} % of one run; last kept grid > 3 % slower than auto's: {:.1} %",
+            "  runs' time over auto's grid by run (mean, %): {}; runs 2-{last} together {:+.0} % of one run; last kept grid > 3 % slower than auto's: {:.1} %",
             excess.join(" "),
             100.0 * self.excess.iter().skip(1).sum::<f64>() / n,
             100.0 * self.slower_than_auto as f64 / n
@@ -723,7 +730,7 @@ impl Summary {
                     .map_or(f64::NAN, |x| 100.0 * x)
             };
             out.push_str(&format!(
-                "\n  programs' runs over auto's grids by run (mean over {} replays of programs, %): {}; runs 2-10 together {:+.0} % of one run; a program's costliest of runs 2-10: median {:+.1} %, p90 {:+.1} %, max {:+.1} %",
+                "\n  programs' runs over auto's grids by run (mean over {} replays of programs, %): {}; runs 2-{last} together {:+.0} % of one run; a program's costliest of runs 2-{last}: median {:+.1} %, p90 {:+.1} %, max {:+.1} %",
                 self.programs,
                 excess.join(" "),
                 100.0 * self.program_excess.iter().skip(1).sum::<f64>() / p,

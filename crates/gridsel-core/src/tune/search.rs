@@ -31,6 +31,13 @@
 //! run to run, its warm launches 3.7 % (p90 18 %) — more than most grid
 //! differences at 0.05-1 ms, so a rule that trusted one fast sample
 //! changed grids on noise (bench/results/h100/learn/learn.md).
+//!
+//! **Close calls.** A candidate faster than the leader, which the noise
+//! still keeps from the lead, is measured again before the search settles
+//! ([`Confirm`]): a warm search measures it up to three samples; a cold
+//! one measures it in turn with the leader, four samples each, after which
+//! it leads at one standard error instead of two. At one sample a run, two
+//! standard errors would take a dozen runs more to show a 7 % gain.
 
 use crate::geometry::Geometry;
 use std::fmt;

@@ -236,9 +236,9 @@ pub enum Confirm {
     /// The faster candidate is measured again, up to `samples`.
     Faster { samples: usize },
     /// The faster candidate and the leader are measured in turn (the leader
-    /// first when it has fewer samples), up to `samples` each; from then on
-    /// the faster one leads at `significance` standard errors instead of
-    /// [`SIGNIFICANCE`].
+    /// first when it has fewer samples), up to `samples` each. Between two
+    /// candidates with that many samples each, a lead takes `significance`
+    /// standard errors instead of [`SIGNIFICANCE`].
     Paired { samples: usize, significance: f64 },
 }
 

@@ -14,6 +14,8 @@ use gridsel::tune::{
     resolve,
 };
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How long the tests' stores wait for each other's lock.
@@ -55,7 +57,20 @@ fn process(
     launches: u32,
     time: &dyn Fn(Geometry) -> f64,
 ) -> Vec<Geometry> {
-    let store = Box::new(files::CacheFile::new(path.to_path_buf(), false)) as Box<dyn Store>;
+    let store = Box::new(files::CacheFile::new(path.to_path_buf(), false));
+    process_on(store, kernel, trip, launches, time, |_| {})
+}
+
+/// [`process`] on any store; `before_exit` sees the tuner after the
+/// launches, before the exit's flush.
+fn process_on(
+    store: Box<dyn Store>,
+    kernel: &KernelDesc,
+    trip: u64,
+    launches: u32,
+    time: &dyn Fn(Geometry) -> f64,
+    before_exit: impl FnOnce(&TunePolicy),
+) -> Vec<Geometry> {
     let tune = TunePolicy::new(Some(store), f64::INFINITY);
     let device = h100();
     let launch = Launch {
@@ -78,8 +93,39 @@ fn process(
         }
         grids.push(p.grid);
     }
+    before_exit(&tune);
     tune.flush();
     grids
+}
+
+/// A store file that counts its writes.
+struct CountingFile {
+    file: files::CacheFile,
+    writes: Arc<AtomicUsize>,
+}
+
+/// The store file at `path`, counting its writes, and the count.
+fn counting_file(path: &Path) -> (Box<dyn Store>, Arc<AtomicUsize>) {
+    let writes = Arc::new(AtomicUsize::new(0));
+    let file = files::CacheFile::new(path.to_path_buf(), false);
+    let store = Box::new(CountingFile {
+        file,
+        writes: writes.clone(),
+    });
+    (store, writes)
+}
+
+impl Store for CountingFile {
+    fn location(&self) -> String {
+        self.file.location()
+    }
+    fn load(&self) -> Result<Table, CacheError> {
+        self.file.load()
+    }
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.file.store(updates, patience)
+    }
 }
 
 /// The record of `kernel` at `trip` in the store at `path`.
@@ -147,6 +193,38 @@ fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
     let r = record(&path, &k, trip);
     assert_eq!((r.runs, r.launches_per_run, r.kind()), (3, 20, Kind::Warm));
     assert!(r.search.explored(Kind::Warm) <= 40);
+}
+
+#[test]
+fn a_settled_search_writes_the_store_at_exit_not_before_its_first_launch() {
+    let path = temp("settled_first_launch");
+    let k = spmd();
+    let trip = 1 << 22;
+    let time = bowl(Geometry::new(64, 1 << 14));
+    for _ in 0..10 {
+        process(&path, &k, trip, 1, &time);
+    }
+    assert!(record(&path, &k, trip).search.settled(Kind::Cold));
+    // The next run has nothing to save before it has timed its launch: the
+    // store is written at its exit, with the launch's sample.
+    let (store, writes) = counting_file(&path);
+    process_on(store, &k, trip, 1, &time, |_| {
+        assert_eq!(writes.load(Ordering::Relaxed), 0, "written before the exit");
+    });
+    assert_eq!(writes.load(Ordering::Relaxed), 1);
+    assert_eq!(record(&path, &k, trip).runs, 11);
+
+    // A search that settles after measuring in the process saves at once
+    // (what it learned survives a kill), then the rest at the exit.
+    let path = temp("settles_in_process");
+    let (store, writes) = counting_file(&path);
+    let grids = process_on(store, &k, trip, 60, &time, |_| {
+        assert_eq!(writes.load(Ordering::Relaxed), 1, "saved when it settled");
+    });
+    let settled = record(&path, &k, trip);
+    assert!(settled.search.settled(Kind::Warm));
+    assert_eq!(grids.last(), Some(&best_of(12, &k, trip, &time)));
+    assert_eq!(writes.load(Ordering::Relaxed), 2);
 }
 
 #[test]

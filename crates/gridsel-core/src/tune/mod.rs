@@ -353,7 +353,8 @@ pub struct Choice {
     /// Time the launch and hand it to [`Learner::observe`].
     pub observe: bool,
     /// The search settled at this launch (or was settled when this process
-    /// first launched it): time to say so and to save.
+    /// first launched it): time to say so, and to save what the process
+    /// measured before it ([`Learner::take_measured`]).
     pub settled_now: bool,
 }
 
@@ -654,6 +655,22 @@ impl Learner {
         Some(update)
     }
 
+    /// [`Self::take_update`], when this process has timed a launch of the
+    /// search since the last call. A search that was settled before the
+    /// process launched it has only "one more run" to add, which can wait
+    /// for the exit: writing the store (read, merge, write, fsync) right
+    /// before the process's first launch slowed that launch. On the H100
+    /// mriq's first kernel, 54 us under `auto`, took 31 us more (11 of 12
+    /// paired runs) in processes that resumed its settled search from a
+    /// store, and none more from an empty store (bench/results/h100/NOTES.md
+    /// §23).
+    pub fn take_measured(&mut self, used: u64) -> Option<Update> {
+        if self.update.samples.is_empty() {
+            return None;
+        }
+        self.take_update(used)
+    }
+
     /// One line on where the search stands, for the log.
     pub fn describe(&self) -> String {
         let kind = self.kind();
@@ -815,7 +832,7 @@ impl GridPolicy for TunePolicy {
                 })?;
                 let news = choice
                     .settled_now
-                    .then(|| (learner.describe(), learner.take_update(unix_seconds())));
+                    .then(|| (learner.describe(), learner.take_measured(unix_seconds())));
                 Some((choice, news))
             },
         );
@@ -914,7 +931,8 @@ pub trait Store: Send + Sync {
 /// The store as one process uses it: read at the first search, updates
 /// not yet saved.
 ///
-/// A search that settles saves on the launch thread, at most once per
+/// A search that settles after this process measured it
+/// ([`Learner::take_measured`]) saves on the launch thread, at most once per
 /// [`SAVE_INTERVAL`] and only if the store's lock is free at that instant:
 /// a launch never waits for another process (nor for another thread of
 /// this one) to finish writing. Updates not written stay queued for a later

@@ -309,6 +309,7 @@ impl Runtime {
             entries.len(),
             images.len()
         );
+        self.policy.prepare();
     }
 
     /// Forgets the kernels of an unregistered binary, flushes the profile

@@ -6,12 +6,12 @@ use gridsel::device::DeviceDesc;
 use gridsel::files;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
-use gridsel::policy::{GridPolicy, Launch, Limits, Rule};
+use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
 use gridsel::tune::cache::{CacheError, Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
 use gridsel::tune::{
-    Prior, ReplaySetup, ReplayedKernel, Store, TunePolicy, candidates, replay, replay_program,
-    resolve,
+    Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Store, TunePolicy, candidates,
+    replay, replay_program, resolve,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,19 +58,20 @@ fn process(
     time: &dyn Fn(Geometry) -> f64,
 ) -> Vec<Geometry> {
     let store = Box::new(files::CacheFile::new(path.to_path_buf(), false));
-    process_on(store, kernel, trip, launches, time, |_| {})
+    let proposals = process_on(store, kernel, trip, launches, time, || {});
+    proposals.iter().map(|p| p.grid).collect()
 }
 
-/// [`process`] on any store; `before_exit` sees the tuner after the
-/// launches, before the exit's flush.
+/// [`process`] on any store, returning the proposals; `before_exit` runs
+/// after the launches, before the exit's flush.
 fn process_on(
     store: Box<dyn Store>,
     kernel: &KernelDesc,
     trip: u64,
     launches: u32,
     time: &dyn Fn(Geometry) -> f64,
-    before_exit: impl FnOnce(&TunePolicy),
-) -> Vec<Geometry> {
+    before_exit: impl FnOnce(),
+) -> Vec<Proposal> {
     let tune = TunePolicy::new(Some(store), f64::INFINITY);
     let device = h100();
     let launch = Launch {
@@ -83,7 +84,7 @@ fn process_on(
         timed: true,
     };
     let limits = Limits::of(&device, kernel, &launch.desc);
-    let mut grids = Vec::new();
+    let mut proposals = Vec::new();
     for n in 0..launches {
         let p = tune.decide(&launch).unwrap();
         assert!(limits.contains(p.grid), "{} outside {limits}", p.grid);
@@ -91,28 +92,36 @@ fn process_on(
         if p.observe {
             tune.observe(&launch, p.grid, (time(p.grid) * cold) as u64);
         }
-        grids.push(p.grid);
+        proposals.push(p);
     }
-    before_exit(&tune);
+    before_exit();
     tune.flush();
-    grids
+    proposals
 }
 
-/// A store file that counts its writes.
+/// A store file that counts its reads and writes.
 struct CountingFile {
     file: files::CacheFile,
+    reads: Arc<AtomicUsize>,
     writes: Arc<AtomicUsize>,
 }
 
 /// The store file at `path`, counting its writes, and the count.
 fn counting_file(path: &Path) -> (Box<dyn Store>, Arc<AtomicUsize>) {
-    let writes = Arc::new(AtomicUsize::new(0));
+    let (store, _, writes) = counting_file_reads(path);
+    (store, writes)
+}
+
+/// The store file at `path` and its counts of reads and writes.
+fn counting_file_reads(path: &Path) -> (Box<dyn Store>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    let (reads, writes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let file = files::CacheFile::new(path.to_path_buf(), false);
     let store = Box::new(CountingFile {
         file,
+        reads: reads.clone(),
         writes: writes.clone(),
     });
-    (store, writes)
+    (store, reads, writes)
 }
 
 impl Store for CountingFile {
@@ -120,6 +129,7 @@ impl Store for CountingFile {
         self.file.location()
     }
     fn load(&self) -> Result<Table, CacheError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
         self.file.load()
     }
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
@@ -179,6 +189,38 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
 }
 
 #[test]
+fn every_sixteenth_run_rechecks_the_runner_up_under_its_own_label() {
+    let path = temp("recheck");
+    let k = spmd();
+    let trip = 1 << 22;
+    let time = bowl(Geometry::new(64, 1 << 14));
+    let runs: Vec<Proposal> = (0..17)
+        .map(|_| {
+            let store = Box::new(files::CacheFile::new(path.clone(), false));
+            process_on(store, &k, trip, 1, &time, || {})[0]
+        })
+        .collect();
+    let kept = best_of(4, &k, trip, &time);
+    let r = record(&path, &k, trip);
+    let runner_up = r
+        .search
+        .runner_up(Kind::Cold)
+        .map(|i| r.search.candidates[i]);
+    let runner_up = runner_up.and_then(|c| resolve(c, &h100(), &k, &LaunchDesc::open(trip)));
+    for (run, p) in (1..).zip(&runs) {
+        if run == RECHECK_RUNS {
+            assert_eq!(Some(p.grid), runner_up, "run {run}");
+            assert_eq!((p.rule, p.label), (Rule::TuneRecheck, Some(RECHECK_LABEL)));
+        } else if run >= 7 {
+            assert_eq!(p.grid, kept, "run {run}");
+            assert_eq!((p.rule, p.label), (Rule::TuneWinner, None), "run {run}");
+        } else {
+            assert_eq!(p.label, None, "run {run}");
+        }
+    }
+}
+
+#[test]
 fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
     let path = temp("twenty_per_run");
     let k = spmd();
@@ -196,7 +238,7 @@ fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
 }
 
 #[test]
-fn a_settled_search_writes_the_store_at_exit_not_before_its_first_launch() {
+fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_first_launch() {
     let path = temp("settled_first_launch");
     let k = spmd();
     let trip = 1 << 22;
@@ -208,22 +250,41 @@ fn a_settled_search_writes_the_store_at_exit_not_before_its_first_launch() {
     // The next run has nothing to save before it has timed its launch: the
     // store is written at its exit, with the launch's sample.
     let (store, writes) = counting_file(&path);
-    process_on(store, &k, trip, 1, &time, |_| {
+    process_on(store, &k, trip, 1, &time, || {
         assert_eq!(writes.load(Ordering::Relaxed), 0, "written before the exit");
     });
     assert_eq!(writes.load(Ordering::Relaxed), 1);
     assert_eq!(record(&path, &k, trip).runs, 11);
 
+    // Nor is it read at the first launch: a binary's registration reads it.
+    let (store, reads, _) = counting_file_reads(&path);
+    let tune = TunePolicy::new(Some(store), f64::INFINITY);
+    tune.prepare();
+    assert_eq!(reads.load(Ordering::Relaxed), 1);
+    let device = h100();
+    let launch = Launch {
+        kernel_serial: 0,
+        kernel_name: &k.name,
+        kernel: &k,
+        device_id: 0,
+        device: &device,
+        desc: LaunchDesc::open(trip),
+        timed: true,
+    };
+    let p = tune.decide(&launch).unwrap();
+    assert_eq!(p.grid, best_of(4, &k, trip, &time));
+    assert_eq!(reads.load(Ordering::Relaxed), 1, "read again at the launch");
+
     // A search that settles after measuring in the process saves at once
     // (what it learned survives a kill), then the rest at the exit.
     let path = temp("settles_in_process");
     let (store, writes) = counting_file(&path);
-    let grids = process_on(store, &k, trip, 60, &time, |_| {
+    let launched = process_on(store, &k, trip, 60, &time, || {
         assert_eq!(writes.load(Ordering::Relaxed), 1, "saved when it settled");
     });
     let settled = record(&path, &k, trip);
     assert!(settled.search.settled(Kind::Warm));
-    assert_eq!(grids.last(), Some(&best_of(12, &k, trip, &time)));
+    assert_eq!(launched[59].grid, best_of(12, &k, trip, &time));
     assert_eq!(writes.load(Ordering::Relaxed), 2);
 }
 

@@ -57,7 +57,7 @@ def first_launch_excess(procs):
     out = []
     for rows in procs.values():
         runs = collections.defaultdict(list)
-        for k, t, g, ns in rows:
+        for k, t, g, ns, _ in rows:
             runs[(k, t, g)].append(ns)
         for v in runs.values():
             if len(v) >= 10:
@@ -71,7 +71,7 @@ def shared_noise(procs):
     rounds with the median ratio of the process's other kernels."""
     first = {}
     for (prog, rnd, pol), rows in procs.items():
-        for k, _, _, ns in rows:
+        for k, _, _, ns, _ in rows:
             first.setdefault((prog, pol, k, rnd), ns)
     by_kernel = collections.defaultdict(dict)
     for (prog, pol, k, rnd), ns in first.items():
@@ -101,7 +101,7 @@ def cold_ratios(procs, least=4):
     groups = collections.defaultdict(list)
     for (prog, _, _), rows in procs.items():
         seen = set()
-        for k, t, g, ns in rows:
+        for k, t, g, ns, _ in rows:
             if k not in seen:
                 seen.add(k)
                 groups[(prog, k, t, g)].append(ns)

@@ -25,7 +25,7 @@ def first_launches(launches):
     out = collections.defaultdict(lambda: collections.defaultdict(dict))
     for (prog, rep, config), rows in launches.items():
         seen = set()
-        for kernel, _, grid, ns in rows:
+        for kernel, _, grid, ns, _ in rows:
             if kernel not in seen:
                 seen.add(kernel)
                 out[(prog, kernel)][config][rep] = (grid, ns)

@@ -91,6 +91,17 @@ def write_results(root, program, n, pairs, rows, status="ok", warmup_rows=()):
     append_jsonl(os.path.join(root, "jobs.jsonl"), rec)
 
 
+def write_profiles(folder, procs):
+    """folder/profiles/PROGRAM.ROUND.POLICY.csv in GRIDSEL_PROFILE's format, from
+    {(program, round, policy): [(kernel, trip_count, blocks, threads, ns), ...]}."""
+    os.makedirs(os.path.join(folder, "profiles"), exist_ok=True)
+    for (prog, rnd, pol), rows in procs.items():
+        with open(os.path.join(folder, "profiles", f"{prog}.{rnd}.{pol}.csv"), "w") as f:
+            f.write("kernel,trip_count,policy,blocks,threads,ns\n")
+            for kernel, trip, blocks, threads, ns in rows:
+                f.write(f"{kernel},{trip},{pol},{blocks},{threads},{ns}\n")
+
+
 def write_executable(path, text):
     with open(path, "w") as f:
         f.write(text)

@@ -57,14 +57,20 @@ def load(folder):
     return runs
 
 
+# The profile's label of a launch by which tune re-checks its runner-up after settling (the
+# runtime's tune::RECHECK_LABEL): planned, so not a relapse of the search.
+RECHECK_LABEL = "tune-recheck"
+
+
 def profile_launches(lines):
-    """[(kernel, trip_count, (threads, blocks), ns), ...] of a GRIDSEL_PROFILE file's lines, in launch order."""
-    return [(row["kernel"], int(row["trip_count"]), (int(row["threads"]), int(row["blocks"])), int(row["ns"]))
-            for row in csv.DictReader(lines)]
+    """[(kernel, trip_count, (threads, blocks), ns, label), ...] of a GRIDSEL_PROFILE file's lines, in
+    launch order (label: the profile's policy column, what chose the grid)."""
+    return [(row["kernel"], int(row["trip_count"]), (int(row["threads"]), int(row["blocks"])), int(row["ns"]),
+             row["policy"]) for row in csv.DictReader(lines)]
 
 
 def load_launches(folder):
-    """{(program, round, policy): [(kernel, trip_count, (threads, blocks), ns), ...]} in launch order."""
+    """{(program, round, policy): [(kernel, trip_count, (threads, blocks), ns, label), ...]} in launch order."""
     out = {}
     for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
         prog, rnd, policy = os.path.basename(path)[:-4].rsplit(".", 2)
@@ -119,11 +125,13 @@ def judge_choices(launches):
     share of best, cases within 5 % of best, cases > 3 % slower than llvm's grid, cases
     > 3 % slower than auto's grid, cases on auto's grid, cases)], settled_from={case: the
     first run from which every later choice is within 95 % of the best grid, inf if the last
-    one is not}, auto_slow and auto_far: cases where auto's grid is > 3 % slower than llvm's,
-    and < 95 % of the best). Cases need llvm's and auto's grid and a tune run."""
+    one is not; runs where a once-per-run case's launch re-checked the runner-up are left out
+    of its sequence: planned, not a relapse}, rechecks: how many such launches, auto_slow and
+    auto_far: cases where auto's grid is > 3 % slower than llvm's, and < 95 % of the best).
+    Cases need llvm's and auto's grid and a tune run."""
     per_process = {}
     for key, rows in launches.items():
-        seen = collections.Counter((k, t) for k, t, _, _ in rows)
+        seen = collections.Counter((k, t) for k, t, *_ in rows)
         per_process[key] = (rows, seen)
     once = collections.defaultdict(lambda: True)
     for (prog, _, _), (_, seen) in per_process.items():
@@ -133,9 +141,10 @@ def judge_choices(launches):
     by_round = collections.defaultdict(lambda: collections.defaultdict(list))
     choice = collections.defaultdict(dict)
     grid_of = collections.defaultdict(dict)
+    rechecks = collections.defaultdict(set)
     for (prog, rnd, pol), (rows, _) in per_process.items():
         n = collections.Counter()
-        for k, t, g, ns in rows:
+        for k, t, g, ns, label in rows:
             case = (prog, k, t)
             first = n[(k, t)] == 0
             n[(k, t)] += 1
@@ -144,7 +153,11 @@ def judge_choices(launches):
             samples[case][g].append(ns)
             by_round[case][g].append((rnd, ns))
             if pol == "tune":
-                if not once[case] or first:
+                # A once-per-run case's re-check is the run's launch (what the run spends); a
+                # case launched many times is where its search stands at its last other launch.
+                if once[case] and label == RECHECK_LABEL:
+                    rechecks[case].add(rnd)
+                if (once[case] and first) or (not once[case] and label != RECHECK_LABEL):
                     choice[case][rnd] = g
             else:
                 grid_of[case].setdefault(pol, g)
@@ -169,11 +182,13 @@ def judge_choices(launches):
     rounds = sorted({r for c in cases for r in choice[c]})
     settled_from = {}
     for c in cases:
-        good = [best[c] / med[c][choice[c][r]] >= 0.95 if r in choice[c] else False for r in rounds]
-        bad = [r for r, ok in zip(rounds, good) if not ok]
-        settled_from[c] = rounds[0] if not bad else next((r for r in rounds if r > bad[-1]), math.inf)
+        own = [r for r in rounds if r not in rechecks[c]]
+        good = [best[c] / med[c][choice[c][r]] >= 0.95 if r in choice[c] else False for r in own]
+        bad = [r for r, ok in zip(own, good) if not ok]
+        settled_from[c] = own[0] if not bad else next((r for r in own if r > bad[-1]), math.inf)
     last = {c: choice[c][max(choice[c])] for c in cases}
     return dict(cases=len(cases), per_run=per_run, settled_from=settled_from,
+                rechecks=sum(len(rechecks[c]) for c in cases),
                 held_out=held_out_best(by_round, cases, {c: grid_of[c]["auto"] for c in cases}, last),
                 g_auto=geomean([llvm[c] / auto[c] for c in cases]),
                 g_best=geomean([llvm[c] / best[c] for c in cases]),
@@ -298,7 +313,8 @@ def main(argv=None):
         lines += ["", f"Runs until a case's choice stays within 95 % of its best grid: median "
                   f"{shown(statistics.median_high(ends))}, p90 {shown(ends[int(0.9 * (len(ends) - 1))])}; "
                   f"{never} of {len(ends)} cases not within 95 % at the last run (auto's grid: "
-                  f"{j['auto_far']} not within 95 %)."]
+                  f"{j['auto_far']} not within 95 %); runs that re-checked a case's runner-up, as "
+                  f"planned, left out of its sequence: {j['rechecks']}."]
     h = j["held_out"]
     if h["halves"]:
         lines += ["", f"How much of \"best\" is luck (best grid chosen on odd rounds' launches and timed on "

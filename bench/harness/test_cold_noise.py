@@ -2,22 +2,17 @@
 """cold_noise.py: the first launch's excess over the same process's later launches,
 and how far a process's noise is shared by its kernels, on small synthetic folders."""
 
-import os
 import unittest
 
-from harness_testing import TempDirTest
+from harness_testing import TempDirTest, write_profiles
 
 import cold_noise as cn
 
 
 class ColdNoise(TempDirTest):
     def write(self, procs):
-        os.makedirs(os.path.join(self.dir, "profiles"))
-        for (prog, rnd, pol), rows in procs.items():
-            with open(os.path.join(self.dir, "profiles", f"{prog}.{rnd}.{pol}.csv"), "w") as f:
-                f.write("kernel,trip_count,policy,blocks,threads,ns\n")
-                for kernel, ns in rows:
-                    f.write(f"{kernel},100,{pol},8,128,{ns}\n")
+        write_profiles(self.dir, {key: [(kernel, 100, 8, 128, ns) for kernel, ns in rows]
+                                  for key, rows in procs.items()})
         return cn.processes(self.dir)
 
     def test_first_launch_excess_against_the_rest_of_the_process(self):

@@ -2,10 +2,9 @@
 """first_launch.py: a configuration's first launches paired with auto's by repetition,
 on a small synthetic folder."""
 
-import os
 import unittest
 
-from harness_testing import TempDirTest
+from harness_testing import TempDirTest, write_profiles
 
 import first_launch as fl
 import learn_report
@@ -13,12 +12,8 @@ import learn_report
 
 class FirstLaunch(TempDirTest):
     def write(self, procs):
-        os.makedirs(os.path.join(self.dir, "profiles"))
-        for (prog, rep, config), rows in procs.items():
-            with open(os.path.join(self.dir, "profiles", f"{prog}.{rep}.{config}.csv"), "w") as f:
-                f.write("kernel,trip_count,policy,blocks,threads,ns\n")
-                for kernel, blocks, ns in rows:
-                    f.write(f"{kernel},2048,x,{blocks},128,{ns}\n")
+        write_profiles(self.dir, {key: [(kernel, 2048, blocks, 128, ns) for kernel, blocks, ns in rows]
+                                  for key, rows in procs.items()})
         return fl.against_auto(fl.first_launches(learn_report.load_launches(self.dir)))
 
     def test_a_fixed_cost_pairs_by_repetition_and_only_on_the_same_grid(self):

@@ -10,7 +10,7 @@ import unittest
 from contextlib import redirect_stdout
 import io
 
-from harness_testing import TempDirTest, read, read_csv
+from harness_testing import TempDirTest, read, read_csv, write_profiles
 
 import learn_report as lr
 
@@ -101,7 +101,8 @@ def launches():
                              ("kb", 5, G_MOVE, 30)]
     out[("p", 3, "tune")] = [("ka", 10, G_MOVE, 64), ("kb", 5, G_MOVE, 999), ("kb", 5, G_MOVE, 30),
                              ("kb", 5, G_LLVM, 50)]
-    return out
+    # Each launch labelled with its policy, as the profile does.
+    return {key: [row + (key[2],) for row in rows] for key, rows in out.items()}
 
 
 class Choices(unittest.TestCase):
@@ -129,6 +130,24 @@ class Choices(unittest.TestCase):
         self.assertEqual((near, slow, worse), (1, 0, 1))
         # ka within 95 % of its best from run 2 on; kb not at the last run.
         self.assertEqual(j["settled_from"], {("p", "ka", 10): 2, ("p", "kb", 5): math.inf})
+        self.assertEqual(j["rechecks"], 0)
+
+    def test_a_planned_recheck_is_spent_but_not_a_relapse(self):
+        data = launches()
+        # Run 3 re-checks ka's runner-up, auto's grid, and kb's last launch is a re-check too;
+        # run 4 is back on the move.
+        data[("p", 4, "tune")] = data[("p", 3, "tune")][:3]
+        data[("p", 3, "tune")][0] = ("ka", 10, G_AUTO, 81, lr.RECHECK_LABEL)
+        data[("p", 3, "tune")][3] = ("kb", 5, G_AUTO, 40, lr.RECHECK_LABEL)
+        j = lr.judge_choices(data)
+        # ka: auto's grid in run 1 (62/80 of best), the move from run 2 on but for the re-check.
+        self.assertEqual(j["settled_from"][("p", "ka", 10)], 2)
+        self.assertEqual(j["rechecks"], 1)
+        rows = {r: rest for r, *rest in j["per_run"]}
+        # Run 3 pays ka's re-check on auto's grid; kb's choice is its last other launch, the move.
+        g, share, near, slow, worse, on_auto, n = rows[3]
+        self.assertAlmostEqual(share, math.sqrt(62 / 80))
+        self.assertEqual((near, on_auto), (1, 1))
 
 
 class HeldOut(unittest.TestCase):
@@ -154,14 +173,11 @@ class HeldOut(unittest.TestCase):
 
 class Folder(TempDirTest):
     def write(self):
-        os.makedirs(os.path.join(self.dir, "profiles"))
-        for (prog, rnd, pol), cases in runs().items():
-            with open(os.path.join(self.dir, "profiles", f"{prog}.{rnd}.{pol}.csv"), "w") as f:
-                f.write("kernel,trip_count,policy,blocks,threads,ns\n")
-                for (kernel,), launches in cases.items():
-                    # Each launch at its own trip count: a case is the kernel over all of them.
-                    for i, ns in enumerate(launches):
-                        f.write(f"{kernel},{1000 * (i + 1)},{pol},8,128,{ns}\n")
+        # Each launch at its own trip count: a case is the kernel over all of them.
+        write_profiles(self.dir, {key: [(kernel, 1000 * (i + 1), 8, 128, ns)
+                                        for (kernel,), launches in cases.items()
+                                        for i, ns in enumerate(launches)]
+                                  for key, cases in runs().items()})
         with open(os.path.join(self.dir, "runs.csv"), "w") as f:
             f.write("round,program,n,policy,rc,check,ms\n")
             for r in ROUNDS:

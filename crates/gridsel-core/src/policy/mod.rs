@@ -117,6 +117,7 @@ pub enum Rule {
     Fixed,
     SweepPoint,
     TuneTrial,
+    TuneRecheck,
     TuneWinner,
     Forest,
 }
@@ -152,6 +153,7 @@ impl fmt::Display for Rule {
             Self::Fixed => "fixed grid",
             Self::SweepPoint => "sweep point",
             Self::TuneTrial => "trial launch of online tuning",
+            Self::TuneRecheck => "the runner-up, re-checked after online tuning settled",
             Self::TuneWinner => "fastest measured grid (online tuning)",
             Self::Forest => "least predicted time under the random forest",
         })
@@ -240,6 +242,11 @@ impl Proposal {
 /// launch's limits after (the preload library's launch pipeline); adding a policy is a type
 /// implementing this plus its [`Policy`] name.
 pub trait GridPolicy: Send + Sync {
+    /// A binary was registered (at program start, off the launch path):
+    /// work done once per process that a first launch would otherwise wait
+    /// for.
+    fn prepare(&self) {}
+
     /// The grid for an open launch; `None` keeps LLVM's.
     fn decide(&self, launch: &Launch<'_>) -> Option<Proposal>;
 

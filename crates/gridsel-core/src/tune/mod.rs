@@ -345,6 +345,12 @@ pub const SAMPLE_EVERY: u32 = 16;
 pub const RECHECK_EVERY: u32 = 256;
 pub const RECHECK_RUNS: u32 = 16;
 
+/// The profile's label (`GRIDSEL_PROFILE`) of a launch that re-checks the
+/// runner-up ([`Rule::TuneRecheck`]): a grid the search launches on purpose
+/// although it settled elsewhere, which a convergence benchmark must not
+/// read as a relapse (bench/harness/learn_report.py).
+pub const RECHECK_LABEL: &str = "tune-recheck";
+
 /// What one launch of a search does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Choice {
@@ -543,7 +549,7 @@ impl Learner {
                     // The runner-up is worked out only for a re-check: the
                     // settled launch path is a counter and a cached grid.
                     match recheck.then(|| self.search.runner_up(rank)).flatten() {
-                        Some(r) => (r, false, true, Rule::TuneTrial, true),
+                        Some(r) => (r, false, true, Rule::TuneRecheck, true),
                         None => {
                             let observe = rank == Kind::Cold || n % SAMPLE_EVERY == 1;
                             (i, false, observe, Rule::TuneWinner, true)
@@ -813,6 +819,15 @@ impl TunePolicy {
 }
 
 impl GridPolicy for TunePolicy {
+    /// Reads the store at program start rather than at the first launch:
+    /// work on the launch thread right before a launch slowed it. On the
+    /// H100, mriq's first kernel (59 us under `auto`) took 14 us more (15 of
+    /// 20 paired runs) when the store was read and parsed at its launch, and
+    /// none more without a store (bench/results/h100/NOTES.md §23).
+    fn prepare(&self) {
+        self.session.loaded();
+    }
+
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
         let auto = || {
             let (grid, rule) = auto::auto(l.device, l.kernel, &l.desc);
@@ -850,6 +865,7 @@ impl GridPolicy for TunePolicy {
         }
         Some(Proposal {
             observe: choice.observe,
+            label: (choice.rule == Rule::TuneRecheck).then_some(RECHECK_LABEL),
             ..Proposal::new(choice.grid, choice.rule)
         })
     }
@@ -928,7 +944,8 @@ pub trait Store: Send + Sync {
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
 }
 
-/// The store as one process uses it: read at the first search, updates
+/// The store as one process uses it: read once, when a binary registers
+/// ([`GridPolicy::prepare`]; else at the first search), and the updates
 /// not yet saved.
 ///
 /// A search that settles after this process measured it

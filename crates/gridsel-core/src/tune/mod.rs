@@ -821,9 +821,10 @@ impl TunePolicy {
 impl GridPolicy for TunePolicy {
     /// Reads the store at program start rather than at the first launch:
     /// work on the launch thread right before a launch slowed it. On the
-    /// H100, mriq's first kernel (59 us under `auto`) took 14 us more (15 of
-    /// 20 paired runs) when the store was read and parsed at its launch, and
-    /// none more without a store (bench/results/h100/NOTES.md §23).
+    /// H100, mriq's first kernel (about 50 us under `auto`) took 14 us more
+    /// than under `auto` when the store was read at its launch, 7 us when
+    /// read at start (15 of 20 paired runs slower in each), and 2 us
+    /// without a store (bench/results/h100/NOTES.md §23).
     fn prepare(&self) {
         self.session.loaded();
     }

@@ -47,6 +47,19 @@ fn bowl(best: Geometry) -> impl Fn(Geometry) -> f64 {
     }
 }
 
+/// A timed launch of `kernel` on `device` at `trip`.
+fn timed_launch<'a>(kernel: &'a KernelDesc, device: &'a DeviceDesc, trip: u64) -> Launch<'a> {
+    Launch {
+        kernel_serial: 0,
+        kernel_name: &kernel.name,
+        kernel,
+        device_id: 0,
+        device,
+        desc: LaunchDesc::open(trip),
+        timed: true,
+    }
+}
+
 /// One process of a program: a fresh `TunePolicy` on the store at `path`,
 /// `launches` launches of `kernel` at `trip`, timed by `time`, then the
 /// exit's flush. Returns the grids launched.
@@ -74,15 +87,7 @@ fn process_on(
 ) -> Vec<Proposal> {
     let tune = TunePolicy::new(Some(store), f64::INFINITY);
     let device = h100();
-    let launch = Launch {
-        kernel_serial: 0,
-        kernel_name: &kernel.name,
-        kernel,
-        device_id: 0,
-        device: &device,
-        desc: LaunchDesc::open(trip),
-        timed: true,
-    };
+    let launch = timed_launch(kernel, &device, trip);
     let limits = Limits::of(&device, kernel, &launch.desc);
     let mut proposals = Vec::new();
     for n in 0..launches {
@@ -262,15 +267,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     tune.prepare();
     assert_eq!(reads.load(Ordering::Relaxed), 1);
     let device = h100();
-    let launch = Launch {
-        kernel_serial: 0,
-        kernel_name: &k.name,
-        kernel: &k,
-        device_id: 0,
-        device: &device,
-        desc: LaunchDesc::open(trip),
-        timed: true,
-    };
+    let launch = timed_launch(&k, &device, trip);
     let p = tune.decide(&launch).unwrap();
     assert_eq!(p.grid, best_of(4, &k, trip, &time));
     assert_eq!(reads.load(Ordering::Relaxed), 1, "read again at the launch");
@@ -299,15 +296,7 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     let device = h100();
     let mut last = None;
     for trip in (725..1024u64).rev() {
-        let launch = Launch {
-            kernel_serial: 0,
-            kernel_name: &k.name,
-            kernel: &k,
-            device_id: 0,
-            device: &device,
-            desc: LaunchDesc::open(trip),
-            timed: true,
-        };
+        let launch = timed_launch(&k, &device, trip);
         let p = tune.decide(&launch).unwrap();
         if p.observe {
             tune.observe(&launch, p.grid, time(p.grid) as u64);

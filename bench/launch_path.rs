@@ -105,14 +105,18 @@ fn launch(c: &mut Criterion) {
         });
     }
     // The first launch of a (kernel, trip count): a fresh runtime, so an
-    // empty cache, for every iteration (its set-up is not timed).
-    c.bench_function("launch_path/forest-first", |b| {
-        b.iter_batched(
-            || runtime(Policy::Forest),
-            |rt| launch_once(&rt),
-            BatchSize::PerIteration,
-        )
-    });
+    // empty cache, for every iteration (its set-up, the binary's
+    // registration included, is not timed). `tune`'s is its search's start:
+    // the prior's candidates resolved for the launch.
+    for policy in [Policy::Forest, Policy::Tune] {
+        c.bench_function(&format!("launch_path/{policy}-first"), |b| {
+            b.iter_batched(
+                || runtime(policy.clone()),
+                |rt| launch_once(&rt),
+                BatchSize::PerIteration,
+            )
+        });
+    }
 }
 
 /// The forest search alone over the full candidate grid (no cache), for the

@@ -12,3 +12,23 @@ if [[ -f $repo/.stage/payload.tar.xz ]]; then
 fi
 export GRIDSEL_LIB=$repo/.stage/libgridsel.so GRIDSEL_CLI=$repo/.stage/gridsel
 export GRIDSEL_COMMIT=$(cat "$repo/.stage/commit" 2>/dev/null || echo unknown)
+
+# run_program LOG [VAR=VALUE...] -- PROGRAM ARG...: runs PROGRAM under gridsel (LD_PRELOAD,
+# killed after 120 s) with those variables set, its output in LOG; sets rc, ms (its wall
+# time) and check (the program's own check=..., none when it printed none).
+run_program() {
+  local log=$1 t0
+  shift
+  local -a vars=()
+  while [[ $1 != -- ]]; do
+    vars+=("$1")
+    shift
+  done
+  shift
+  t0=$(date +%s%N)
+  env "${vars[@]}" LD_PRELOAD="$GRIDSEL_LIB" timeout 120 "$@" >"$log" 2>&1
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  check=$(sed -n 's/.*check=\([A-Za-z]*\).*/\1/p' "$log" | head -n 1)
+  check=${check:-none}
+}

@@ -41,13 +41,9 @@ for ((r = 1; r <= reps; r++)); do
           cp "$STORE" "$work/store.json"
           ;;
       esac
-      t0=$(date +%s%N)
-      env "${env[@]}" GRIDSEL_PROFILE="$out/profiles/$prog.$r.$config.csv" LD_PRELOAD="$GRIDSEL_LIB" \
-        timeout 120 "$b/$prog" "$n" 1 0 >"$work/run.log" 2>&1
-      rc=$?
-      ms=$((($(date +%s%N) - t0) / 1000000))
-      check=$(sed -n 's/.*check=\([A-Za-z]*\).*/\1/p' "$work/run.log" | head -n 1)
-      echo "$r,$prog,$n,$config,$rc,${check:-none},$ms" >>"$out/runs.csv"
+      run_program "$work/run.log" "${env[@]}" GRIDSEL_PROFILE="$out/profiles/$prog.$r.$config.csv" \
+        -- "$b/$prog" "$n" 1 0
+      echo "$r,$prog,$n,$config,$rc,$check,$ms" >>"$out/runs.csv"
     done
   done
   echo "first-launch.sh: repetition $r done"

@@ -54,13 +54,9 @@ for ((r = first; r <= runs; r++)); do
     [[ " ${BASE_ROUNDS:-$(seq -s ' ' 1 "$runs")} " == *" $r "* ]] && policies="llvm auto tune"
     for p in $policies; do
       prof=$out/profiles/$prog.$r.$p.csv
-      t0=$(date +%s%N)
-      GRIDSEL_POLICY=$p GRIDSEL_CACHE=$store GRIDSEL_PROFILE=$prof LD_PRELOAD=$GRIDSEL_LIB \
-        timeout 120 "$b/$prog" "$n" "$reps" "$warmup" >"$out/run.log" 2>&1
-      rc=$?
-      ms=$((($(date +%s%N) - t0) / 1000000))
-      check=$(sed -n 's/.*check=\([A-Za-z]*\).*/\1/p' "$out/run.log" | head -n 1)
-      echo "$r,$prog,$n,$p,$rc,${check:-none},$ms" >>"$csv"
+      run_program "$out/run.log" GRIDSEL_POLICY="$p" GRIDSEL_CACHE="$store" GRIDSEL_PROFILE="$prof" \
+        -- "$b/$prog" "$n" "$reps" "$warmup"
+      echo "$r,$prog,$n,$p,$rc,$check,$ms" >>"$csv"
       [[ $rc != 0 || $check != pass ]] && { echo "FAILED: $prog $n $p round $r"; tail -n 3 "$out/run.log"; }
     done
   done

@@ -20,17 +20,13 @@ while IFS=$'\t' read -r prog sizes _; do
   [[ $prog == program || ! -x $b/$prog ]] && continue
   n=${sizes%% *}
   for p in $policies; do
-    t0=$(date +%s%N)
-    GRIDSEL_POLICY=$p GRIDSEL_CACHE=$out/cache.json LD_PRELOAD=$GRIDSEL_LIB timeout 120 \
-      "$b/$prog" "$n" "$reps" 1 >"$out/run.log" 2>&1
-    rc=$?
-    ms=$((($(date +%s%N) - t0) / 1000000))
-    check=$(sed -n 's/.*check=\([A-Za-z]*\).*/\1/p' "$out/run.log" | head -n 1)
-    echo "$prog,$n,$p,$rc,${check:-none},$ms" >>"$csv"
+    run_program "$out/run.log" GRIDSEL_POLICY="$p" GRIDSEL_CACHE="$out/cache.json" \
+      -- "$b/$prog" "$n" "$reps" 1
+    echo "$prog,$n,$p,$rc,$check,$ms" >>"$csv"
     runs=$((runs + 1))
     if [[ $rc != 0 || $check != pass ]]; then
       fail=$((fail + 1))
-      echo "FAILED: $prog $n under $p (rc=$rc check=${check:-none})"
+      echo "FAILED: $prog $n under $p (rc=$rc check=$check)"
       tail -n 5 "$out/run.log"
     fi
   done

@@ -47,6 +47,7 @@ pub mod guard;
 pub mod logging;
 pub mod profile;
 pub mod runtime;
+pub mod writer;
 
 /// The crate version, as the C API reports it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -25,6 +25,7 @@ use crate::policy::{
 };
 use crate::profile::Profile;
 use crate::tune::TunePolicy;
+use crate::writer::StoreWriter;
 use crate::{IntMap, IntSet};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -171,8 +172,8 @@ fn build_policy(config: &mut Config) -> Box<dyn GridPolicy> {
     match &config.policy {
         Policy::Tune => Box::new(TunePolicy::new(
             config.cache.clone().map(|store| {
-                Box::new(files::CacheFile::new(store.path, store.default))
-                    as Box<dyn crate::tune::Store>
+                let file = files::CacheFile::new(store.path, store.default);
+                Box::new(StoreWriter::new(Box::new(file))) as Box<dyn crate::tune::Saver>
             }),
             config.tune_overhead,
         )),

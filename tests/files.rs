@@ -309,7 +309,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
     let settled = run.gridsel_lines_with("settled on");
     assert_eq!(settled.len(), 1, "{}", run.stderr);
     assert!(
-        settled[0].ends_with(&format!("; not saved to {cache_s} yet")),
+        settled[0].ends_with(&format!("; queued for {cache_s}")),
         "{settled:#?}"
     );
     assert!(longest_launch(&run) < MAX_STALL, "{}", run.stderr);

@@ -886,7 +886,7 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     assert_eq!(first.stdout, expected);
     assert_contains_all(
         first.assert_one_gridsel_line_with("settled on"),
-        &["trip 1000", "Warm samples", "over 1 runs", "saved to"],
+        &["trip 1000", "Warm samples", "over 1 runs", "queued for"],
     );
     let text = std::fs::read_to_string(&cache).unwrap();
     assert_contains_all(&text, &["\"version\": 2", "\"trips\":[1000,1000]"]);

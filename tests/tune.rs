@@ -10,13 +10,14 @@ use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
 use gridsel::tune::cache::{CacheError, Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
 use gridsel::tune::{
-    Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Store, TunePolicy, candidates,
-    replay, replay_program, resolve,
+    Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TunePolicy,
+    candidates, replay, replay_program, resolve,
 };
+use gridsel::writer::{EXIT_PATIENCE, StoreWriter};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How long the tests' stores wait for each other's lock.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -85,7 +86,7 @@ fn process_on(
     time: &dyn Fn(Geometry) -> f64,
     before_exit: impl FnOnce(),
 ) -> Vec<Proposal> {
-    let tune = TunePolicy::new(Some(store), f64::INFINITY);
+    let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
     let device = h100();
     let launch = timed_launch(kernel, &device, trip);
     let limits = Limits::of(&device, kernel, &launch.desc);
@@ -140,6 +141,50 @@ impl Store for CountingFile {
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
         self.writes.fetch_add(1, Ordering::Relaxed);
         self.file.store(updates, patience)
+    }
+}
+
+/// Waits (at most 10 s) until `done` holds, then checks it.
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(done(), "{what}");
+}
+
+/// A store file whose writes take `delay` more, recording the name of the
+/// thread that wrote each batch and its size.
+struct SlowFile {
+    file: files::CacheFile,
+    delay: Duration,
+    writes: Arc<Mutex<Vec<(String, usize)>>>,
+}
+
+/// The store file at `path`, each write taking `delay` more, and its writes.
+fn slow_file(path: &Path, delay: Duration) -> (Box<dyn Store>, Arc<Mutex<Vec<(String, usize)>>>) {
+    let writes = Arc::new(Mutex::default());
+    let store = Box::new(SlowFile {
+        file: files::CacheFile::new(path.to_path_buf(), false),
+        delay,
+        writes: writes.clone(),
+    });
+    (store, writes)
+}
+
+impl Store for SlowFile {
+    fn location(&self) -> String {
+        self.file.location()
+    }
+    fn load(&self) -> Result<Table, CacheError> {
+        self.file.load()
+    }
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+        let thread = std::thread::current().name().unwrap_or("").to_string();
+        std::thread::sleep(self.delay);
+        self.file.store(updates, patience)?;
+        self.writes.lock().unwrap().push((thread, updates.len()));
+        Ok(())
     }
 }
 
@@ -263,7 +308,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
 
     // Nor is it read at the first launch: a binary's registration reads it.
     let (store, reads, _) = counting_file_reads(&path);
-    let tune = TunePolicy::new(Some(store), f64::INFINITY);
+    let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
     tune.prepare();
     assert_eq!(reads.load(Ordering::Relaxed), 1);
     let device = h100();
@@ -272,17 +317,123 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     assert_eq!(p.grid, best_of(4, &k, trip, &time));
     assert_eq!(reads.load(Ordering::Relaxed), 1, "read again at the launch");
 
-    // A search that settles after measuring in the process saves at once
-    // (what it learned survives a kill), then the rest at the exit.
+    // A search that settles after measuring in the process is saved at
+    // once, by the store's writer thread (what it learned survives a kill),
+    // then the rest at the exit.
     let path = temp("settles_in_process");
     let (store, writes) = counting_file(&path);
     let launched = process_on(store, &k, trip, 60, &time, || {
-        assert_eq!(writes.load(Ordering::Relaxed), 1, "saved when it settled");
+        eventually("saved when it settled", || {
+            writes.load(Ordering::Relaxed) == 1
+        });
     });
     let settled = record(&path, &k, trip);
     assert!(settled.search.settled(Kind::Warm));
     assert_eq!(launched[59].grid, best_of(12, &k, trip, &time));
     assert_eq!(writes.load(Ordering::Relaxed), 2);
+}
+
+/// Writing the store re-reads, re-parses and rewrites the whole file: at
+/// its 4 MiB cap that took 120 ms on a 2-core VM. The launch where a search
+/// settles hands its update to the store's writer thread and goes on, here
+/// while each write takes a second more.
+#[test]
+fn a_settling_launch_never_waits_for_the_store_to_be_written() {
+    let path = temp("slow_store");
+    let k = spmd();
+    let trip = 1 << 22;
+    let time = bowl(Geometry::new(64, 1 << 14));
+    let (store, writes) = slow_file(&path, Duration::from_secs(1));
+    let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
+    let device = h100();
+    let launch = timed_launch(&k, &device, trip);
+    let mut longest = Duration::ZERO;
+    for _ in 0..60 {
+        let start = Instant::now();
+        let p = tune.decide(&launch).unwrap();
+        longest = longest.max(start.elapsed());
+        if p.observe {
+            tune.observe(&launch, p.grid, time(p.grid) as u64);
+        }
+    }
+    tune.flush();
+    assert!(
+        longest < Duration::from_millis(250),
+        "a launch took {longest:?}"
+    );
+    // Saved when the search settled and at the exit, both by the writer.
+    let r = record(&path, &k, trip);
+    assert!(r.search.settled(Kind::Warm));
+    assert_eq!(r.runs, 1);
+    let writes = writes.lock().unwrap();
+    assert_eq!(writes.len(), 2, "{writes:?}");
+    assert!(
+        writes.iter().all(|(thread, _)| thread == "gridsel-store"),
+        "{writes:?}"
+    );
+}
+
+#[test]
+fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit() {
+    let path = temp("interval");
+    let (store, writes) = slow_file(&path, Duration::ZERO);
+    let count = || writes.lock().unwrap().len();
+    let writer = StoreWriter::with_interval(store, Duration::from_secs(3600));
+    // The first update is written at once; the next, within the interval,
+    // wait for the exit.
+    writer.save(entry("a", 1000, 32));
+    eventually("the first update written", || count() == 1);
+    writer.save(entry("b", 1000, 32));
+    writer.save(entry("c", 1000, 32));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(count(), 1);
+    writer.flush(vec![entry("d", 1000, 32)]);
+    let sizes: Vec<usize> = writes.lock().unwrap().iter().map(|w| w.1).collect();
+    assert_eq!(sizes, [1, 3]);
+    assert_eq!(files::load_cache(&path).unwrap().len(), 4);
+
+    // With no interval every update is written soon; a store another
+    // process holds is waited for by the writer, not by whoever saved.
+    let path = temp("no_interval");
+    let (store, writes) = slow_file(&path, Duration::ZERO);
+    let count = || writes.lock().unwrap().len();
+    let writer = StoreWriter::with_interval(store, Duration::ZERO);
+    writer.save(entry("a", 1000, 32));
+    eventually("a written", || count() == 1);
+    writer.save(entry("b", 1000, 32));
+    eventually("b written", || count() == 2);
+    let held = gridsel::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    writer.save(entry("c", 1000, 32));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(count(), 2);
+    drop(held);
+    eventually("c written once the store is free", || count() == 3);
+    writer.flush(Vec::new());
+    assert_eq!(count(), 3);
+    assert_eq!(files::load_cache(&path).unwrap().len(), 3);
+}
+
+/// A write that hangs (a store on a stuck network file system) holds the
+/// exit for at most its patience, then the process goes.
+#[test]
+fn the_exit_waits_for_a_hung_write_at_most_its_patience() {
+    let path = temp("hung");
+    let (store, writes) = slow_file(&path, Duration::from_secs(60));
+    let writer = StoreWriter::new(store);
+    writer.save(entry("a", 1000, 32));
+    std::thread::sleep(Duration::from_millis(100));
+    let start = Instant::now();
+    writer.flush(vec![entry("b", 1000, 32)]);
+    let waited = start.elapsed();
+    assert!(
+        waited >= EXIT_PATIENCE - Duration::from_millis(100),
+        "{waited:?}"
+    );
+    assert!(
+        waited < EXIT_PATIENCE + Duration::from_secs(2),
+        "{waited:?}"
+    );
+    assert!(writes.lock().unwrap().is_empty());
 }
 
 #[test]
@@ -291,8 +442,8 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     let k = spmd();
     // Trip counts 1024 down to 725: one class, one search, one process.
     let time = |g: Geometry| 1000.0 + 100.0 * f64::from(g.threads.abs_diff(64));
-    let store = Box::new(files::CacheFile::new(path.clone(), false)) as Box<dyn Store>;
-    let tune = TunePolicy::new(Some(store), f64::INFINITY);
+    let store = Box::new(files::CacheFile::new(path.clone(), false));
+    let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
     let device = h100();
     let mut last = None;
     for trip in (725..1024u64).rev() {

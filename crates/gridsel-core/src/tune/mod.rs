@@ -63,8 +63,8 @@ use cache::{Key, Record, Table, Update};
 use search::{Candidate, Kind, Search, Step};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 /// The grid `c` stands for at `launch`, cut to the launch's limits (so the
 /// grid launched is the grid resolved).
@@ -793,10 +793,10 @@ impl TunePolicy {
     /// A tuner whose searches persist in `store`, if any, and whose
     /// exploring may add `overhead` of a process's kernel time
     /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]).
-    pub fn new(store: Option<Box<dyn Store>>, overhead: f64) -> Self {
+    pub fn new(store: Option<Box<dyn Saver>>, overhead: f64) -> Self {
         use std::hash::BuildHasher;
         Self {
-            session: Session::new(store, SAVE_INTERVAL),
+            session: Session::new(store),
             learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
             allowance: Allowance::new(overhead),
@@ -856,7 +856,8 @@ impl GridPolicy for TunePolicy {
             return Some(auto());
         };
         if let Some((description, update)) = news {
-            // Saved off the searches' lock: other launches go on meanwhile.
+            // Handed over off the searches' lock: other launches go on
+            // meanwhile.
             let saved = update.map_or_else(String::new, |u| self.session.save(u));
             log::info!(
                 "tune: {} trip {trip} on {}: settled on {description}{saved}",
@@ -892,12 +893,6 @@ fn unix_seconds() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
-
-/// How long the flush at exit waits for another process's lock on the
-/// store: long enough for dozens of processes ending together to take their
-/// turns (each holds the lock for a read, a write and an fsync), short
-/// enough that a stopped process cannot hang the program's exit.
-const EXIT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// The store's records, read once, and whether updates go to it.
 struct Loaded {
@@ -945,54 +940,36 @@ pub trait Store: Send + Sync {
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
 }
 
-/// The store as one process uses it: read once, when a binary registers
-/// ([`GridPolicy::prepare`]; else at the first search), and the updates
-/// not yet saved.
-///
-/// A search that settles after this process measured it
-/// ([`Learner::take_measured`]) saves on the launch thread, at most once per
-/// [`SAVE_INTERVAL`] and only if the store's lock is free at that instant:
-/// a launch never waits for another process (nor for another thread of
-/// this one) to finish writing. Updates not written stay queued for a later
-/// settling and for [`Session::flush`] at exit, which waits up to
-/// [`EXIT_PATIENCE`]. The queue holds at most one update per search and
-/// save, bounded like the searches.
-struct Session {
-    store: Option<Box<dyn Store>>,
-    cache: OnceLock<Loaded>,
-    save_interval: Duration,
-    /// When this process last wrote the store; `None` before its first
-    /// write, so that its first settling saves at once (a process killed
-    /// before its exit keeps that much).
-    last_write: Mutex<Option<Instant>>,
-    /// Updates not yet in the file.
-    unsaved: Mutex<Vec<Update>>,
-    /// Held while a thread of this process writes the store.
-    writing: Mutex<()>,
-    /// Causes of failed writes already logged: one line per cause.
-    reported: Mutex<HashSet<String>>,
+/// A [`Store`] that takes a running process's updates without making the
+/// caller wait: the preload library's store writer (`writer::StoreWriter`),
+/// which writes them on a thread of its own. Merging an update into a store
+/// file re-reads, re-parses and rewrites the whole file: at the store's
+/// 4 MiB cap that took 120 ms on a 2-core VM, which a launch thread must
+/// not spend.
+pub trait Saver: Store {
+    /// Takes `update` to be written soon, off the calling thread (a launch
+    /// thread, at the launch where a search settled); returns at once.
+    fn save(&self, update: Update);
+    /// The process ends: writes what [`Self::save`] took and has not
+    /// written yet, and `updates`, waiting a bounded time for the store.
+    fn flush(&self, updates: Vec<Update>);
 }
 
-/// How often a running process may write the store as its searches
-/// settle, after its first write. A write (read, merge, write, fsync) took
-/// 1.4-2 ms on the H100 machine, on the launch thread, and a solver's
-/// shrinking loops settle a search per trip-count class: gramschmidt
-/// settled 17 per run, which cost it about 20 ms of a 440 ms run
-/// (bench/results/h100/NOTES.md §15). A process ends with a write anyway
-/// (at [`GridPolicy::flush`]); the ones before keep what a run learned if
-/// it is killed before its exit.
-pub const SAVE_INTERVAL: Duration = Duration::from_secs(10);
+/// The store as one process uses it: read once, when a binary registers
+/// ([`GridPolicy::prepare`]; else at the first search), and written through
+/// its [`Saver`]: a search that settles after this process measured it
+/// ([`Learner::take_measured`]) is handed over at the launch where it
+/// settled, the rest at exit ([`GridPolicy::flush`]).
+struct Session {
+    store: Option<Box<dyn Saver>>,
+    cache: OnceLock<Loaded>,
+}
 
 impl Session {
-    fn new(store: Option<Box<dyn Store>>, save_interval: Duration) -> Self {
+    fn new(store: Option<Box<dyn Saver>>) -> Self {
         Self {
             store,
             cache: OnceLock::new(),
-            save_interval,
-            last_write: Mutex::default(),
-            unsaved: Mutex::default(),
-            writing: Mutex::default(),
-            reported: Mutex::default(),
         }
     }
 
@@ -1031,84 +1008,21 @@ impl Session {
         })
     }
 
-    /// Queues an update and writes the queue if this process has not
-    /// written for [`SAVE_INTERVAL`] and that needs no waiting; returns the
-    /// end of the log line that says so.
+    /// Hands an update to the store's writer; returns the end of the log
+    /// line that says so.
     fn save(&self, update: Update) -> String {
         let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
             return String::new();
         };
-        crate::lock(&self.unsaved).push(update);
-        if crate::lock(&self.last_write).is_some_and(|t| t.elapsed() < self.save_interval) {
-            return format!("; queued for {}", store.location());
-        }
-        if self.write_unsaved(store) {
-            format!("; saved to {}", store.location())
-        } else {
-            format!("; not saved to {} yet", store.location())
-        }
+        store.save(update);
+        format!("; queued for {}", store.location())
     }
 
-    /// Queues `updates` and writes the queue, waiting up to
-    /// [`EXIT_PATIENCE`] for the store's lock. Called at exit, never on a
-    /// launch thread.
+    /// Writes `updates` and whatever is still queued (at exit, never on a
+    /// launch thread).
     fn flush(&self, updates: Vec<Update>) {
-        let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
-            return;
-        };
-        crate::lock(&self.unsaved).extend(updates);
-        if crate::lock(&self.unsaved).is_empty() {
-            return;
-        }
-        // Waits for a write by another thread of this process, then for
-        // other processes, both bounded.
-        let _turn = crate::lock(&self.writing);
-        self.write_queue(store, EXIT_PATIENCE);
-    }
-
-    /// [`Self::write_queue`] without waiting, unless another thread of this
-    /// process is writing already (it, or a later call, takes the queue).
-    fn write_unsaved(&self, store: &dyn Store) -> bool {
-        let _turn = match self.writing.try_lock() {
-            Ok(turn) => turn,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return false,
-        };
-        self.write_queue(store, Duration::ZERO)
-    }
-
-    /// Writes the queue (with the writing turn held) until it is empty or a
-    /// write fails; the updates of a failed write go back to the queue, and
-    /// each cause of failure is logged once (a busy lock only when waited
-    /// for). Returns whether the queue is empty.
-    fn write_queue(&self, store: &dyn Store, patience: Duration) -> bool {
-        loop {
-            let batch = std::mem::take(&mut *crate::lock(&self.unsaved));
-            if batch.is_empty() {
-                return true;
-            }
-            let start = Instant::now();
-            match store.store(&batch, patience) {
-                Ok(()) => {
-                    *crate::lock(&self.last_write) = Some(Instant::now());
-                    log::debug!(
-                        "tune: store {}: saved {} updates in {} us",
-                        store.location(),
-                        batch.len(),
-                        start.elapsed().as_micros()
-                    );
-                }
-                Err(e) => {
-                    crate::lock(&self.unsaved).extend(batch);
-                    let cause = e.to_string();
-                    if (patience > Duration::ZERO || !matches!(e, cache::CacheError::Busy))
-                        && crate::lock(&self.reported).insert(cause)
-                    {
-                        log::warn!("tune: cannot save to the store {}: {e}", store.location());
-                    }
-                    return false;
-                }
-            }
+        if let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) {
+            store.flush(updates);
         }
     }
 }
@@ -1261,16 +1175,13 @@ pub fn replay_program(
 
 #[cfg(test)]
 mod tests {
-    use super::cache::{CacheError, Key, Table, Update};
+    use super::cache::{Key, Table};
     use super::search::{Candidate, Kind};
-    use super::{Allowance, Learner, Prior, SAMPLE_EVERY, Session, Store, candidates, resolve};
+    use super::{Allowance, Learner, Prior, SAMPLE_EVERY, candidates, resolve};
     use crate::device::DeviceDesc;
     use crate::geometry::{Geometry, LaunchDesc};
     use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
     use crate::policy::{Limits, llvm::llvm19, sweep::MAX_SWEEP_BLOCKS};
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::Duration;
 
     /// A kernel compiled with clang's default 128-thread cap whose
     /// environment says whether it may nest parallel regions.
@@ -1480,65 +1391,6 @@ mod tests {
             "{:?}",
             &ran[left_by..left_by + 20]
         );
-    }
-
-    /// A store that counts writes and can be made busy.
-    #[derive(Default)]
-    struct CountingStore {
-        writes: Mutex<Vec<usize>>,
-        busy: AtomicBool,
-    }
-
-    impl Store for &'static CountingStore {
-        fn location(&self) -> String {
-            "counting".into()
-        }
-        fn load(&self) -> Result<Table, CacheError> {
-            Ok(Table::default())
-        }
-        fn store(&self, updates: &[Update], _: Duration) -> Result<(), CacheError> {
-            if self.busy.load(Ordering::Relaxed) {
-                return Err(CacheError::Busy);
-            }
-            self.writes.lock().unwrap().push(updates.len());
-            Ok(())
-        }
-    }
-
-    fn update(kernel: &str) -> Update {
-        let mut u = Update::new(Key {
-            kernel: kernel.into(),
-            device: "d".into(),
-            sm_arch: 90,
-            class: 1,
-        });
-        u.runs = 1;
-        u
-    }
-
-    #[test]
-    fn settling_writes_the_store_at_most_once_per_interval_and_the_rest_at_exit() {
-        let store: &'static CountingStore = Box::leak(Box::default());
-        let session = Session::new(Some(Box::new(store)), Duration::from_secs(3600));
-        // The first settling writes; the next, within the interval, only
-        // queue, for the exit.
-        assert_eq!(session.save(update("a")), "; saved to counting");
-        assert_eq!(session.save(update("b")), "; queued for counting");
-        assert_eq!(session.save(update("c")), "; queued for counting");
-        assert_eq!(*store.writes.lock().unwrap(), [1]);
-        session.flush(vec![update("d")]);
-        assert_eq!(*store.writes.lock().unwrap(), [1, 3]);
-
-        // With no interval every settling writes at once, unless the lock
-        // is busy: then it stays queued for the next write.
-        let store: &'static CountingStore = Box::leak(Box::default());
-        let session = Session::new(Some(Box::new(store)), Duration::ZERO);
-        assert_eq!(session.save(update("a")), "; saved to counting");
-        store.busy.store(true, Ordering::Relaxed);
-        assert_eq!(session.save(update("b")), "; not saved to counting yet");
-        store.busy.store(false, Ordering::Relaxed);
-        assert_eq!(session.save(update("c")), "; saved to counting");
-        assert_eq!(*store.writes.lock().unwrap(), [1, 2]);
     }
 
     #[test]

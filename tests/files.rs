@@ -7,9 +7,11 @@
 
 mod support;
 
+use gridsel::Geometry;
 use gridsel::files;
-use gridsel::tune::cache::class;
-use std::collections::BTreeSet;
+use gridsel::tune::cache::{self, Key, Table, Update, class};
+use gridsel::tune::search::{Candidate, Kind};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::*;
@@ -27,6 +29,11 @@ const LAUNCHES: &str = "64";
 /// processes on few cores add scheduling delays (200 ms measured with 32
 /// processes on 2 cores).
 const MAX_STALL: Duration = Duration::from_millis(750);
+
+/// The longest a launch may take while a few processes write a store at
+/// its cap: a write there took about a second in this debug build on a
+/// 2-core VM, and a few ms without one.
+const MAX_STALL_AT_CAP: Duration = Duration::from_millis(250);
 
 /// tests/c/trips.c for the host plugin.
 fn trips() -> PathBuf {
@@ -323,6 +330,40 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
     assert_eq!(trips, [(100, 101)]);
 }
 
+/// Fills the store at `path` to about `bytes` with searches of kernels of
+/// another device, in the store's own format, each with 12 candidates of 8
+/// cold and 8 warm samples, and all last used at the epoch's first second:
+/// the least recently used, so that eviction near the cap drops them before
+/// any record a test's processes write. Returns how many.
+fn prefill(path: &Path, bytes: u64) -> usize {
+    let update = |i: usize| {
+        let mut u = Update::new(Key::for_trip(format!("prefill_{i}"), "other", 90, 1 << 20));
+        (u.used, u.runs, u.launches_per_run) = (1, 1, 20);
+        u.trips = (1 << 20, 1 << 20);
+        for c in 0..12u32 {
+            let grid = Candidate::Grid(Geometry::new(32 << (c % 4), 132 << (c / 4)));
+            for kind in [Kind::Cold, Kind::Warm] {
+                for s in 0..8u64 {
+                    u.samples
+                        .push((grid, kind, 100_000 + 1_000 * s + u64::from(c)));
+                }
+            }
+        }
+        u
+    };
+    let mut sample = Table::default();
+    for i in 0..100 {
+        sample.apply(&update(i));
+    }
+    let count = (bytes * 100 / sample.render().len() as u64) as usize;
+    let mut table = Table::default();
+    for i in 0..count {
+        table.apply(&update(i));
+    }
+    std::fs::write(path, table.render()).unwrap();
+    count
+}
+
 /// 32 processes tuning at once, 3 rounds, into one store: every process's
 /// update is in the file at the end (each counts one run of every search it
 /// fed), and no launch waits for another process's lock.
@@ -393,6 +434,107 @@ fn thirty_two_processes_lose_no_cache_entry_and_stall_no_launch() {
         )
     );
     assert!(longest < MAX_STALL, "{longest:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "tune.json" && n != "tune.json.lock")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Runs tuning into one store filled near its cap (4 MiB) with other
+/// searches: every run's update is in the file at the end (each counts one
+/// run of every search it fed), the other searches stay but for those
+/// evicted to make room, and no launch waits for a write of the store. At
+/// the cap a write re-reads, re-parses and rewrites 4 MiB, about a second
+/// in this debug build on a 2-core VM (120 ms in a release build): on the
+/// launch thread where a search settled that was the program's longest
+/// launch; the writer thread takes it off the launches.
+///
+/// One process at a time: the store's writes are serialized by its lock,
+/// and even four processes ending together at the cap needed more than the
+/// exit's patience (5 s) in a debug build on that VM; the test above runs
+/// 32 at once on a small store.
+#[test]
+fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
+    const PROCESSES: u32 = 1;
+    const ROUNDS: u32 = 3;
+    const TRIPS: u32 = 4;
+    let dir = temp_dir("concurrent_cache");
+    let cache_path = dir.join("tune.json");
+    let cache_s = path_str(&cache_path);
+    let prefilled = prefill(&cache_path, cache::MAX_BYTES * 15 / 16);
+    let start = Instant::now();
+    let mut longest = Duration::ZERO;
+    // The runs each search of the program should count: one per process
+    // that launched a trip count of its class.
+    let mut expected: BTreeMap<u32, u32> = BTreeMap::new();
+    for round in 0..ROUNDS {
+        let firsts: Vec<u32> = (0..PROCESSES)
+            .map(|p| 1000 + (round * PROCESSES + p) * TRIPS)
+            .collect();
+        for &first in &firsts {
+            let classes: BTreeSet<u32> = (first..first + TRIPS)
+                .map(|t| class(u64::from(t)))
+                .collect();
+            for c in classes {
+                *expected.entry(c).or_default() += 1;
+            }
+        }
+        let runs: Vec<Run> = std::thread::scope(|s| {
+            let handles: Vec<_> = firsts
+                .iter()
+                .map(|&first| {
+                    let cache_s = &cache_s;
+                    s.spawn(move || {
+                        // One host thread per team: half the work of two.
+                        let env = [
+                            H100,
+                            TUNE,
+                            ("GRIDSEL_CACHE", cache_s),
+                            ("OMP_NUM_THREADS", "1"),
+                        ];
+                        run_trips(first, TRIPS, &env)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for run in runs {
+            let run = run.ok();
+            assert!(run.gridsel_lines().is_empty(), "{}", run.stderr);
+            longest = longest.max(longest_launch(&run));
+        }
+    }
+    let table = files::load_cache(&cache_path).unwrap();
+    let (others, ours): (Vec<_>, Vec<_>) = table
+        .records()
+        .partition(|r| r.key.kernel.starts_with("prefill_"));
+    let saved: BTreeMap<u32, u32> = ours.iter().map(|r| (r.key.class, r.runs)).collect();
+    let size = std::fs::metadata(&cache_path).unwrap().len();
+    eprintln!(
+        "{PROCESSES} processes x {ROUNDS} rounds on a store of {size} bytes ({} of {prefilled} other searches kept): runs per class {saved:?}, expected {expected:?}, longest launch {longest:?}, {:?} in all",
+        others.len(),
+        start.elapsed()
+    );
+    assert_eq!(saved, expected);
+    assert!(others.iter().all(|r| r.runs == 1 && r.used == 1));
+    assert!(
+        others.len() + 50 >= prefilled,
+        "{} of {prefilled}",
+        others.len()
+    );
+    assert!(size > cache::MAX_BYTES * 7 / 8 && size <= cache::MAX_BYTES);
+    let lowest = ours.iter().map(|r| r.trips.0).min();
+    let highest = ours.iter().map(|r| r.trips.1).max();
+    assert_eq!(
+        (lowest, highest),
+        (
+            Some(1000),
+            Some(u64::from(1000 + ROUNDS * PROCESSES * TRIPS - 1))
+        )
+    );
+    assert!(longest < MAX_STALL_AT_CAP, "{longest:?}");
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())

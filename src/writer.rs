@@ -1,9 +1,11 @@
 //! `tune`'s store written by a thread of its own, never by a launch.
 //!
 //! Merging an update into the store file re-reads, re-parses and rewrites
-//! the whole file under its lock, and fsyncs it: at the store's 4 MiB cap
-//! that took 120 ms on a 2-core VM, all of it on the launch thread where a
-//! search settled. [`StoreWriter`] takes the update instead (a push onto a
+//! the whole file under its lock, and fsyncs it: near the store's 4 MiB cap
+//! that took 112-119 ms in a release build (3.9 MB), about 1 s in a debug
+//! build on a 2-core VM, all of it on the launch thread where a search
+//! settled (the test `a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write`:
+//! that launch took 1.44 s, 16 ms with the writer thread). [`StoreWriter`] takes the update instead (a push onto a
 //! queue under a lock held for no I/O) and wakes its writer thread,
 //! spawned at the first update, once per process; the thread writes the
 //! queue at once the first time (a process killed later keeps that much),
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 
 /// How often a running process writes the store, after its first write.
 /// Off the launch threads a write costs the program no launch time, but it
-/// still costs a core (120 ms at the store's cap on a 2-core VM) and holds
+/// still costs a core (112-119 ms near the store's cap in a release build) and holds
 /// the store's lock against other processes: a solver's shrinking loops
 /// settle a search per trip-count class (gramschmidt settled 17 per run on
 /// the H100, bench/results/h100/NOTES.md §15). A process ends with a write

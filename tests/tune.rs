@@ -153,16 +153,19 @@ fn eventually(what: &str, done: impl Fn() -> bool) {
     assert!(done(), "{what}");
 }
 
-/// A store file whose writes take `delay` more, recording the name of the
-/// thread that wrote each batch and its size.
+/// The batches written to a store: the name of the thread that wrote each,
+/// and its number of updates.
+type Writes = Arc<Mutex<Vec<(String, usize)>>>;
+
+/// A store file whose writes take `delay` more, recording them.
 struct SlowFile {
     file: files::CacheFile,
     delay: Duration,
-    writes: Arc<Mutex<Vec<(String, usize)>>>,
+    writes: Writes,
 }
 
 /// The store file at `path`, each write taking `delay` more, and its writes.
-fn slow_file(path: &Path, delay: Duration) -> (Box<dyn Store>, Arc<Mutex<Vec<(String, usize)>>>) {
+fn slow_file(path: &Path, delay: Duration) -> (Box<dyn Store>, Writes) {
     let writes = Arc::new(Mutex::default());
     let store = Box::new(SlowFile {
         file: files::CacheFile::new(path.to_path_buf(), false),

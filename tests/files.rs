@@ -460,7 +460,7 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
     const PROCESSES: u32 = 1;
     const ROUNDS: u32 = 3;
     const TRIPS: u32 = 4;
-    let dir = temp_dir("concurrent_cache");
+    let dir = temp_dir("cache_at_cap");
     let cache_path = dir.join("tune.json");
     let cache_s = path_str(&cache_path);
     let prefilled = prefill(&cache_path, cache::MAX_BYTES * 15 / 16);

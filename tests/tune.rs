@@ -364,12 +364,14 @@ fn a_settling_launch_never_waits_for_the_store_to_be_written() {
         longest < Duration::from_millis(250),
         "a launch took {longest:?}"
     );
-    // Saved when the search settled and at the exit, both by the writer.
+    // Saved when the search settled and at the exit, both by the writer
+    // (in one write when the exit came before the writer thread ran).
     let r = record(&path, &k, trip);
     assert!(r.search.settled(Kind::Warm));
     assert_eq!(r.runs, 1);
     let writes = writes.lock().unwrap();
-    assert_eq!(writes.len(), 2, "{writes:?}");
+    let updates: usize = writes.iter().map(|w| w.1).sum();
+    assert_eq!(updates, 2, "{writes:?}");
     assert!(
         writes.iter().all(|(thread, _)| thread == "gridsel-store"),
         "{writes:?}"

@@ -3,7 +3,7 @@
 //! Lines go through [`ffi::stderr::Stderr`], which never raises SIGPIPE in
 //! the host program when stderr is a pipe or socket nobody reads any more.
 
-use crate::config::ENV_LOG;
+use crate::config::{self, ENV_LOG};
 use crate::ffi;
 use log::LevelFilter;
 use std::io::Write;
@@ -28,7 +28,7 @@ pub fn parse_level(text: &str) -> Option<LevelFilter> {
 /// program may); then gridsel's lines go through the program's logger.
 pub fn init() {
     // Invalid UTF-8 is replaced, so such a value is reported as a bad level.
-    let raw = std::env::var_os(ENV_LOG).map(|v| v.to_string_lossy().into_owned());
+    let raw = config::given(std::env::var_os(ENV_LOG)).map(|v| v.to_string_lossy().into_owned());
     let level = raw.as_deref().map_or(Some(DEFAULT_LEVEL), parse_level);
     let installed = env_logger::Builder::new()
         .filter_level(level.unwrap_or(DEFAULT_LEVEL))

@@ -275,7 +275,8 @@ pub fn write_all(study: &Study, out: &Path) -> Result<(), String> {
 fn markdown(study: &Study, date: &str, devices: &str) -> String {
     let mut md = String::from("# gridsel compare\n\n");
     let others: Vec<&str> = study.compared().map(|(_, n)| n.as_str()).collect();
-    let forced = std::env::var(gridsel::config::ENV_DEVICE).ok();
+    let forced = gridsel::config::given(std::env::var_os(gridsel::config::ENV_DEVICE))
+        .map(|v| v.to_string_lossy().into_owned());
     let _ = writeln!(md, "- Date: {date}");
     let _ = writeln!(
         md,

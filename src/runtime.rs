@@ -414,6 +414,10 @@ impl Runtime {
     /// The decision half of [`Self::launch`]; `None` forwards unchanged and
     /// unrecorded (an unknown kernel or device).
     fn plan(&self, request: LaunchRequest) -> Option<Plan> {
+        #[cfg(feature = "fault-injection")]
+        if std::env::var_os("GRIDSEL_INJECT_PANIC").is_some() {
+            panic!("injected by GRIDSEL_INJECT_PANIC");
+        }
         let Some(entry) = self.kernel(request.host_ptr) else {
             if self.report_once(Once::UnknownKernel(request.host_ptr)) {
                 log::warn!(

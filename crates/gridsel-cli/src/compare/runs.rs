@@ -12,7 +12,6 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const LD_PRELOAD: &str = "LD_PRELOAD";
@@ -122,7 +121,8 @@ pub fn run(
     }
 }
 
-/// What the threads watching a run report.
+/// What the threads watching a run report: the program's exit, and the
+/// end of its output (stdout and stderr share one pipe).
 enum Event {
     Exited(std::io::Result<ExitStatus>, Instant),
     OutputClosed,
@@ -137,12 +137,14 @@ fn spawn_and_wait(
     start: Instant,
 ) -> Result<(Status, Instant), String> {
     let log = output::create_file(&files.log)?;
-    let log = Arc::new(Mutex::new(CappedLog::new(log, limits.max_output)));
     let theirs = program
         .env
         .get(LD_PRELOAD)
         .map(OsString::from)
         .or_else(|| std::env::var_os(LD_PRELOAD));
+    let show = |e: std::io::Error| format!("{}: {e}", program.command[0].to_string_lossy());
+    let (output, output_end) = gridsel::ffi::process::pipe().map_err(show)?;
+    let output_end_too = output_end.try_clone().map_err(show)?;
     let mut child = Command::new(&program.command[0])
         .args(&program.command[1..])
         .current_dir(&program.cwd)
@@ -152,37 +154,31 @@ fn spawn_and_wait(
         .env(LD_PRELOAD, preload_list(lib, theirs.as_deref()))
         // Every run would read the same input: none gets any.
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(output_end)
+        .stderr(output_end_too)
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("{}: {e}", program.command[0].to_string_lossy()))?;
+        .map_err(show)?;
+    // The Command, and with it this process's writing ends, is gone: the
+    // output closes when the run and whatever inherited it have.
     let group = child.id();
     let (events, received) = mpsc::channel();
-    let outputs: [Option<Box<dyn Read + Send>>; 2] = [
-        child.stdout.take().map(|o| Box::new(o) as _),
-        child.stderr.take().map(|e| Box::new(e) as _),
-    ];
-    let mut open = 0;
-    for output in outputs.into_iter().flatten() {
-        let (log, events) = (log.clone(), events.clone());
-        open += 1;
-        std::thread::spawn(move || {
-            copy_capped(output, &log);
-            let _ = events.send(Event::OutputClosed);
-        });
-    }
+    let output_events = events.clone();
+    std::thread::spawn(move || {
+        copy_capped(output, &mut CappedLog::new(log, limits.max_output));
+        let _ = output_events.send(Event::OutputClosed);
+    });
     std::thread::spawn(move || {
         let status = child.wait();
         let _ = events.send(Event::Exited(status, Instant::now()));
     });
 
     let mut deadline = start + limits.timeout;
-    let (mut exited, mut killed) = (None, false);
-    while exited.is_none() || open > 0 {
+    let (mut exited, mut killed, mut open) = (None, false, true);
+    while exited.is_none() || open {
         match received.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Event::Exited(status, at)) => exited = Some((status, at)),
-            Ok(Event::OutputClosed) => open -= 1,
+            Ok(Event::OutputClosed) => open = false,
             // Past the deadline: the program, or something it started that
             // still holds its output, is killed with its group.
             Err(RecvTimeoutError::Timeout) if !killed => {
@@ -241,12 +237,12 @@ impl CappedLog {
 }
 
 /// Reads `output` to its end into `log`.
-fn copy_capped(mut output: impl Read, log: &Mutex<CappedLog>) {
+fn copy_capped(mut output: impl Read, log: &mut CappedLog) {
     let mut buffer = vec![0; 64 << 10];
     loop {
         match output.read(&mut buffer) {
             Ok(0) => return,
-            Ok(n) => gridsel::lock(log).write(&buffer[..n]),
+            Ok(n) => log.write(&buffer[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return,
         }

@@ -5,8 +5,9 @@
 
 use crate::device::DeviceDesc;
 use crate::plan::{OptIn, TeamsRegions};
-use crate::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
+use crate::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 pub const ENV_POLICY: &str = "GRIDSEL_POLICY";
@@ -20,6 +21,13 @@ pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
+
+/// A variable's value as gridsel takes it: `None` when unset, and also when
+/// empty or blank, so `GRIDSEL_X=` means what no `GRIDSEL_X` means (the
+/// Unix convention). Every variable gridsel reads goes through here.
+pub fn given(value: Option<OsString>) -> Option<OsString> {
+    value.filter(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace))
+}
 
 /// The store `tune` reads and writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,16 +101,17 @@ impl Config {
     }
 
     /// Reads the settings through `lookup` (the process environment in
-    /// production); returns them with one message per rejected value. Paths
-    /// may be any bytes. Other values are read with invalid UTF-8 replaced
-    /// (U+FFFD), which no valid value contains: a non-UTF-8 value is
-    /// rejected like any other bad value, with its one message.
+    /// production); returns them with one message per rejected value. An
+    /// empty or blank value is no value ([`given`]). Paths may be any bytes.
+    /// Other values are read with invalid UTF-8 replaced (U+FFFD), which no
+    /// valid value contains: a non-UTF-8 value is rejected like any other bad
+    /// value, with its one message.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> (Self, Vec<String>) {
         let mut errors = Vec::new();
         let mut config = Self::default();
-        let path = |name: &str| lookup(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let lookup = |name: &str| lookup(name).map(|v| v.to_string_lossy().into_owned());
-        if let Some(text) = lookup(ENV_POLICY).filter(|t| !t.trim().is_empty()) {
+        let path = |name: &str| given(lookup(name)).map(PathBuf::from);
+        let lookup = |name: &str| given(lookup(name)).map(|v| v.to_string_lossy().into_owned());
+        if let Some(text) = lookup(ENV_POLICY) {
             match text.parse() {
                 Ok(policy) => config.policy = policy,
                 Err(e) => {
@@ -113,7 +122,7 @@ impl Config {
                 }
             }
         }
-        if let Some(spec) = lookup(ENV_DEVICE).filter(|s| !s.is_empty()) {
+        if let Some(spec) = lookup(ENV_DEVICE) {
             match crate::files::device(&spec) {
                 Ok(d) => config.device = Some(d),
                 Err(e) => errors.push(format!(
@@ -123,22 +132,24 @@ impl Config {
         }
         if let Some(text) = lookup(ENV_THREADS_PER_BLOCK) {
             match text.trim().parse::<u32>() {
-                Ok(n) if (1..=1024).contains(&n) => config.threads_per_block = Some(n),
+                Ok(n) if (1..=MAX_THREADS_PER_BLOCK).contains(&n) => {
+                    config.threads_per_block = Some(n)
+                }
                 _ => errors.push(format!(
-                    "{ENV_THREADS_PER_BLOCK}: `{text}` is not a thread count in 1..=1024; ignored"
+                    "{ENV_THREADS_PER_BLOCK}: `{text}` is not a thread count in 1..={MAX_THREADS_PER_BLOCK}; ignored"
                 )),
             }
         }
         if let Some(text) = lookup(ENV_OVERRIDE_CLAUSES) {
             match text.trim() {
                 "1" | "true" | "yes" => config.opt_in.override_clauses = true,
-                "0" | "false" | "no" | "" => {}
+                "0" | "false" | "no" => {}
                 _ => errors.push(format!(
                     "{ENV_OVERRIDE_CLAUSES}: `{text}` is not 0 or 1; clauses are kept"
                 )),
             }
         }
-        if let Some(text) = lookup(ENV_TEAMS_REGIONS).filter(|t| !t.trim().is_empty()) {
+        if let Some(text) = lookup(ENV_TEAMS_REGIONS) {
             match text.parse::<TeamsRegions>() {
                 Ok(v) => config.opt_in.teams_regions = v,
                 Err(e) => errors.push(format!(
@@ -149,7 +160,7 @@ impl Config {
         if let Some(text) = lookup(ENV_SAFE_RANGE) {
             match text.trim() {
                 "off" | "0" => config.safe_range = false,
-                "on" | "1" | "" => {}
+                "on" | "1" => {}
                 _ => errors.push(format!(
                     "{ENV_SAFE_RANGE}: `{text}` is not on or off; the safe range applies"
                 )),
@@ -234,6 +245,23 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_grid_no_gpu_can_launch_is_one_error_and_pass_through() {
+        for bad in ["fixed:99999,1", "fixed:1024,2147483648", "fixed:0,1"] {
+            let (c, errors) = parse(&[(ENV_POLICY, bad)]);
+            assert_eq!(c.policy, Policy::Llvm, "{bad}");
+            assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
+            assert!(
+                errors[0].starts_with(&format!("{ENV_POLICY}: `{bad}`: fixed:T,B needs 1..=1024 threads per block and 1..=2147483647 blocks"))
+                    && errors[0].ends_with("; passing every launch through unchanged"),
+                "{errors:?}"
+            );
+        }
+        let (c, errors) = parse(&[(ENV_POLICY, "fixed:1024,2147483647")]);
+        assert_eq!(c.policy, Policy::Fixed(Geometry::new(1024, 2147483647)));
+        assert!(errors.is_empty());
+    }
+
+    #[test]
     fn the_safe_range_switches_off_only_when_asked() {
         assert!(parse(&[]).0.safe_range);
         assert!(!parse(&[(ENV_SAFE_RANGE, "off")]).0.safe_range);
@@ -274,6 +302,29 @@ mod tests {
             store(&[(ENV_CACHE, "/s.json"), ("HOME", "/h")]),
             Some((PathBuf::from("/s.json"), false))
         );
+    }
+
+    #[test]
+    fn an_empty_or_blank_value_is_no_value_for_every_variable() {
+        let names = [
+            ENV_POLICY,
+            ENV_DEVICE,
+            ENV_THREADS_PER_BLOCK,
+            ENV_OVERRIDE_CLAUSES,
+            ENV_TEAMS_REGIONS,
+            ENV_PROFILE,
+            ENV_CACHE,
+            ENV_MODEL,
+            ENV_SAFE_RANGE,
+            ENV_TUNE_OVERHEAD,
+        ];
+        for empty in ["", " ", "\t\n"] {
+            let vars: Vec<(&str, &str)> = names.iter().map(|&n| (n, empty)).collect();
+            let (c, errors) = parse(&vars);
+            assert_eq!((c, errors), (Config::default(), vec![]), "{empty:?}");
+        }
+        assert_eq!(given(Some(" x ".into())), Some(" x ".into()));
+        assert_eq!(given(None), None);
     }
 
     #[test]
@@ -343,7 +394,7 @@ mod tests {
         assert_eq!(teams("change"), (TeamsRegions::Change, vec![]));
         assert_eq!(teams(" change "), (TeamsRegions::Change, vec![]));
         assert_eq!(teams("keep"), (TeamsRegions::Keep, vec![]));
-        // Empty means unset, as for the policy.
+        // Empty means unset, as for every variable.
         assert_eq!(teams(""), (TeamsRegions::Keep, vec![]));
         for bad in ["1", "yes", "CHANGE", "changed"] {
             let (v, errors) = teams(bad);

@@ -3,10 +3,11 @@
 //! Lines go through [`ffi::stderr::Stderr`], which never raises SIGPIPE in
 //! the host program when stderr is a pipe or socket nobody reads any more.
 
-use crate::config::ENV_LOG;
+use crate::config::{self, ENV_LOG};
 use crate::ffi;
 use log::LevelFilter;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Level when `GRIDSEL_LOG` is unset: errors and warnings only.
 pub const DEFAULT_LEVEL: LevelFilter = LevelFilter::Warn;
@@ -24,12 +25,17 @@ pub fn parse_level(text: &str) -> Option<LevelFilter> {
     }
 }
 
+/// Whether `GRIDSEL_LOG` switched gridsel's lines off, for
+/// [`error_line`]; set by [`init`].
+static OFF: AtomicBool = AtomicBool::new(false);
+
 /// Installs gridsel's logger unless the host program already has one (a Rust
 /// program may); then gridsel's lines go through the program's logger.
 pub fn init() {
     // Invalid UTF-8 is replaced, so such a value is reported as a bad level.
-    let raw = std::env::var_os(ENV_LOG).map(|v| v.to_string_lossy().into_owned());
+    let raw = config::given(std::env::var_os(ENV_LOG)).map(|v| v.to_string_lossy().into_owned());
     let level = raw.as_deref().map_or(Some(DEFAULT_LEVEL), parse_level);
+    OFF.store(level == Some(LevelFilter::Off), Ordering::Relaxed);
     let installed = env_logger::Builder::new()
         .filter_level(level.unwrap_or(DEFAULT_LEVEL))
         .format(|buf, record| {
@@ -48,6 +54,17 @@ pub fn init() {
             "{ENV_LOG}: `{}` is not one of off, error, warn, info, debug",
             raw.unwrap_or_default()
         );
+    }
+}
+
+/// Writes `gridsel: error: <message>` to stderr itself, in one write and
+/// without SIGPIPE, as gridsel's logger would, unless `GRIDSEL_LOG=off`:
+/// for the panic hook, which may run inside the logger (a panic while it
+/// held its lock) and must not call it again.
+pub fn error_line(message: std::fmt::Arguments) {
+    if !OFF.load(Ordering::Relaxed) {
+        let line = format!("gridsel: error: {message}\n");
+        let _ = ffi::stderr::Stderr.write_all(line.as_bytes());
     }
 }
 

@@ -8,7 +8,7 @@
 //! the launch's [`Limits`], forwards, and times, profiles and feeds the
 //! policy back where asked. Everything here is safe code over plain data.
 
-use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_TEAMS_REGIONS};
+use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
 use crate::ffi::cuda;
 use crate::files;
@@ -28,7 +28,7 @@ use crate::tune::TunePolicy;
 use crate::writer::StoreWriter;
 use crate::{IntMap, IntSet};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
@@ -162,6 +162,8 @@ pub struct Runtime {
     next_serial: AtomicU64,
     devices: RwLock<IntMap<i64, Option<Arc<DeviceDesc>>>>,
     reported: Mutex<HashSet<Once>>,
+    /// A `fixed:T,B` grid was cut to a launch's limits and said so.
+    fixed_cut_reported: AtomicBool,
     profile: Option<Profile>,
 }
 
@@ -219,6 +221,7 @@ impl Runtime {
             next_serial: AtomicU64::new(0),
             devices: RwLock::default(),
             reported: Mutex::default(),
+            fixed_cut_reported: AtomicBool::new(false),
             profile,
         }
     }
@@ -253,6 +256,21 @@ impl Runtime {
 
     fn report_once(&self, what: Once) -> bool {
         crate::lock(&self.reported).insert(what)
+    }
+
+    /// The grid the user fixed is one `kernel` cannot launch, cut to
+    /// `limits`: one warning per process, for the first such kernel (every
+    /// kernel's cut is in its info line). Other policies' grids are cut
+    /// silently: they are gridsel's own proposals.
+    fn report_fixed_cut(&self, kernel: &str, grid: Geometry, limits: &Limits) {
+        if matches!(self.config.policy, Policy::Fixed(_))
+            && !self.fixed_cut_reported.swap(true, Ordering::Relaxed)
+        {
+            log::warn!(
+                "{ENV_POLICY}={}: {kernel} cannot launch that grid ({limits}); its launches get {grid} (GRIDSEL_LOG=info shows each kernel's)",
+                self.config.policy
+            );
+        }
     }
 
     /// Records a registered binary's kernels: `entries` are (host address,
@@ -397,6 +415,10 @@ impl Runtime {
     /// The decision half of [`Self::launch`]; `None` forwards unchanged and
     /// unrecorded (an unknown kernel or device).
     fn plan(&self, request: LaunchRequest) -> Option<Plan> {
+        #[cfg(feature = "fault-injection")]
+        if std::env::var_os("GRIDSEL_INJECT_PANIC").is_some() {
+            panic!("injected by GRIDSEL_INJECT_PANIC");
+        }
         let Some(entry) = self.kernel(request.host_ptr) else {
             if self.report_once(Once::UnknownKernel(request.host_ptr)) {
                 log::warn!(
@@ -456,7 +478,10 @@ impl Runtime {
         } else {
             Limits::of(device, kernel, &desc)
         };
-        let (grid, _) = limits.clamp(proposal.grid);
+        let (grid, cut) = limits.clamp(proposal.grid);
+        if cut {
+            self.report_fixed_cut(&plan.entry.name, grid, &limits);
+        }
         let (num_teams, thread_limit) = plan::request(grid, device, kernel);
         if log::log_enabled!(log::Level::Info)
             && plan

@@ -93,6 +93,74 @@ fn logging_to_an_unread_stderr_leaves_sigpipe_to_the_program() {
     }
 }
 
+// ---- panics ---------------------------------------------------------------------
+
+/// tests/c/kernels.c, a host-offload program: libomptarget's host plugin.
+fn kernels() -> PathBuf {
+    host_offload("kernels", "kernels.c", &[])
+}
+
+/// Runs kernels.c under the fault-injecting library, every launch making
+/// gridsel panic, with stderr a pipe that is `read`, or closed right after
+/// the start (long before the first launch, after libomptarget's start).
+/// Returns how it ended, its stdout and what stderr got.
+fn run_panicking(read: bool) -> (std::process::ExitStatus, String, String) {
+    // One loop: `all` makes libomp warn on stderr, itself raising SIGPIPE.
+    let mut child = Command::new(kernels())
+        .args(["loop", "1000"])
+        .env_clear()
+        .env("LD_PRELOAD", fault_injection_lib())
+        .env("GRIDSEL_DEVICE", "h100")
+        .env("GRIDSEL_INJECT_PANIC", "1")
+        .env("OMP_NUM_THREADS", "2")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if read {
+            stderr.read_to_string(&mut text).unwrap();
+        }
+        text
+    });
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    (child.wait().unwrap(), stdout, reader.join().unwrap())
+}
+
+#[test]
+fn a_panic_inside_gridsel_is_one_line_through_its_writer_and_the_program_goes_on() {
+    let expected = run_plain(&kernels(), &["loop", "1000"], &[]).ok().stdout;
+    // Every launch panics and is forwarded as it came: the same results.
+    let (status, stdout, stderr) = run_panicking(true);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, expected);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("gridsel: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        lines[0].starts_with("gridsel: error: internal error (panic at ")
+            && lines[0]
+                .contains(": injected by GRIDSEL_INJECT_PANIC); the call is forwarded unchanged"),
+        "{stderr}"
+    );
+    // std's own report would have raised SIGPIPE and ended the program.
+    let (status, stdout, _) = run_panicking(false);
+    assert_eq!((status.code(), status.signal()), (Some(0), None));
+    assert_eq!(stdout, expected);
+}
+
 // ---- C++ exceptions ---------------------------------------------------------------
 
 /// tests/c/unwind.cpp linked against tests/c/throwing_omptarget.cpp.

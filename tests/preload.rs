@@ -1071,6 +1071,15 @@ fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
                 "{}",
                 decided[0]
             );
+            // The grid the user fixed was cut: said once, as a warning.
+            let warned = run.gridsel_lines_with("warn: GRIDSEL_POLICY=fixed:128,192: ");
+            assert_eq!(warned.len(), 1, "{}", run.stderr);
+            assert!(
+                warned[0].contains("_nested_fourier_l")
+                    && warned[0].contains("get 64 blocks x 32 threads"),
+                "{}",
+                warned[0]
+            );
         }
     }
     // Measuring the range itself: GRIDSEL_SAFE_RANGE=off lets fixed grids out,

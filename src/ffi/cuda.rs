@@ -4,12 +4,12 @@
 //! already loaded (checked with `RTLD_NOLOAD`), so it never loads a second
 //! driver or wakes a GPU the program does not use. cudarc panics when the
 //! library or a symbol is missing; every call here runs behind
-//! `catch_unwind` and comes back as an error string.
+//! [`guard::quiet`] and comes back as an error string.
 
 use crate::device::DeviceDesc;
+use crate::guard;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
 use std::ffi::{CStr, c_int};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 const LIBCUDA_NAMES: [&CStr; 2] = [c"libcuda.so.1", c"libcuda.so"];
 
@@ -44,7 +44,7 @@ fn check(result: CUresult, what: &str) -> Result<(), String> {
 }
 
 fn guarded<T>(body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(body))
+    guard::quiet(body)
         .unwrap_or_else(|_| Err("the CUDA driver library lacks a needed symbol".into()))
 }
 

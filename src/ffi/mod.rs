@@ -7,10 +7,12 @@
 //! - [`dl`]: the real libomptarget entry points, found with `RTLD_NEXT`.
 //! - [`cuda`]: device attributes from the driver libomptarget already loaded.
 //! - [`fs`]: safe reads, writes and locks of the files the environment names.
+//! - [`process`]: signals to the processes the `gridsel` command line runs.
 //! - [`stderr`]: log lines written without raising SIGPIPE in the host program.
 
 pub mod abi;
 pub mod cuda;
 pub mod dl;
 pub mod fs;
+pub mod process;
 pub mod stderr;

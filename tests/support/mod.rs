@@ -56,6 +56,34 @@ pub fn lib() -> PathBuf {
     path
 }
 
+/// A `libgridsel.so` built with the `fault-injection` feature, which no
+/// shipped library has (GRIDSEL_INJECT_PANIC makes launches panic inside
+/// gridsel), in a target folder of its own so that it never replaces
+/// [`lib`]. Built once per test executable.
+pub fn fault_injection_lib() -> PathBuf {
+    static BUILD: Once = Once::new();
+    let target = repo().join("target/fault-injection");
+    BUILD.call_once(|| {
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "build",
+                "--lib",
+                "--features",
+                "fault-injection",
+                "--target-dir",
+            ])
+            .arg(&target)
+            .current_dir(repo())
+            .status()
+            .expect("running cargo build --lib --features fault-injection");
+        assert!(
+            status.success(),
+            "cargo build --features fault-injection failed"
+        );
+    });
+    target.join("debug/libgridsel.so")
+}
+
 /// Whether a test that needs something this machine may lack should run.
 /// Outside CI a missing prerequisite skips the test with a printed reason;
 /// with `CI` set it is a failure, since CI installs everything.

@@ -9,8 +9,12 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 use support::*;
 
 const GRIDSEL: &str = env!("CARGO_BIN_EXE_gridsel");
@@ -25,6 +29,12 @@ fn kernels() -> PathBuf {
 /// Runs `gridsel` with only PATH, an H100 forced, two host threads per team
 /// and `env` in its environment, in `cwd`.
 fn gridsel(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Run {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    gridsel_os(&args, env, cwd)
+}
+
+/// [`gridsel`] with arguments of any bytes.
+fn gridsel_os(args: &[&OsStr], env: &[(&str, &str)], cwd: &Path) -> Run {
     // compare preloads the libgridsel.so next to the gridsel executable by
     // default: make sure it is there and current.
     assert_eq!(lib().parent(), Path::new(GRIDSEL).parent());
@@ -633,4 +643,220 @@ env = {{ GRIDSEL_THREADS_PER_BLOCK = "64" }}
     assert_eq!(bars, expected);
     // 5 cases of kernels and 1 of repeat, each under 2 compared policies.
     assert_eq!(expected.len(), 12);
+}
+
+/// `compare --out out -- sh -c script sh` under llvm and auto with `extra`
+/// options, one round unless they say otherwise.
+fn compare_script(out: &Path, script: &str, extra: &[&str]) -> Run {
+    let out = out.to_string_lossy();
+    let mut args = vec!["compare", "--out", &out];
+    if !extra.contains(&"--runs") {
+        args.extend(["--runs", "1"]);
+    }
+    args.extend(extra);
+    args.extend(["--", "sh", "-c", script, "sh"]);
+    gridsel(&args, &[], &repo())
+}
+
+#[test]
+fn the_output_folder_is_new_and_no_file_is_created_through_a_link() {
+    let dir = temp_dir("compare-out-folder");
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+
+    // A folder of an earlier run, or one holding a planted link, is
+    // refused before any run: nothing is written through the link.
+    let used = dir.join("used");
+    std::fs::create_dir(&used).unwrap();
+    std::os::unix::fs::symlink(&victim, used.join("runs.csv")).unwrap();
+    let run = compare_script(&used, "echo ran", &[]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("not empty"), "{}", run.stderr);
+    assert!(!run.stderr.contains("[round "), "{}", run.stderr);
+    // A link to an empty folder, named with or without a trailing `/`.
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&empty, &link).unwrap();
+    for named in [link.clone(), link.join("")] {
+        let run = compare_script(&named, "echo ran", &[]);
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+    }
+    // A file.
+    let run = compare_script(&victim, "echo ran", &[]);
+    assert!(run.stderr.contains("not a folder"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+
+    // An empty folder and a missing one are used.
+    for out in [empty, dir.join("new/nested")] {
+        compare_script(&out, "echo ran", &[]).ok();
+        assert!(out.join("runs.csv").is_file());
+    }
+
+    // By default: a new folder of a random name under TMPDIR, for the
+    // user alone, never the same twice.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let tmp_env = [("TMPDIR", tmp.to_str().unwrap())];
+    for _ in 0..2 {
+        gridsel(&["compare", "--runs", "1", "--", "true"], &tmp_env, &repo()).ok();
+    }
+    let folders: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for folder in &folders {
+        let name = folder.file_name().unwrap().to_str().unwrap();
+        let random = name.strip_prefix("gridsel-compare-").unwrap_or_default();
+        assert!(
+            random.len() == 16 && random.chars().all(|c| c.is_ascii_hexdigit()),
+            "{name}"
+        );
+        let mode = std::fs::symlink_metadata(folder)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{name}");
+        assert!(folder.join("true/r1-auto.log").is_file());
+    }
+}
+
+#[test]
+fn a_hung_run_is_killed_with_its_process_group_and_the_others_go_on() {
+    let dir = temp_dir("compare-timeout");
+    let pids = dir.join("pids");
+    // Under auto the program starts a helper and hangs; under llvm it ends.
+    let script = format!(
+        r#"[ "$GRIDSEL_POLICY" = auto ] || exit 0
+        sleep 1000 & echo $! >> {pids}
+        echo $$ >> {pids}
+        exec sleep 1000"#,
+        pids = pids.display()
+    );
+    let start = Instant::now();
+    let run = compare_script(
+        &dir.join("out"),
+        &script,
+        &["--runs", "2", "--timeout", "2"],
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    for round in [1, 2] {
+        let expected = format!("failed: sh under auto, round {round}/2: timed out after 2 s");
+        assert!(run.stderr.contains(&expected), "{expected}\n{}", run.stderr);
+    }
+    assert!(run.stderr.contains("2 of 4 runs failed"), "{}", run.stderr);
+    let ok_runs = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[round ") && l.contains("] sh llvm: ") && l.ends_with(", ok"))
+        .count();
+    assert_eq!(ok_runs, 2, "{}", run.stderr);
+    let runs = read_csv(&dir.join("out/runs.csv"));
+    let timed_out: Vec<_> = runs.iter().filter(|r| r["policy"] == "auto").collect();
+    assert_eq!(timed_out.len(), 2);
+    for r in timed_out {
+        assert!(r["status"].starts_with("timed out"), "{r:?}");
+        let wall: f64 = r["wall_s"].parse().unwrap();
+        assert!((2.0..10.0).contains(&wall), "{r:?}");
+    }
+    // The program and the helper it started are gone.
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(pids.lines().count(), 4, "{pids}");
+    for pid in pids.lines() {
+        let stat = Path::new("/proc").join(pid).join("stat");
+        let running = std::fs::read_to_string(&stat).is_ok_and(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        });
+        assert!(!running, "process {pid} still runs");
+    }
+}
+
+#[test]
+fn a_runs_output_past_the_cap_is_dropped_and_the_run_goes_on() {
+    let dir = temp_dir("compare-output-cap");
+    let out = dir.join("out");
+    // 50 MB on stdout, then a line on stderr.
+    let script = "head -c 50000000 /dev/zero; echo end >&2";
+    compare_script(&out, script, &["--max-output", "1"]).ok();
+    for policy in ["llvm", "auto"] {
+        let log = std::fs::read(out.join(format!("sh/r1-{policy}.log"))).unwrap();
+        let note = b"\n[gridsel compare: output past 1 MiB dropped (--max-output)]\n";
+        assert_eq!(log.len(), (1 << 20) + note.len(), "{policy}");
+        assert!(log.ends_with(note), "{policy}");
+        assert!(log[..1 << 20].iter().all(|&b| b == 0), "{policy}");
+    }
+    let runs = read_csv(&out.join("runs.csv"));
+    assert!(runs.iter().all(|r| r["status"] == "ok"), "{runs:?}");
+    // Under the cap the log is all of the output.
+    let out = dir.join("small");
+    compare_script(&out, "echo to-stdout; echo to-stderr >&2", &[]).ok();
+    let log = std::fs::read_to_string(out.join("sh/r1-auto.log")).unwrap();
+    assert_eq!(log, "to-stdout\nto-stderr\n");
+}
+
+#[test]
+fn rounds_are_bounded_and_estimated_and_arguments_may_be_any_bytes() {
+    let dir = temp_dir("compare-rounds");
+    for runs in ["1001", "4294967295", "0"] {
+        let run = compare_script(&dir.join("never"), "true", &["--runs", runs]);
+        assert_eq!(run.code, Some(2), "--runs {runs}: {}", run.stderr);
+        assert!(run.stderr.contains("--runs"), "{}", run.stderr);
+    }
+    assert!(!dir.join("never").exists());
+    // After the first round: how long the others should take.
+    let run = compare_script(&dir.join("three"), "true", &["--runs", "3"]).ok();
+    let estimates: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("round 1 took"))
+        .collect();
+    assert_eq!(estimates.len(), 1, "{}", run.stderr);
+    assert!(
+        estimates[0].contains("the other 2 rounds should take about "),
+        "{}",
+        estimates[0]
+    );
+    let first_of_round_2 = run.stderr.find("[round 2/3]").unwrap();
+    assert!(run.stderr.find("round 1 took").unwrap() < first_of_round_2);
+
+    // A program path and arguments that are not UTF-8 reach the program.
+    let folder = dir.join("bytes");
+    std::fs::create_dir(&folder).unwrap();
+    let program = folder.join(OsStr::from_bytes(b"echo-\xff"));
+    std::fs::write(
+        &program,
+        "#!/bin/sh\nprintf %s \"$1\" > \"$(dirname \"$0\")/arg-$GRIDSEL_POLICY\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.join("bytes-out");
+    let run = gridsel_os(
+        &[
+            OsStr::new("compare"),
+            OsStr::new("--runs"),
+            OsStr::new("1"),
+            OsStr::new("--out"),
+            out.as_os_str(),
+            OsStr::new("--"),
+            program.as_os_str(),
+            OsStr::from_bytes(b"a\xfeb"),
+        ],
+        &[],
+        &repo(),
+    )
+    .ok();
+    for policy in ["llvm", "auto"] {
+        let arg = std::fs::read(folder.join(format!("arg-{policy}"))).unwrap();
+        assert_eq!(arg, b"a\xfeb");
+    }
+    assert!(run.stdout.contains(r"$'a\xfeb'"), "{}", run.stdout);
 }

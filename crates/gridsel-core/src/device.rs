@@ -166,7 +166,7 @@ impl DeviceDesc {
                 "max_threads_per_block",
                 self.max_threads_per_block,
                 WARP_SIZE,
-                1024,
+                crate::policy::MAX_THREADS_PER_BLOCK,
             )
             .multiple_of(WARP_SIZE),
             Limit::new(

@@ -16,6 +16,8 @@
 
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A program to run under every policy.
@@ -23,9 +25,9 @@ use std::path::{Path, PathBuf};
 pub struct Program {
     /// Unique; also the name of its folder of logs and profiles.
     pub name: String,
-    /// The program and its arguments; `command[0]` is absolute when it holds
-    /// a `/`.
-    pub command: Vec<String>,
+    /// The program and its arguments (any bytes from the command line);
+    /// `command[0]` is absolute when it holds a `/`.
+    pub command: Vec<OsString>,
     /// Set on top of the caller's environment.
     pub env: BTreeMap<String, String>,
     /// Absolute.
@@ -50,7 +52,7 @@ struct Entry {
 
 /// The one program of `gridsel compare -- PROGRAM ARGS...`, named after the
 /// program's file, run in the current folder.
-pub fn single(command: Vec<String>, cwd: &Path) -> Result<Program, String> {
+pub fn single(command: Vec<OsString>, cwd: &Path) -> Result<Program, String> {
     let first = command.first().ok_or("no program to run")?;
     let name = Path::new(first)
         .file_name()
@@ -90,7 +92,10 @@ pub fn parse(text: &str, folder: &Path) -> Result<Vec<Program>, String> {
         let cwd = entry.cwd.map_or(folder.to_path_buf(), |c| folder.join(c));
         programs.push(Program {
             name: entry.name,
-            command: resolve_command(entry.command, &cwd),
+            command: resolve_command(
+                entry.command.into_iter().map(OsString::from).collect(),
+                &cwd,
+            ),
             env: entry.env,
             cwd,
         });
@@ -110,10 +115,10 @@ fn is_folder_name(name: &str) -> bool {
 /// Makes a relative `command[0]` with a `/` absolute against `cwd` (`.`
 /// parts dropped): where the OS resolves it once the child has changed
 /// folder is not specified by `std::process::Command`.
-fn resolve_command(mut command: Vec<String>, cwd: &Path) -> Vec<String> {
-    if command[0].contains('/') && Path::new(&command[0]).is_relative() {
+fn resolve_command(mut command: Vec<OsString>, cwd: &Path) -> Vec<OsString> {
+    if command[0].as_bytes().contains(&b'/') && Path::new(&command[0]).is_relative() {
         let path: PathBuf = cwd.join(&command[0]).components().collect();
-        command[0] = path.to_string_lossy().into_owned();
+        command[0] = path.into_os_string();
     }
     command
 }
@@ -207,5 +212,11 @@ mod tests {
         let p = single(vec!["gemm".into()], Path::new("/w")).unwrap();
         assert_eq!(p.command, ["gemm"]);
         assert!(single(vec![], Path::new("/w")).is_err());
+        // Any bytes: the path and the arguments pass through as given.
+        use std::os::unix::ffi::OsStringExt;
+        let raw = |b: &[u8]| OsString::from_vec(b.to_vec());
+        let p = single(vec![raw(b"./g\xffm"), raw(b"\xfe")], Path::new("/w")).unwrap();
+        assert_eq!(p.name, "g\u{fffd}m");
+        assert_eq!(p.command, [raw(b"/w/g\xffm"), raw(b"\xfe")]);
     }
 }

@@ -10,6 +10,7 @@
 //! same interception and profiling cost.
 
 mod manifest;
+mod output;
 mod profile_rows;
 mod report;
 mod results;
@@ -20,11 +21,26 @@ mod svg;
 use gridsel::policy::Policy;
 use manifest::Program;
 use results::{ProgramResult, Samples};
-use runs::{RunFiles, RunRecord};
+use runs::{Limits, RunFiles, RunRecord};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The policy every comparison is against.
 const BASELINE_POLICY: &str = "llvm";
+
+/// The most rounds `--runs` takes. The medians and p10-p90 spreads need
+/// tens of samples per policy; past a thousand, a round more moves a median
+/// by far less than its spread, while every round still costs a run per
+/// program and policy, two files in the output folder each, and the
+/// launch times kept in memory (`--runs 4294967295` would never end).
+const MAX_ROUNDS: u32 = 1000;
+
+/// The longest `--timeout`, a week: longer is no limit at all.
+const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
+
+/// The most `--max-output`, 1 TiB.
+const MAX_OUTPUT_MIB: u64 = 1 << 20;
 
 /// `gridsel compare`'s arguments.
 #[derive(clap::Args)]
@@ -34,29 +50,41 @@ pub struct Args {
     /// the baseline, always runs.
     #[arg(long, default_value = "llvm,auto", value_parser = parse_policies)]
     policies: Policies,
-    /// Rounds: each runs every program once under every policy.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Rounds (at most 1000): each runs every program once under every
+    /// policy; after the first, the time the rest will take is printed.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS as i64))]
     runs: u32,
+    /// Seconds a run may take: one still going then is killed, with every
+    /// process it started in its process group, and reported as failed; the
+    /// other runs go on.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S))]
+    timeout: u64,
+    /// MiB of a run's output (stdout and stderr together) kept in its log;
+    /// the rest is read and dropped, with one note in the log.
+    #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_OUTPUT_MIB))]
+    max_output: u64,
     /// The library to preload (default: libgridsel.so next to this
     /// executable).
     #[arg(long)]
     lib: Option<PathBuf>,
-    /// Folder for the logs, profiles and reports (default: a new folder
-    /// under the system's temporary folder).
+    /// Folder for the logs, profiles and reports: a new folder, or an empty
+    /// one (not a symbolic link); default: a new folder of a random name
+    /// under the system's temporary folder, readable by you alone.
     #[arg(long)]
     out: Option<PathBuf>,
     /// A TOML suite of programs (`[[program]]` with name, command and
     /// optionally env and cwd) instead of one command.
     #[arg(long, conflicts_with = "command")]
     manifest: Option<PathBuf>,
-    /// The program and its arguments (after `--`).
+    /// The program and its arguments (after `--`); any bytes.
     #[arg(
         value_name = "PROGRAM",
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        required_unless_present = "manifest"
+        required_unless_present = "manifest",
+        value_parser = clap::value_parser!(OsString)
     )]
-    command: Vec<String>,
+    command: Vec<OsString>,
 }
 
 /// The policies in run order, `llvm` first.
@@ -96,7 +124,7 @@ fn round_order(count: usize, round: u32) -> impl Iterator<Item = usize> {
 pub fn run(args: &Args) -> Result<(), String> {
     let lib = library(args.lib.as_deref())?;
     let (programs, source) = programs(args)?;
-    let out = out_folder(args.out.as_deref())?;
+    let out = output::create_folder(args.out.as_deref())?;
     let policies = &args.policies.0;
     eprintln!(
         "gridsel compare: {} x {} x {}; logs, profiles and reports in {}",
@@ -105,7 +133,11 @@ pub fn run(args: &Args) -> Result<(), String> {
         report::counted(args.runs as usize, "round", "rounds"),
         out.display()
     );
-    let (records, results) = run_rounds(&programs, policies, args.runs, &lib, &out)?;
+    let limits = Limits {
+        timeout: Duration::from_secs(args.timeout),
+        max_output: args.max_output << 20,
+    };
+    let (records, results) = run_rounds(&programs, policies, args.runs, &lib, &out, limits)?;
     let study = report::Study {
         programs: &programs,
         policies,
@@ -169,6 +201,7 @@ fn run_rounds(
     rounds: u32,
     lib: &Path,
     out: &Path,
+    limits: Limits,
 ) -> Result<(Vec<RunRecord>, Vec<ProgramResult>), String> {
     let mut samples: Vec<Samples> = programs
         .iter()
@@ -176,17 +209,23 @@ fn run_rounds(
         .collect();
     let mut records = Vec::new();
     let digits = rounds.to_string().len();
+    let folders = programs
+        .iter()
+        .map(|program| output::create_subfolder(out, &program.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let start = Instant::now();
     for round in 1..=rounds {
-        for (p, program) in programs.iter().enumerate() {
-            let folder = out.join(&program.name);
-            std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        if round == 2 {
+            eprintln!("{}", estimate(start.elapsed(), rounds));
+        }
+        for (p, (program, folder)) in programs.iter().zip(&folders).enumerate() {
             for (position, policy) in round_order(policies.len(), round).enumerate() {
                 let stem = format!("r{round:0digits$}-{}", file_safe(&policies[policy]));
                 let files = RunFiles {
                     profile: folder.join(format!("{stem}.csv")),
                     log: folder.join(format!("{stem}.log")),
                 };
-                let (status, wall_s) = runs::run(program, &policies[policy], lib, &files);
+                let (status, wall_s) = runs::run(program, &policies[policy], lib, &files, limits);
                 let mut record = RunRecord {
                     program: p,
                     round,
@@ -258,24 +297,22 @@ fn library(given: Option<&Path>) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// `--out`, created if missing, or a new folder under the temporary folder;
-/// absolute, since the programs may run in other folders.
-fn out_folder(given: Option<&Path>) -> Result<PathBuf, String> {
-    let folder = match given {
-        Some(path) => path.to_path_buf(),
-        None => {
-            let since_epoch = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            std::env::temp_dir().join(format!(
-                "gridsel-compare-{}-{}",
-                since_epoch.as_secs(),
-                std::process::id()
-            ))
-        }
+/// What the rounds after the first will take, from the first's time.
+fn estimate(first: Duration, rounds: u32) -> String {
+    let rest = first.as_secs_f64() * f64::from(rounds - 1);
+    let minutes = (rest / 60.0).round() as u64;
+    let left = if minutes < 2 {
+        format!("{rest:.0} s")
+    } else if minutes < 120 {
+        format!("{minutes} min")
+    } else {
+        format!("{} h {:02} min", minutes / 60, minutes % 60)
     };
-    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    std::path::absolute(&folder).map_err(|e| format!("{}: {e}", folder.display()))
+    format!(
+        "gridsel compare: round 1 took {:.1} s; the other {} should take about {left}",
+        first.as_secs_f64(),
+        report::counted(rounds as usize - 1, "round", "rounds")
+    )
 }
 
 /// A policy name as part of a file name (`fixed:64,8` -> `fixed_64_8`).

@@ -3,10 +3,13 @@
 //! program, kernel, trip count and policy) and `runs.csv` (one row per run).
 
 use super::manifest::Program;
+use super::output;
 use super::results::{BASELINE, Grid, KernelRow, ProgramResult, geomean_of};
 use super::runs::RunRecord;
 use super::svg;
+use std::ffi::OsString;
 use std::fmt::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Why a program can have no rows.
@@ -227,16 +230,25 @@ pub fn counted(count: usize, one: &str, many: &str) -> String {
 }
 
 /// A command line as a shell would take it back: arguments holding anything
-/// but letters, digits and `-_./=:,+@%` in single quotes.
-pub fn shell_words(command: &[String]) -> String {
+/// but letters, digits and `-_./=:,+@%` in single quotes, and those that are
+/// not UTF-8 as bash's `$'...'` with their bytes escaped.
+pub fn shell_words(command: &[OsString]) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
     command
         .iter()
-        .map(|word| {
-            if !word.is_empty() && word.chars().all(plain) {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', r"'\''"))
+        .map(|word| match word.to_str() {
+            Some(word) if !word.is_empty() && word.chars().all(plain) => word.to_string(),
+            Some(word) => format!("'{}'", word.replace('\'', r"'\''")),
+            None => {
+                let bytes = word.as_bytes().iter();
+                let escaped: String = bytes
+                    .map(|&b| match b {
+                        b'\'' | b'\\' => format!("\\{}", b as char),
+                        b' '..=b'~' => (b as char).to_string(),
+                        _ => format!("\\x{b:02x}"),
+                    })
+                    .collect();
+                format!("$'{escaped}'")
             }
         })
         .collect::<Vec<_>>()
@@ -255,8 +267,7 @@ pub fn write_all(study: &Study, out: &Path) -> Result<(), String> {
         ("runs.csv", runs_csv(study)),
     ];
     for (name, text) in files {
-        let path = out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        output::write_file(&out.join(name), &text)?;
     }
     Ok(())
 }
@@ -264,7 +275,8 @@ pub fn write_all(study: &Study, out: &Path) -> Result<(), String> {
 fn markdown(study: &Study, date: &str, devices: &str) -> String {
     let mut md = String::from("# gridsel compare\n\n");
     let others: Vec<&str> = study.compared().map(|(_, n)| n.as_str()).collect();
-    let forced = std::env::var(gridsel::config::ENV_DEVICE).ok();
+    let forced = gridsel::config::given(std::env::var_os(gridsel::config::ENV_DEVICE))
+        .map(|v| v.to_string_lossy().into_owned());
     let _ = writeln!(md, "- Date: {date}");
     let _ = writeln!(
         md,
@@ -302,10 +314,10 @@ fn markdown(study: &Study, date: &str, devices: &str) -> String {
             if program.env.is_empty() {
                 String::new()
             } else {
-                let env: Vec<String> = program
+                let env: Vec<OsString> = program
                     .env
                     .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
+                    .map(|(k, v)| format!("{k}={v}").into())
                     .collect();
                 format!(", with `{}`", escape_cell(&shell_words(&env)))
             }
@@ -524,6 +536,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStringExt;
 
     #[test]
     fn dates() {
@@ -546,8 +559,10 @@ mod tests {
 
     #[test]
     fn shell_words_quote_what_needs_it() {
-        let words = ["./gemm", "1024", "a b", "it's", ""].map(String::from);
+        let words = ["./gemm", "1024", "a b", "it's", ""].map(OsString::from);
         assert_eq!(shell_words(&words), r"./gemm 1024 'a b' 'it'\''s' ''");
+        let raw = OsString::from_vec(b"a\xff'\\ b".to_vec());
+        assert_eq!(shell_words(&[raw]), r"$'a\xff\'\\ b'");
     }
 
     #[test]

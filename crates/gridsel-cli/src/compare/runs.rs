@@ -2,14 +2,17 @@
 //! and profile files, its wall time and how it ended.
 
 use super::manifest::Program;
+use super::output;
 use gridsel::config::{ENV_POLICY, ENV_PROFILE};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
-use std::os::unix::process::ExitStatusExt;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 const LD_PRELOAD: &str = "LD_PRELOAD";
 
@@ -19,10 +22,20 @@ pub enum Status {
     Ok,
     Exit(i32),
     Signal(i32),
+    /// Killed after running this many seconds (`--timeout`).
+    TimedOut(u64),
     NotStarted(String),
 }
 
 impl Status {
+    fn of(status: ExitStatus) -> Self {
+        match status.code() {
+            Some(0) => Self::Ok,
+            Some(code) => Self::Exit(code),
+            None => Self::Signal(status.signal().unwrap_or_default()),
+        }
+    }
+
     pub fn ok(&self) -> bool {
         *self == Self::Ok
     }
@@ -32,7 +45,7 @@ impl Status {
         match self {
             Self::Ok => "0".into(),
             Self::Exit(code) => code.to_string(),
-            Self::Signal(_) | Self::NotStarted(_) => String::new(),
+            Self::Signal(_) | Self::TimedOut(_) | Self::NotStarted(_) => String::new(),
         }
     }
 }
@@ -43,6 +56,7 @@ impl fmt::Display for Status {
             Self::Ok => f.write_str("ok"),
             Self::Exit(code) => write!(f, "exit {code}"),
             Self::Signal(signal) => write!(f, "killed by signal {signal}"),
+            Self::TimedOut(secs) => write!(f, "timed out after {secs} s (--timeout), killed"),
             Self::NotStarted(why) => write!(f, "could not start: {why}"),
         }
     }
@@ -73,17 +87,45 @@ pub struct RunRecord {
     pub files: RunFiles,
 }
 
+/// What one run may take.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// From start to exit; past it the run's process group is killed.
+    pub timeout: Duration,
+    /// Bytes of output (stdout and stderr together) kept in the log; the
+    /// rest is read and dropped, so the program never blocks on a full pipe.
+    pub max_output: u64,
+}
+
+/// How long a killed run's output may take to close before `compare` moves
+/// on without it (a process that left the run's process group can hold
+/// the pipe open indefinitely).
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
 /// Runs `program` once under `policy` with `lib` preloaded, its stdout and
-/// stderr into `files.log`, its launches into `files.profile` (both replaced
-/// if present: a profile is appended to, and a stale one would mix runs).
-/// Returns the status and the wall seconds from start to exit.
-pub fn run(program: &Program, policy: &str, lib: &Path, files: &RunFiles) -> (Status, f64) {
+/// stderr into `files.log` (up to `limits.max_output`), its launches into
+/// `files.profile`; both are new files. The program leads a process group
+/// of its own, killed whole when it outlives `limits.timeout`. Returns the
+/// status and the wall seconds from start to exit.
+pub fn run(
+    program: &Program,
+    policy: &str,
+    lib: &Path,
+    files: &RunFiles,
+    limits: Limits,
+) -> (Status, f64) {
     let start = Instant::now();
-    let status = match spawn_and_wait(program, policy, lib, files) {
-        Ok(status) => status,
-        Err(e) => Status::NotStarted(e),
-    };
-    (status, start.elapsed().as_secs_f64())
+    match spawn_and_wait(program, policy, lib, files, limits, start) {
+        Ok((status, end)) => (status, (end - start).as_secs_f64()),
+        Err(e) => (Status::NotStarted(e), start.elapsed().as_secs_f64()),
+    }
+}
+
+/// What the threads watching a run report: the program's exit, and the
+/// end of its output (stdout and stderr share one pipe).
+enum Event {
+    Exited(std::io::Result<ExitStatus>, Instant),
+    OutputClosed,
 }
 
 fn spawn_and_wait(
@@ -91,20 +133,19 @@ fn spawn_and_wait(
     policy: &str,
     lib: &Path,
     files: &RunFiles,
-) -> Result<Status, String> {
-    let show = |path: &Path, e: std::io::Error| format!("{}: {e}", path.display());
-    match std::fs::remove_file(&files.profile) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(show(&files.profile, e)),
-        _ => {}
-    }
-    let log = File::create(&files.log).map_err(|e| show(&files.log, e))?;
-    let log_too = log.try_clone().map_err(|e| show(&files.log, e))?;
+    limits: Limits,
+    start: Instant,
+) -> Result<(Status, Instant), String> {
+    let log = output::create_file(&files.log)?;
     let theirs = program
         .env
         .get(LD_PRELOAD)
         .map(OsString::from)
         .or_else(|| std::env::var_os(LD_PRELOAD));
-    let status = Command::new(&program.command[0])
+    let show = |e: std::io::Error| format!("{}: {e}", program.command[0].to_string_lossy());
+    let (output, output_end) = gridsel::ffi::process::pipe().map_err(show)?;
+    let output_end_too = output_end.try_clone().map_err(show)?;
+    let mut child = Command::new(&program.command[0])
         .args(&program.command[1..])
         .current_dir(&program.cwd)
         .envs(&program.env)
@@ -113,15 +154,99 @@ fn spawn_and_wait(
         .env(LD_PRELOAD, preload_list(lib, theirs.as_deref()))
         // Every run would read the same input: none gets any.
         .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_too)
-        .status()
-        .map_err(|e| format!("{}: {e}", program.command[0]))?;
-    Ok(match status.code() {
-        Some(0) => Status::Ok,
-        Some(code) => Status::Exit(code),
-        None => Status::Signal(status.signal().unwrap_or_default()),
-    })
+        .stdout(output_end)
+        .stderr(output_end_too)
+        .process_group(0)
+        .spawn()
+        .map_err(show)?;
+    // The Command, and with it this process's writing ends, is gone: the
+    // output closes when the run and whatever inherited it have.
+    let group = child.id();
+    let (events, received) = mpsc::channel();
+    let output_events = events.clone();
+    std::thread::spawn(move || {
+        copy_capped(output, &mut CappedLog::new(log, limits.max_output));
+        let _ = output_events.send(Event::OutputClosed);
+    });
+    std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = events.send(Event::Exited(status, Instant::now()));
+    });
+
+    let mut deadline = start + limits.timeout;
+    let (mut exited, mut killed, mut open) = (None, false, true);
+    while exited.is_none() || open {
+        match received.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Event::Exited(status, at)) => exited = Some((status, at)),
+            Ok(Event::OutputClosed) => open = false,
+            // Past the deadline: the program, or something it started that
+            // still holds its output, is killed with its group.
+            Err(RecvTimeoutError::Timeout) if !killed => {
+                let _ = gridsel::ffi::process::kill_group(group);
+                killed = true;
+                deadline = Instant::now() + CLOSE_GRACE;
+            }
+            Err(_) => break,
+        }
+    }
+    let timed_out = Status::TimedOut(limits.timeout.as_secs());
+    match exited {
+        // Exited before the kill: its own status, whatever it left behind.
+        Some((Ok(status), at)) if !killed || at < start + limits.timeout => {
+            Ok((Status::of(status), at))
+        }
+        Some((Ok(_), at)) => Ok((timed_out, at)),
+        Some((Err(e), _)) => Err(format!("waiting for it: {e}")),
+        None => Ok((timed_out, Instant::now())),
+    }
+}
+
+/// A run's log: the first `max` bytes of its output, then one note.
+struct CappedLog {
+    file: File,
+    left: u64,
+    max: u64,
+    dropped: bool,
+}
+
+impl CappedLog {
+    fn new(file: File, max: u64) -> Self {
+        Self {
+            file,
+            left: max,
+            max,
+            dropped: false,
+        }
+    }
+
+    /// Keeps what fits. A failed write (a full disk) loses log text only:
+    /// the output is still read, so the program goes on.
+    fn write(&mut self, bytes: &[u8]) {
+        let kept = usize::try_from(self.left).map_or(bytes.len(), |left| left.min(bytes.len()));
+        let _ = self.file.write_all(&bytes[..kept]);
+        self.left -= kept as u64;
+        if kept < bytes.len() && !self.dropped {
+            self.dropped = true;
+            let _ = writeln!(
+                self.file,
+                "\n[gridsel compare: output past {} MiB dropped (--max-output)]",
+                self.max >> 20
+            );
+        }
+    }
+}
+
+/// Reads `output` to its end into `log`.
+fn copy_capped(mut output: impl Read, log: &mut CappedLog) {
+    let mut buffer = vec![0; 64 << 10];
+    loop {
+        match output.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => log.write(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// `LD_PRELOAD` for a run: gridsel first, then the caller's entries (the

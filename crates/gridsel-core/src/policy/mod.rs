@@ -60,10 +60,18 @@ impl FromStr for Policy {
             let parsed = spec.split_once(',').and_then(|(t, b)| {
                 Some((t.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?))
             });
+            // A grid no GPU can launch is refused here, with the policy's
+            // one error line, rather than cut down at every launch unsaid;
+            // what one kernel cannot launch is cut at its launches.
             return match parsed {
-                Some((t, b)) if t > 0 && b > 0 => Ok(Self::Fixed(Geometry::new(t, b))),
+                Some((t, b))
+                    if (1..=MAX_THREADS_PER_BLOCK).contains(&t)
+                        && (1..=MAX_BLOCKS).contains(&b) =>
+                {
+                    Ok(Self::Fixed(Geometry::new(t, b)))
+                }
                 _ => Err(format!(
-                    "`{text}`: fixed needs two positive integers, as in fixed:128,264"
+                    "`{text}`: fixed:T,B needs 1..={MAX_THREADS_PER_BLOCK} threads per block and 1..={MAX_BLOCKS} blocks, as in fixed:128,264"
                 )),
             };
         }
@@ -342,6 +350,10 @@ pub fn decide(
 /// CUDA's grid x-dimension limit.
 pub const MAX_BLOCKS: u32 = i32::MAX as u32;
 
+/// CUDA's limit on threads per block, on every GPU gridsel knows (a device
+/// description allows no more: [`DeviceDesc::validate`]).
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +405,9 @@ mod tests {
             "fixed:1",
             "fixed:a,b",
             "fixed:-1,2",
+            "fixed:99999,1",
+            "fixed:1025,1",
+            "fixed:1024,2147483648",
         ] {
             let err = bad.parse::<Policy>().unwrap_err();
             assert!(err.contains("fixed"), "{bad}: {err}");

@@ -244,7 +244,7 @@ pub struct KernelArgs {
     /// libomptarget reads it): gridsel writes only x, so such launches are
     /// left alone.
     pub multi_dimensional: bool,
-    /// A flag outside [`FLAGS_OPEN_TO_GRIDSEL`] is set (v2+): the program
+    /// A flag other than `NoWait` and `DynCGroupMemFallback` is set (v2+): the program
     /// asked for exactly its grid (strict, cooperative or CUDA-style), so
     /// gridsel leaves the launch alone.
     pub grid_fixed: bool,

@@ -132,8 +132,9 @@ pub unsafe fn launch_with(
         }
     })
     .flatten();
-    // Multi-dimensional launches are the program's own business.
-    let Some(mut kernel_args) = read.filter(|a| !a.multi_dimensional) else {
+    // Multi-dimensional launches and grids a flag fixes (strict, cooperative)
+    // are the program's own business.
+    let Some(mut kernel_args) = read.filter(KernelArgs::grid_may_change) else {
         // SAFETY: the caller's own arguments, unchanged.
         return unsafe { real(loc, device_id, num_teams, thread_limit, host_ptr, args) };
     };

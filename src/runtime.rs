@@ -443,7 +443,9 @@ impl Runtime {
             observe: false,
         };
         let (device, kernel, desc) = (&*plan.device, plan.kernel(), request.desc);
-        let proposal = match plan::may_change(&desc, self.config.opt_in) {
+        let proposal = match plan::may_change(&desc, self.config.opt_in)
+            .and_then(|()| plan::may_change_kernel(kernel))
+        {
             Ok(()) => self.policy.decide(&plan.launch()),
             Err(keep) => {
                 // A rule the user can lift is said at info, with the

@@ -58,7 +58,11 @@ struct KernelArgsHead {
     tripcount: u64,
 }
 
-/// `KernelArgsTy` of versions 2 and 3 (LLVM 16 to 22).
+/// `KernelArgsTy` of versions 2 to 5: one layout, 104 bytes. LLVM's main
+/// branch renamed the grid fields `UserNumBlocks`/`UserThreadLimit` and
+/// added flag bits, but kept every offset (its `static_assert` pins the size);
+/// versions 4 and 5 changed where the implicit `dyn_ptr` argument goes in the
+/// argument arrays, which gridsel never touches (docs/abi.md §2).
 #[repr(C)]
 struct KernelArgsV2 {
     head: KernelArgsHead,
@@ -67,6 +71,18 @@ struct KernelArgsV2 {
     thread_limit: [u32; 3],
     dyn_cgroup_mem: u32,
 }
+
+/// `Flags.NoWait`: the call returns before the kernel ends.
+const FLAG_NOWAIT: u64 = 1;
+/// `Flags.DynCGroupMemFallback` (2 bits): what the runtime does when dynamic
+/// shared memory does not fit; the same for any grid.
+const FLAG_DYN_CGROUP_MEM_FALLBACK: u64 = 0b11 << 2;
+/// Every flag bit that leaves the grid to gridsel. The others say the grid is
+/// not the runtime's to choose: `IsCUDA` (a CUDA-style launch with its own
+/// grid), `Cooperative` (every block must be resident at once), the
+/// `StrictBlocks`/`StrictThreads` of LLVM's main branch (launch exactly the
+/// given grid) and any bit a later LLVM adds.
+const FLAGS_OPEN_TO_GRIDSEL: u64 = FLAG_NOWAIT | FLAG_DYN_CGROUP_MEM_FALLBACK;
 
 const _: () = assert!(size_of::<EntryV1>() == 32);
 const _: () = assert!(size_of::<EntryV2>() == 56);
@@ -88,7 +104,7 @@ impl fmt::Display for AbiError {
             Self::UnknownKernelArgsVersion(v) => {
                 write!(
                     f,
-                    "KernelArgs version {v} has a layout gridsel does not know (1-3 are supported)"
+                    "KernelArgs version {v} has a layout gridsel does not know (1-5 are supported)"
                 )
             }
             Self::BadRange(what) => write!(f, "{what} has an invalid address range"),
@@ -224,13 +240,18 @@ pub struct KernelArgs {
     pub trip_count: u64,
     /// `Flags.NoWait` (v2+): the call returns before the kernel ends.
     pub nowait: bool,
-    /// A y or z dimension was given (v2+): gridsel writes only x, so such
-    /// launches are left alone.
+    /// A y or z dimension other than 1 was given (v2+; 0 stands for 1, as
+    /// libomptarget reads it): gridsel writes only x, so such launches are
+    /// left alone.
     pub multi_dimensional: bool,
+    /// A flag other than `NoWait` and `DynCGroupMemFallback` is set (v2+): the program
+    /// asked for exactly its grid (strict, cooperative or CUDA-style), so
+    /// gridsel leaves the launch alone.
+    pub grid_fixed: bool,
 }
 
 impl KernelArgs {
-    /// Validates the version and reads the trip count.
+    /// Validates the version and reads the trip count and flags.
     ///
     /// # Safety
     /// `ptr` must be null or point to the `KernelArgsTy` of this launch.
@@ -245,32 +266,42 @@ impl KernelArgs {
                 trip_count: head.tripcount,
                 nowait: false,
                 multi_dimensional: false,
+                grid_fixed: false,
             }),
-            2..=3 => {
-                // SAFETY: versions 2-3 have this layout.
+            2..=5 => {
+                // SAFETY: versions 2-5 have this layout.
                 let v2 = unsafe { &*(ptr as *const KernelArgsV2) };
+                let beyond_x = |dims: &[u32; 3]| dims[1..].iter().any(|&d| d > 1);
                 Ok(Self {
                     ptr,
                     version: head.version,
                     trip_count: head.tripcount,
-                    nowait: v2.flags & 1 != 0,
-                    multi_dimensional: v2.num_teams[1..] != [0, 0]
-                        || v2.thread_limit[1..] != [0, 0],
+                    nowait: v2.flags & FLAG_NOWAIT != 0,
+                    multi_dimensional: beyond_x(&v2.num_teams) || beyond_x(&v2.thread_limit),
+                    grid_fixed: v2.flags & !FLAGS_OPEN_TO_GRIDSEL != 0,
                 })
             }
             v => Err(AbiError::UnknownKernelArgsVersion(v)),
         }
     }
 
+    /// Whether gridsel may write a grid into this launch: one-dimensional and
+    /// not fixed by a flag.
+    pub fn grid_may_change(&self) -> bool {
+        !self.multi_dimensional && !self.grid_fixed
+    }
+
     /// Writes the grid where this version's launch reads it: v1 takes the
-    /// call arguments only, v2+ reads `NumTeams[0]`/`ThreadLimit[0]`.
+    /// call arguments only, v2+ reads `NumTeams[0]`/`ThreadLimit[0]`
+    /// (`UserNumBlocks[0]`/`UserThreadLimit[0]` on LLVM's main branch). The
+    /// y and z entries stay as the program wrote them (0 or 1).
     pub fn write_grid(&mut self, num_teams: i32, thread_limit: i32) {
         if self.version >= 2 {
-            // SAFETY: version 2-3 structs have this layout (checked in `read`),
+            // SAFETY: version 2-5 structs have this layout (checked in `read`),
             // and the caller rebuilds the struct before every launch.
             let args = unsafe { &mut *(self.ptr as *mut KernelArgsV2) };
-            args.num_teams = [num_teams as u32, 0, 0];
-            args.thread_limit = [thread_limit as u32, 0, 0];
+            args.num_teams[0] = num_teams as u32;
+            args.thread_limit[0] = thread_limit as u32;
         }
     }
 }
@@ -279,61 +310,171 @@ impl KernelArgs {
 mod tests {
     use super::*;
 
-    fn v3(flags: u64, num_teams: [u32; 3], thread_limit: [u32; 3]) -> KernelArgsV2 {
-        KernelArgsV2 {
-            head: KernelArgsHead {
-                version: 3,
-                num_args: 0,
-                pointers: [std::ptr::null(); 6],
-                tripcount: 1000,
-            },
-            flags,
-            num_teams,
-            thread_limit,
-            dyn_cgroup_mem: 0,
+    /// Byte offsets of `KernelArgsTy`'s fields in LLVM's field order
+    /// (`Version`, `NumArgs`, six pointers, `Tripcount`, `Flags`,
+    /// `NumTeams[3]`/`UserNumBlocks[3]`, `ThreadLimit[3]`/`UserThreadLimit[3]`,
+    /// `DynCGroupMem`), written out rather than derived from the Rust structs
+    /// so that a wrong struct fails the tests.
+    const VERSION: usize = 0;
+    const NUM_ARGS: usize = 4;
+    const ARG_BASE_PTRS: usize = 8;
+    const TRIPCOUNT: usize = 56;
+    const FLAGS: usize = 64;
+    const NUM_TEAMS: usize = 72;
+    const THREAD_LIMIT: usize = 84;
+    const DYN_CGROUP_MEM: usize = 96;
+    const V2_SIZE: usize = 104;
+
+    /// A launch's arguments as the bytes clang stores on the stack, in a
+    /// buffer larger than any version so that a write past the end shows.
+    struct Bytes([u64; 16]);
+
+    impl Bytes {
+        fn new(version: u32, flags: u64, teams: [u32; 3], threads: [u32; 3]) -> Self {
+            // 0xA5 everywhere first: fields gridsel must not touch stay so.
+            let mut b = Self([0xA5A5_A5A5_A5A5_A5A5; 16]);
+            b.put(VERSION, &version.to_le_bytes());
+            b.put(NUM_ARGS, &2u32.to_le_bytes());
+            b.put(TRIPCOUNT, &1000u64.to_le_bytes());
+            if version >= 2 {
+                b.put(FLAGS, &flags.to_le_bytes());
+                for i in 0..3 {
+                    b.put(NUM_TEAMS + 4 * i, &teams[i].to_le_bytes());
+                    b.put(THREAD_LIMIT + 4 * i, &threads[i].to_le_bytes());
+                }
+                b.put(DYN_CGROUP_MEM, &0u32.to_le_bytes());
+            }
+            b
+        }
+
+        fn bytes(&mut self) -> &mut [u8] {
+            // SAFETY: a u64 array viewed as its bytes.
+            unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), 128) }
+        }
+
+        fn put(&mut self, at: usize, v: &[u8]) {
+            self.bytes()[at..at + v.len()].copy_from_slice(v);
+        }
+
+        fn u32_at(&mut self, at: usize) -> u32 {
+            u32::from_le_bytes(self.bytes()[at..at + 4].try_into().unwrap())
+        }
+
+        fn read(&mut self) -> Result<KernelArgs, AbiError> {
+            // SAFETY: 128 readable, aligned bytes, more than any layout.
+            unsafe { KernelArgs::read(self.0.as_mut_ptr().cast()) }
         }
     }
 
     #[test]
-    fn reads_nowait_and_extra_dimensions_and_writes_x_only() {
-        let mut plain = v3(0, [0; 3], [0; 3]);
-        // SAFETY: a well-formed version 3 struct.
-        let mut args = unsafe { KernelArgs::read((&raw mut plain).cast()) }.unwrap();
+    fn the_structs_have_llvms_offsets() {
+        assert_eq!(std::mem::offset_of!(KernelArgsHead, version), VERSION);
+        assert_eq!(std::mem::offset_of!(KernelArgsHead, num_args), NUM_ARGS);
         assert_eq!(
-            (args.trip_count, args.nowait, args.multi_dimensional),
-            (1000, false, false)
+            std::mem::offset_of!(KernelArgsHead, pointers),
+            ARG_BASE_PTRS
         );
-        args.write_grid(264, 128);
+        assert_eq!(std::mem::offset_of!(KernelArgsHead, tripcount), TRIPCOUNT);
+        assert_eq!(std::mem::offset_of!(KernelArgsV2, flags), FLAGS);
+        assert_eq!(std::mem::offset_of!(KernelArgsV2, num_teams), NUM_TEAMS);
         assert_eq!(
-            (plain.num_teams, plain.thread_limit),
-            ([264, 0, 0], [128, 0, 0])
+            std::mem::offset_of!(KernelArgsV2, thread_limit),
+            THREAD_LIMIT
         );
+        assert_eq!(
+            std::mem::offset_of!(KernelArgsV2, dyn_cgroup_mem),
+            DYN_CGROUP_MEM
+        );
+        assert_eq!(size_of::<KernelArgsV2>(), V2_SIZE);
+    }
 
-        let mut nowait = v3(1, [0; 3], [0; 3]);
-        // SAFETY: as above.
-        assert!(
-            unsafe { KernelArgs::read((&raw mut nowait).cast()) }
-                .unwrap()
-                .nowait
+    #[test]
+    fn version_1_is_read_and_its_bytes_are_never_written() {
+        // clang 15: 64 bytes up to the trip count, the grid in the call only.
+        let mut b = Bytes::new(1, 0, [0; 3], [0; 3]);
+        let before = b.bytes().to_vec();
+        let mut args = b.read().unwrap();
+        assert_eq!((args.version, args.trip_count), (1, 1000));
+        assert!(args.grid_may_change());
+        args.write_grid(264, 128);
+        assert_eq!(b.bytes(), &before[..]);
+    }
+
+    #[test]
+    fn every_104_byte_version_is_read_and_written_at_its_offsets() {
+        // 2: clang 16-17; 3: clang 18-22; 4 and 5: LLVM's main branch, 5 in
+        // clang 23 (docs/abi.md §2).
+        for version in 2..=5 {
+            let mut b = Bytes::new(version, 0, [0; 3], [0; 3]);
+            let mut args = b.read().unwrap();
+            assert_eq!((args.version, args.trip_count), (version, 1000));
+            assert!(!args.nowait && args.grid_may_change(), "v{version}");
+            args.write_grid(264, 96);
+            assert_eq!(
+                [b.u32_at(NUM_TEAMS), b.u32_at(THREAD_LIMIT)],
+                [264, 96],
+                "v{version}"
+            );
+            // y and z, the flags and the dynamic shared memory stay as given.
+            for at in [
+                NUM_TEAMS + 4,
+                NUM_TEAMS + 8,
+                THREAD_LIMIT + 4,
+                THREAD_LIMIT + 8,
+            ] {
+                assert_eq!(b.u32_at(at), 0, "v{version} offset {at}");
+            }
+            assert_eq!(b.u32_at(FLAGS), 0);
+            assert_eq!(b.u32_at(DYN_CGROUP_MEM), 0);
+            // Nothing after the struct.
+            assert!(
+                b.bytes()[V2_SIZE..].iter().all(|&x| x == 0xA5),
+                "v{version}"
+            );
+        }
+    }
+
+    #[test]
+    fn y_and_z_of_one_are_one_dimensional_and_stay_one() {
+        // LLVM's main branch reads 0 in y and z as 1; a compiler may write either.
+        let mut b = Bytes::new(5, 0, [0, 1, 1], [0, 1, 1]);
+        let mut args = b.read().unwrap();
+        assert!(args.grid_may_change());
+        args.write_grid(8, 128);
+        assert_eq!(
+            [NUM_TEAMS, NUM_TEAMS + 4, THREAD_LIMIT, THREAD_LIMIT + 4].map(|at| b.u32_at(at)),
+            [8, 1, 128, 1]
         );
-        let mut two_d = v3(0, [0, 4, 0], [0; 3]);
-        // SAFETY: as above.
-        assert!(
-            unsafe { KernelArgs::read((&raw mut two_d).cast()) }
-                .unwrap()
-                .multi_dimensional
-        );
+        let mut two_d = Bytes::new(5, 0, [0, 4, 1], [0; 3]);
+        assert!(!two_d.read().unwrap().grid_may_change());
+    }
+
+    #[test]
+    fn flags_that_fix_the_grid_leave_the_launch_alone() {
+        // NoWait (bit 0) and DynCGroupMemFallback (bits 2-3) leave the grid open.
+        let mut nowait = Bytes::new(3, 1, [0; 3], [0; 3]);
+        let args = nowait.read().unwrap();
+        assert!(args.nowait && args.grid_may_change());
+        let mut fallback = Bytes::new(5, 0b1100, [0; 3], [0; 3]);
+        assert!(fallback.read().unwrap().grid_may_change());
+        // IsCUDA (bit 1), Cooperative (bit 4), and any bit gridsel does not
+        // know (main's StrictBlocks/StrictThreads among them) fix it.
+        for flags in [1 << 1, 1 << 4, 1 << 5, 1 << 6, 1 << 63] {
+            let mut b = Bytes::new(5, flags, [7, 1, 1], [64, 1, 1]);
+            let args = b.read().unwrap();
+            assert!(args.grid_fixed && !args.grid_may_change(), "{flags:#x}");
+        }
     }
 
     #[test]
     fn unknown_versions_and_null_are_errors() {
-        let mut args = v3(0, [0; 3], [0; 3]);
-        args.head.version = 9;
-        // SAFETY: a readable struct with an unknown version.
-        assert_eq!(
-            unsafe { KernelArgs::read((&raw mut args).cast()) }.err(),
-            Some(AbiError::UnknownKernelArgsVersion(9))
-        );
+        for version in [0, 6, 9] {
+            let mut b = Bytes::new(version, 0, [0; 3], [0; 3]);
+            assert_eq!(
+                b.read().err(),
+                Some(AbiError::UnknownKernelArgsVersion(version))
+            );
+        }
         // SAFETY: null is allowed and rejected.
         assert_eq!(
             unsafe { KernelArgs::read(std::ptr::null_mut()) }.err(),

@@ -41,6 +41,12 @@ pub enum Keep {
     /// No `distribute` loop on the construct: every team runs the region's
     /// team-level code (`GRIDSEL_TEAMS_REGIONS=change` opens it).
     NoTripCount,
+    /// The kernel environment names an execution mode other than Generic,
+    /// SPMD and Generic-SPMD: bare kernels (0), whose grid is the program's,
+    /// and LLVM 22's SPMD-No-Loop kernels (6), which run one iteration per
+    /// thread with no loop around it, so that a smaller grid would skip
+    /// iterations.
+    UnknownExecMode(u8),
 }
 
 impl Keep {
@@ -63,6 +69,12 @@ impl fmt::Display for Keep {
             }
             Self::NoTripCount => {
                 "no trip count: no distribute loop on the construct, so each team runs the region's team-level code (GRIDSEL_TEAMS_REGIONS=change if the results do not depend on the number of teams)"
+            }
+            Self::UnknownExecMode(mode) => {
+                return write!(
+                    f,
+                    "execution mode {mode} is not Generic, SPMD or Generic-SPMD; such kernels may depend on their grid"
+                );
             }
         })
     }
@@ -125,6 +137,19 @@ pub fn may_change(launch: &LaunchDesc, opt_in: OptIn) -> Result<(), Keep> {
     }
 }
 
+/// Whether gridsel may choose any grid for this kernel: not when its kernel
+/// environment names an execution mode gridsel does not know
+/// ([`Keep::UnknownExecMode`]). Kernels without an environment (host images,
+/// older compilers) are judged by their launches alone.
+pub fn may_change_kernel(kernel: &KernelDesc) -> Result<(), Keep> {
+    match kernel.environment {
+        Some(env) if ExecMode::from_raw(env.exec_mode).is_none() => {
+            Err(Keep::UnknownExecMode(env.exec_mode))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The `(num_teams, thread_limit)` pair that makes libomptarget launch `g`.
 ///
 /// Generic-mode kernels get a warp added to any thread limit by the runtime
@@ -151,6 +176,29 @@ pub struct Choice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_of_an_unknown_execution_mode_are_kept() {
+        use crate::kernel::KernelEnvironment;
+        let with_mode = |exec_mode| KernelDesc {
+            environment: Some(KernelEnvironment {
+                exec_mode,
+                ..KernelEnvironment::default()
+            }),
+            ..KernelDesc::named("k")
+        };
+        for known in [1, 2, 3] {
+            assert_eq!(may_change_kernel(&with_mode(known)), Ok(()));
+        }
+        // 0: bare; 6: LLVM 22's SPMD-No-Loop; 8: a mode yet to come.
+        for unknown in [0, 6, 8] {
+            assert_eq!(
+                may_change_kernel(&with_mode(unknown)),
+                Err(Keep::UnknownExecMode(unknown))
+            );
+        }
+        assert_eq!(may_change_kernel(&KernelDesc::named("host")), Ok(()));
+    }
 
     fn launch(num_teams: i32, thread_limit: i32, trip_count: u64) -> LaunchDesc {
         LaunchDesc {

@@ -899,16 +899,56 @@ fn sm90_program(source: &str) -> Option<PathBuf> {
     sm90_build(&format!("{source}-sm90"), &c_source(source), &[])
 }
 
+/// kernels.c built for sm_90 by clang-21 in Debian unstable's root, with the
+/// copy of the CUDA 12 tools there. (Debian's LLVM 22 and 23 ship no NVPTX
+/// device runtime, so their clang cannot link an sm_90 OpenMP program.)
+fn sm90_kernels_llvm21() -> Option<Built> {
+    if !require_llvm(21) {
+        return None;
+    }
+    let program = cached("kernels.c-sm90-llvm21", |out| {
+        let src = c_source("kernels.c");
+        let args = [
+            "-O3",
+            "-fopenmp",
+            "--offload-arch=sm_90",
+            "--cuda-path=/opt/cuda",
+            &src.to_string_lossy(),
+        ];
+        build_in_llvm_root(out, 21, &args)
+    });
+    Some(Built {
+        program,
+        in_llvm_root: true,
+    })
+}
+
 #[test]
 fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
-    let Some(program) = sm90_program("kernels.c") else {
-        return;
-    };
+    let builds = [
+        (19, sm90_program("kernels.c").map(Built::here)),
+        (21, sm90_kernels_llvm21()),
+    ];
     let expected = reference_kernels_stdout();
+    for (version, built) in builds {
+        let Some(built) = built else {
+            continue;
+        };
+        sm90_kernels_are_described(version, &built, &expected);
+    }
+}
+
+/// What `sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host`
+/// checks of one LLVM version's build.
+fn sm90_kernels_are_described(version: u32, built: &Built, expected: &str) {
     // No GPU here: the host fallback computes the same results.
-    assert_eq!(run_plain(&program, &["all"], &[]).ok().stdout, expected);
-    let run = run_gridsel(&program, &["all"], &[H100, LOG_INFO]).ok();
-    assert_eq!(run.stdout, expected);
+    assert_eq!(
+        built.run(&["all"], &[], &[]).ok().stdout,
+        expected,
+        "LLVM {version}"
+    );
+    let run = built.run(&["all"], &[H100, LOG_INFO], &[&lib()]).ok();
+    assert_eq!(run.stdout, expected, "LLVM {version}");
     run.assert_one_gridsel_line_with("registered 4 offload entries from 1 device images");
     let decided = decisions(&run, "_teams_loop_l");
     assert_eq!(decided.len(), 2, "{}", run.stderr);

@@ -435,18 +435,56 @@ enum Toolchain {
     LlvmRoot,
 }
 
-/// Every LLVM version tested: its toolchain, the KernelArgs version its
-/// clang emits, and what its host plugin reports launching when gridsel
-/// asks for 11 x 96: nothing (15 and 16 print no launch line), that grid (19),
-/// or one block of one thread whatever the grid (21 on). LLVM 20 is not in
-/// Debian's archive.
-const VERSIONS: [(u32, Toolchain, u32, Option<(u32, u32)>); 6] = [
-    (15, Toolchain::HereUnpacked, 1, None),
-    (16, Toolchain::HereUnpacked, 2, None),
-    (19, Toolchain::Here19, 3, Some((11, 96))),
-    (21, Toolchain::LlvmRoot, 3, Some((1, 1))),
-    (22, Toolchain::LlvmRoot, 3, Some((1, 1))),
-    (23, Toolchain::LlvmRoot, 5, Some((1, 1))),
+/// One LLVM version under test.
+struct Version {
+    llvm: u32,
+    toolchain: Toolchain,
+    /// The KernelArgs version its clang emits.
+    kernel_args: u32,
+    /// What its host plugin reports launching when gridsel asks for 11 x 96:
+    /// nothing (15 and 16 print no launch line), that grid (19), or one block
+    /// of one thread whatever the grid (21 on).
+    host_launch: Option<(u32, u32)>,
+}
+
+/// Every LLVM version tested. LLVM 20 is not in Debian's archive.
+const VERSIONS: [Version; 6] = [
+    Version {
+        llvm: 15,
+        toolchain: Toolchain::HereUnpacked,
+        kernel_args: 1,
+        host_launch: None,
+    },
+    Version {
+        llvm: 16,
+        toolchain: Toolchain::HereUnpacked,
+        kernel_args: 2,
+        host_launch: None,
+    },
+    Version {
+        llvm: 19,
+        toolchain: Toolchain::Here19,
+        kernel_args: 3,
+        host_launch: Some((11, 96)),
+    },
+    Version {
+        llvm: 21,
+        toolchain: Toolchain::LlvmRoot,
+        kernel_args: 3,
+        host_launch: Some((1, 1)),
+    },
+    Version {
+        llvm: 22,
+        toolchain: Toolchain::LlvmRoot,
+        kernel_args: 3,
+        host_launch: Some((1, 1)),
+    },
+    Version {
+        llvm: 23,
+        toolchain: Toolchain::LlvmRoot,
+        kernel_args: 5,
+        host_launch: Some((1, 1)),
+    },
 ];
 
 /// LLVM 23.1.4's host plugin (Debian's) crashes at the first kernel launch of
@@ -528,8 +566,9 @@ impl Built {
 fn every_kernel_args_version_gets_the_grid() {
     let expected = run_plain(&kernels(), &["loop", "1000"], &[]).ok().stdout;
     let mut checked = vec![];
-    for (version, toolchain, struct_version, host_launch) in VERSIONS {
-        let Some(built) = kernels_llvm(version, toolchain) else {
+    for tested in VERSIONS {
+        let (version, struct_version) = (tested.llvm, tested.kernel_args);
+        let Some(built) = kernels_llvm(version, tested.toolchain) else {
             continue;
         };
         let crashes = HOST_PLUGIN_CRASHES.contains(&version);
@@ -576,7 +615,7 @@ fn every_kernel_args_version_gets_the_grid() {
         );
         run.assert_one_gridsel_line_with("-> lloyd 11 blocks x 96 threads");
         if !crashes {
-            let launched: Vec<(u32, u32)> = host_launch.into_iter().collect();
+            let launched: Vec<(u32, u32)> = tested.host_launch.into_iter().collect();
             run.assert_launches_of("_teams_loop_l", &launched);
         }
         // Under the llvm policy the launch arrives as the program made it.

@@ -7,6 +7,9 @@
 #     KernelArgs v1/v2 tests;
 #   - CUDA 12 ptxas/libdevice and an nvlink stand-in from PyPI, for sm_90
 #     images (bench/toolchain/setup.sh);
+#   - clang 21, 22 and 23 with their runtimes in a Debian unstable root under
+#     target/llvm-toolchains (scripts/llvm-toolchains.sh; about 2.5 minutes
+#     and 1.9 GB the first time);
 #   - matplotlib for the harness's plot;
 #   - a Rust toolchain when none is installed.
 set -euo pipefail
@@ -40,3 +43,4 @@ python3 -c 'import matplotlib' 2>/dev/null ||
 
 bash "$repo/tests/llvm-runtimes.sh" "$repo/target/llvm-runtimes" >/dev/null
 bash "$repo/bench/toolchain/setup.sh" >/dev/null
+bash "$repo/scripts/llvm-toolchains.sh" >/dev/null

@@ -299,13 +299,21 @@ pub fn assert_contains_all(text: &str, parts: &[&str]) {
     }
 }
 
-/// `... Launching kernel <name> with <B> blocks and <T> threads in <mode> mode`.
+/// `... Launching kernel <name> with <B> blocks and <T> threads in <mode> mode`,
+/// or, from LLVM 21 on, `[<B>,1,1] blocks and [<T>,1,1] threads` (the x
+/// dimension is taken).
 fn parse_launch(line: &str) -> Option<(String, u32, u32)> {
     let rest = &line[line.find("Launching kernel ")? + "Launching kernel ".len()..];
     let words: Vec<&str> = rest.split_whitespace().collect();
+    let x = |word: &str| -> Option<u32> {
+        let dims = word.strip_prefix('[').and_then(|w| w.strip_suffix(']'));
+        dims.map_or(word, |d| d.split(',').next().unwrap_or(d))
+            .parse()
+            .ok()
+    };
     match words.as_slice() {
         [name, "with", b, "blocks", "and", t, "threads", ..] => {
-            Some((name.to_string(), b.parse().ok()?, t.parse().ok()?))
+            Some((name.to_string(), x(b)?, x(t)?))
         }
         _ => None,
     }
@@ -336,8 +344,29 @@ const CONTROLLED: &[&str] = &[
 /// Runs `program args` with `env`, preloading `preload` (a list of libraries;
 /// empty runs without gridsel).
 pub fn run_with(program: &Path, args: &[&str], env: &[(&str, &str)], preload: &[&Path]) -> Run {
-    let mut cmd = Command::new(program);
-    cmd.args(args);
+    run_command(Launch::Here(program), args, env, preload)
+}
+
+/// Where a program runs.
+enum Launch<'a> {
+    /// On this machine.
+    Here(&'a Path),
+    /// Inside the root of scripts/llvm-toolchains.sh, through `env` there so
+    /// that only the program, not the commands that enter the root, gets
+    /// `LD_PRELOAD`.
+    InLlvmRoot(&'a Path),
+}
+
+/// Runs a program as `run_with` describes.
+fn run_command(launch: Launch, args: &[&str], env: &[(&str, &str)], preload: &[&Path]) -> Run {
+    let mut cmd = match launch {
+        Launch::Here(program) => Command::new(program),
+        Launch::InLlvmRoot(_) => {
+            let mut cmd = llvm_root_command();
+            cmd.arg("env");
+            cmd
+        }
+    };
     for var in CONTROLLED {
         cmd.env_remove(var);
     }
@@ -352,17 +381,28 @@ pub fn run_with(program: &Path, args: &[&str], env: &[(&str, &str)], preload: &[
     if !preload.is_empty() {
         cmd.env("GRIDSEL_POLICY", "lloyd");
     }
-    if !preload.is_empty() {
-        let list: Vec<String> = preload
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        cmd.env("LD_PRELOAD", list.join(" "));
-    }
     cmd.envs(env.iter().copied());
+    let list: Vec<String> = preload
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    match launch {
+        Launch::Here(_) => {
+            if !list.is_empty() {
+                cmd.env("LD_PRELOAD", list.join(" "));
+            }
+        }
+        Launch::InLlvmRoot(program) => {
+            if !list.is_empty() {
+                cmd.arg(format!("LD_PRELOAD={}", list.join(" ")));
+            }
+            cmd.arg(program);
+        }
+    }
+    cmd.args(args);
     let out: Output = cmd
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -391,4 +431,65 @@ pub fn spy_library() -> PathBuf {
             &["-O2", "-shared", "-fPIC", &src.to_string_lossy(), "-ldl"],
         )
     })
+}
+
+// ---- LLVM 21-23 in Debian unstable's root ------------------------------------
+
+/// The Debian unstable root of scripts/llvm-toolchains.sh, which holds clang
+/// 21-23 and their runtimes (they need unstable's glibc).
+pub fn llvm_root() -> PathBuf {
+    std::env::var_os("GRIDSEL_LLVM_ROOT")
+        .map_or_else(|| repo().join("target/llvm-toolchains/sid"), PathBuf::from)
+}
+
+/// `scripts/llvm-root.sh`, which runs a command in that root with the
+/// repository at its own path.
+fn llvm_root_command() -> Command {
+    let mut cmd = Command::new(repo().join("scripts/llvm-root.sh"));
+    cmd.env("GRIDSEL_LLVM_ROOT", llvm_root());
+    cmd
+}
+
+/// Whether clang-`version` and its offload runtime are in the root (see
+/// `require`: a skip with the reason here, a failure in CI).
+pub fn require_llvm(version: u32) -> bool {
+    let lib = llvm_root().join(format!("usr/lib/llvm-{version}/lib"));
+    let bin = llvm_root().join(format!("usr/lib/llvm-{version}/bin/clang"));
+    require(
+        &format!(
+            "clang-{version} and its runtime in {} (scripts/llvm-toolchains.sh)",
+            llvm_root().display()
+        ),
+        bin.exists() && lib.join("libomptarget.so").exists(),
+    )
+}
+
+/// Builds `out` with clang-`version` inside the root; paths in `args` must
+/// lie in the repository.
+pub fn build_in_llvm_root(out: &Path, version: u32, args: &[&str]) -> PathBuf {
+    let mut cmd = llvm_root_command();
+    cmd.arg(format!("clang-{version}"))
+        .args(args)
+        .arg("-o")
+        .arg(out);
+    let result = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        result.status.success(),
+        "clang-{version} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    out.to_path_buf()
+}
+
+/// `run_with` for a program built by `build_in_llvm_root`, run inside the root.
+pub fn run_in_llvm_root(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    preload: &[&Path],
+) -> Run {
+    run_command(Launch::InLlvmRoot(program), args, env, preload)
 }

@@ -510,6 +510,43 @@ fn kernel_args_v1_v2_and_v3_get_the_grid() {
     eprintln!("checked LLVM {checked:?}");
 }
 
+/// The libomptarget in the process is named once at start, with the LLVM
+/// release whose grid rule gridsel then models; releases it does not model
+/// (15, 16) get LLVM 19's rule, and the line says so.
+#[test]
+fn the_libomptarget_in_the_process_is_identified_at_start() {
+    let mut checked = vec![];
+    for version in [15, 16, 19] {
+        let (program, lib_dir) = if version == 19 {
+            (kernels(), PathBuf::from(LLVM19_LIB))
+        } else {
+            match kernels_llvm(version) {
+                Some(found) => found,
+                None => continue,
+            }
+        };
+        let run = run_gridsel(&program, &["loop", "1000"], &[H100, LOG_INFO]).ok();
+        let line = run.assert_one_gridsel_line_with("libomptarget ");
+        let file = std::fs::canonicalize(lib_dir.join("libomptarget.so")).unwrap();
+        let named = format!(
+            "gridsel: info: libomptarget {}: LLVM {version}",
+            file.display()
+        );
+        if version == 19 {
+            assert_eq!(line, named);
+        } else {
+            assert_eq!(
+                line,
+                format!(
+                    "{named}, whose grid rule gridsel does not model; LLVM 19's stands in for it"
+                )
+            );
+        }
+        checked.push(version);
+    }
+    eprintln!("checked LLVM {checked:?}");
+}
+
 // ---- 8. bad input -------------------------------------------------------------
 
 /// Runs kernels.c under gridsel with `env` (plus `LIBOMPTARGET_INFO=16`) and

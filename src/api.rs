@@ -265,6 +265,8 @@ impl CDevice {
             register_alloc_unit: self.register_alloc_unit,
             shared_alloc_unit: self.shared_alloc_unit,
             reserved_shared_per_block: self.reserved_shared_per_block,
+            // The C struct names no LLVM release: LLVM 19's rule, as documented.
+            llvm: policy::llvm::LlvmRule::FALLBACK,
         }
     }
 }
@@ -366,7 +368,7 @@ pub unsafe extern "C" fn gridsel_select(
         let Some(decision) = policy::decide(&policy, &device, &kernel, &launch) else {
             return GRIDSEL_ERR_POLICY;
         };
-        let llvm = policy::llvm::llvm19(&device, &kernel, &launch);
+        let llvm = policy::llvm::grid(&device, &kernel, &launch);
         let loop_class = match decision.class {
             crate::LoopClass::None => 0,
             crate::LoopClass::Short => 1,

@@ -10,7 +10,7 @@
 
 use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
-use crate::ffi::cuda;
+use crate::ffi::{cuda, dl};
 use crate::files;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::guard::boundary;
@@ -21,7 +21,7 @@ use crate::policy::forest::ForestPolicy;
 use crate::policy::sweep::SweepPolicy;
 use crate::policy::{
     DEFAULT_POLICY, Decision, FixedBeyondSafeRange, GridPolicy, Launch, Limits, Policy, Stateless,
-    llvm::llvm19,
+    llvm::{self, LlvmRule},
 };
 use crate::profile::Profile;
 use crate::tune::TunePolicy;
@@ -150,6 +150,42 @@ enum Once {
     KeptWithOptIn(usize, Keep),
 }
 
+/// The grid rule of the libomptarget that gridsel forwards launches to,
+/// told by its file name (`libomptarget.so.22.1`: LLVM 22). Where the file
+/// names no release gridsel models, LLVM 19's rule stands in, and one info
+/// line says so.
+fn identify_llvm() -> LlvmRule {
+    let Some(path) = dl::library_defining(c"__tgt_target_kernel") else {
+        // No libomptarget: the launches themselves report it.
+        return LlvmRule::FALLBACK;
+    };
+    let fallback = LlvmRule::FALLBACK.release();
+    let release = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(llvm::release_of_library);
+    match release.map(|r| (r, LlvmRule::of_release(r))) {
+        Some((_, Some(rule))) => {
+            log::info!("libomptarget {}: LLVM {}", path.display(), rule.release());
+            rule
+        }
+        Some((release, None)) => {
+            log::info!(
+                "libomptarget {}: LLVM {release}, whose grid rule gridsel does not model; LLVM {fallback}'s stands in for it",
+                path.display()
+            );
+            LlvmRule::FALLBACK
+        }
+        None => {
+            log::info!(
+                "libomptarget {}: no LLVM version in the file name; LLVM {fallback}'s grid rule stands in for its own",
+                path.display()
+            );
+            LlvmRule::FALLBACK
+        }
+    }
+}
+
 /// All of gridsel's state in one process.
 pub struct Runtime {
     pub config: Config,
@@ -158,6 +194,8 @@ pub struct Runtime {
     policy_label: Arc<str>,
     /// The label of launches forwarded as LLVM chose them.
     llvm_label: Arc<str>,
+    /// The grid rule of the libomptarget in the process ([`identify_llvm`]).
+    llvm: LlvmRule,
     kernels: RwLock<IntMap<usize, Arc<KernelEntry>>>,
     next_serial: AtomicU64,
     devices: RwLock<IntMap<i64, Option<Arc<DeviceDesc>>>>,
@@ -216,6 +254,7 @@ impl Runtime {
             policy,
             policy_label: config.policy.to_string().into(),
             llvm_label: Arc::from("llvm"),
+            llvm: identify_llvm(),
             config,
             kernels: RwLock::default(),
             next_serial: AtomicU64::new(0),
@@ -364,7 +403,10 @@ impl Runtime {
                 .and_then(cuda::device_in_process),
         };
         let desc = match desc {
-            Ok(d) => Some(Arc::new(self.config.refine(d))),
+            Ok(d) => Some(Arc::new(DeviceDesc {
+                llvm: self.llvm,
+                ..self.config.refine(d)
+            })),
             Err(e) => {
                 if self.report_once(Once::NoDevice(id)) {
                     log::warn!(
@@ -470,7 +512,7 @@ impl Runtime {
         };
         let Some(proposal) = proposal else {
             if profiling {
-                plan.grid = llvm19(device, kernel, &desc);
+                plan.grid = llvm::grid(device, kernel, &desc);
                 plan.label = Some(Label::Shared(self.llvm_label.clone()));
             }
             return Some(plan);
@@ -499,7 +541,7 @@ impl Runtime {
                     kernel,
                     &desc,
                 ),
-                llvm: llvm19(device, kernel, &desc),
+                llvm: llvm::grid(device, kernel, &desc),
                 num_teams,
                 thread_limit,
             };

@@ -165,7 +165,7 @@ fn forest_is_accepted_and_matches_the_rust_decision() {
     let device = DeviceDesc::preset("h100").unwrap();
     let launch = LaunchDesc::open(1 << 20);
     let ours = policy::decide(&Policy::Forest, &device, &kernel, &launch).unwrap();
-    let llvm = policy::llvm::llvm19(&device, &kernel, &launch);
+    let llvm = policy::llvm::grid(&device, &kernel, &launch);
     let g = ours.geometry;
     assert_eq!(
         grid(&results(), "h100_forest"),

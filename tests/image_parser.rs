@@ -1,5 +1,5 @@
-//! Image parser against real clang-19 images (tests/fixtures/regen-images.sh)
-//! and against malformed input.
+//! Image parser against real clang-19 images, a clang 23 device object
+//! (tests/fixtures/regen-images.sh) and malformed input.
 
 use gridsel::image::{ImageError, ImageInfo, ImageKind, images_in_file, parse_image};
 use gridsel::kernel::{ExecMode, KernelDesc};
@@ -9,6 +9,7 @@ const OFFLOAD: &[u8] = include_bytes!("fixtures/images/kernels.sm_90.offload");
 const HOST_SO: &[u8] = include_bytes!("fixtures/images/kernels.x86_64.so");
 const HOST_EXE: &[u8] = include_bytes!("fixtures/images/kernels.x86_64.exe");
 const BITCODE: &[u8] = include_bytes!("fixtures/images/tiny.bc");
+const LLVM23_OBJECT: &[u8] = include_bytes!("fixtures/images/reduction.llvm23.sm_90.o");
 
 /// `__omp_offloading_<dev>_<file>_<func>_l<line>` -> `<func>`; the device and
 /// file ids change with the inode of the source at regeneration.
@@ -415,4 +416,24 @@ fn random_bytes_never_panic() {
             magic: b"hello wo".to_vec()
         }
     );
+}
+
+/// clang 23 (23.1.4) writes 40-byte kernel environments: the configuration
+/// lost `ReductionBufferLength`, the pointers follow at once.
+#[test]
+fn llvm23_kernel_environments_are_read() {
+    let info = parse_image(LLVM23_OBJECT).expect("clang 23 sm_90 object");
+    assert_eq!(info.kind, ImageKind::Cubin { sm_arch: 90 });
+    let sum = kernel(&info, "sum");
+    assert_eq!(sum.exec_mode, Some(ExecMode::Spmd));
+    assert_eq!(sum.max_threads, Some(128));
+    let env = sum.environment.expect("an environment");
+    assert_eq!(
+        (env.exec_mode, env.min_threads, env.max_threads),
+        (2, Some(1), Some(128))
+    );
+    assert_eq!(env.may_use_nested_parallelism, Some(false));
+    // One double per team; the slot count is no longer compiled in.
+    assert_eq!(env.reduction_data_size, Some(8));
+    assert_eq!(env.reduction_buffer_length, None);
 }

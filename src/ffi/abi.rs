@@ -58,11 +58,11 @@ struct KernelArgsHead {
     tripcount: u64,
 }
 
-/// `KernelArgsTy` of versions 2 to 5: one layout, 104 bytes. LLVM's main
-/// branch renamed the grid fields `UserNumBlocks`/`UserThreadLimit` and
-/// added flag bits, but kept every offset (its `static_assert` pins the size);
-/// versions 4 and 5 changed where the implicit `dyn_ptr` argument goes in the
-/// argument arrays, which gridsel never touches (docs/abi.md §2).
+/// `KernelArgsTy` of versions 2 to 5: one layout, 104 bytes. LLVM 23
+/// renamed the grid fields `UserNumBlocks`/`UserThreadLimit` and added flag
+/// bits, but kept every offset; from version 4 the implicit `dyn_ptr`
+/// argument goes last in the argument arrays, which gridsel never touches
+/// (docs/abi.md §2).
 #[repr(C)]
 struct KernelArgsV2 {
     head: KernelArgsHead,
@@ -74,14 +74,17 @@ struct KernelArgsV2 {
 
 /// `Flags.NoWait`: the call returns before the kernel ends.
 const FLAG_NOWAIT: u64 = 1;
-/// `Flags.DynCGroupMemFallback` (2 bits): what the runtime does when dynamic
-/// shared memory does not fit; the same for any grid.
+/// `Flags.DynCGroupMemFallback` (bits 2-3, LLVM 23): what the runtime does
+/// when dynamic shared memory does not fit; the same for any grid.
 const FLAG_DYN_CGROUP_MEM_FALLBACK: u64 = 0b11 << 2;
 /// Every flag bit that leaves the grid to gridsel. The others say the grid is
-/// not the runtime's to choose: `IsCUDA` (a CUDA-style launch with its own
-/// grid), `Cooperative` (every block must be resident at once), the
-/// `StrictBlocks`/`StrictThreads` of LLVM's main branch (launch exactly the
-/// given grid) and any bit a later LLVM adds.
+/// not the runtime's to choose, or come from launches that are not clang's
+/// OpenMP code: `IsCUDA` (bit 1, LLVM 21: a CUDA-style launch with its own
+/// grid), and LLVM 23's `Cooperative` (bit 4: every block must be resident
+/// at once), `IsPtrArgs` (bit 5: liboffload's own launches) and
+/// `StrictBlocksAndThreads` (bit 6, one bit for both: launch exactly the
+/// given grid; clang sets it for strict `num_teams`/`thread_limit`), and
+/// any bit a later LLVM adds.
 const FLAGS_OPEN_TO_GRIDSEL: u64 = FLAG_NOWAIT | FLAG_DYN_CGROUP_MEM_FALLBACK;
 
 const _: () = assert!(size_of::<EntryV1>() == 32);
@@ -293,7 +296,7 @@ impl KernelArgs {
 
     /// Writes the grid where this version's launch reads it: v1 takes the
     /// call arguments only, v2+ reads `NumTeams[0]`/`ThreadLimit[0]`
-    /// (`UserNumBlocks[0]`/`UserThreadLimit[0]` on LLVM's main branch). The
+    /// (`UserNumBlocks[0]`/`UserThreadLimit[0]` from LLVM 23 on). The
     /// y and z entries stay as the program wrote them (0 or 1).
     pub fn write_grid(&mut self, num_teams: i32, thread_limit: i32) {
         if self.version >= 2 {
@@ -402,8 +405,8 @@ mod tests {
 
     #[test]
     fn every_104_byte_version_is_read_and_written_at_its_offsets() {
-        // 2: clang 16-17; 3: clang 18-22; 4 and 5: LLVM's main branch, 5 in
-        // clang 23 (docs/abi.md §2).
+        // 2: clang 16-17; 3: clang 18-22; 4: LLVM's main branch between 22
+        // and 23 only; 5: clang 23 (docs/abi.md §2).
         for version in 2..=5 {
             let mut b = Bytes::new(version, 0, [0; 3], [0; 3]);
             let mut args = b.read().unwrap();
@@ -436,7 +439,7 @@ mod tests {
 
     #[test]
     fn y_and_z_of_one_are_one_dimensional_and_stay_one() {
-        // LLVM's main branch reads 0 in y and z as 1; a compiler may write either.
+        // LLVM 23 reads 0 in y and z as 1; clang writes 0 (21-23 checked).
         let mut b = Bytes::new(5, 0, [0, 1, 1], [0, 1, 1]);
         let mut args = b.read().unwrap();
         assert!(args.grid_may_change());
@@ -457,8 +460,8 @@ mod tests {
         assert!(args.nowait && args.grid_may_change());
         let mut fallback = Bytes::new(5, 0b1100, [0; 3], [0; 3]);
         assert!(fallback.read().unwrap().grid_may_change());
-        // IsCUDA (bit 1), Cooperative (bit 4), and any bit gridsel does not
-        // know (main's StrictBlocks/StrictThreads among them) fix it.
+        // IsCUDA (bit 1), LLVM 23's Cooperative (4), IsPtrArgs (5) and
+        // StrictBlocksAndThreads (6), and any bit gridsel does not know fix it.
         for flags in [1 << 1, 1 << 4, 1 << 5, 1 << 6, 1 << 63] {
             let mut b = Bytes::new(5, flags, [7, 1, 1], [64, 1, 1]);
             let args = b.read().unwrap();

@@ -1,6 +1,8 @@
 //! The real libomptarget functions, found once with `dlsym(RTLD_NEXT, ...)`.
 
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::{CStr, OsStr, c_int, c_void};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use super::abi::BinDesc;
@@ -37,6 +39,27 @@ fn next(name: &CStr) -> Option<*mut c_void> {
     // SAFETY: dlsym with a valid NUL-terminated name has no preconditions.
     let sym = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     if sym.is_null() { None } else { Some(sym) }
+}
+
+/// The file of the library whose definition of `name` comes next after
+/// this library (the one gridsel forwards to), symbolic links resolved:
+/// `/usr/lib/llvm-19/lib/libomptarget.so.19.1` for `__tgt_target_kernel`
+/// in a clang 19 program. `None` when there is no such definition; quiet,
+/// since the launch path reports a missing function itself.
+pub fn library_defining(name: &CStr) -> Option<PathBuf> {
+    let sym = next(name)?;
+    // SAFETY: an all-zero `Dl_info` (null pointers, zero addresses) is valid.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `sym` is an address dlsym returned; dladdr only writes `info`.
+    if unsafe { libc::dladdr(sym, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr set `dli_fname` to the loaded object's NUL-terminated
+    // path, which lives as long as the object stays loaded.
+    let loaded = PathBuf::from(OsStr::from_bytes(
+        unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes(),
+    ));
+    Some(std::fs::canonicalize(&loaded).unwrap_or(loaded))
 }
 
 macro_rules! real_fn {

@@ -464,11 +464,19 @@ pub fn require_llvm(version: u32) -> bool {
     )
 }
 
-/// Builds `out` with clang-`version` inside the root; paths in `args` must
-/// lie in the repository.
+/// Builds `out` with clang-`version` inside the root, linked against that
+/// release's own runtime; paths in `args` must lie in the repository.
+///
+/// The root holds the runtimes of several releases, and the linker's
+/// default search path finds only one `libomptarget.so` (21's): without
+/// the release's own folder first, clang 22 and 23 programs ran on LLVM
+/// 21's libomptarget, where clang 23's KernelArgs (version 5) crash it.
 pub fn build_in_llvm_root(out: &Path, version: u32, args: &[&str]) -> PathBuf {
+    let lib = format!("/usr/lib/llvm-{version}/lib");
     let mut cmd = llvm_root_command();
     cmd.arg(format!("clang-{version}"))
+        .arg(format!("-L{lib}"))
+        .arg(format!("-Wl,-rpath,{lib}"))
         .args(args)
         .arg("-o")
         .arg(out);

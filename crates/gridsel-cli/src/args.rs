@@ -8,6 +8,7 @@ use gridsel::geometry::LaunchDesc;
 use gridsel::image;
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::POLICY_NAMES;
+use gridsel::policy::llvm::LlvmRule;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -83,6 +84,10 @@ pub(crate) struct Target {
     /// spmd, generic or generic-spmd.
     #[arg(long, value_parser = parse_mode)]
     pub(crate) mode: Option<ExecMode>,
+    /// The LLVM release whose grid rule gives LLVM's grid (19 to 23;
+    /// default 19).
+    #[arg(long = "llvm-version", value_name = "MAJOR", value_parser = parse_llvm_rule)]
+    pub(crate) llvm: Option<LlvmRule>,
 }
 
 /// `--policy`'s help: the accepted names, from the library's own list.
@@ -90,6 +95,20 @@ pub(crate) fn policy_help() -> String {
     format!(
         "Grid policy: {POLICY_NAMES} (sweep and tune decide per launch at run time, so only GRIDSEL_POLICY takes them)"
     )
+}
+
+fn parse_llvm_rule(text: &str) -> Result<LlvmRule, String> {
+    let release: u32 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not an LLVM major version"))?;
+    let modelled = LlvmRule::MODELLED;
+    LlvmRule::of_release(release).ok_or_else(|| {
+        format!(
+            "LLVM {release}'s grid rule is not modelled; {}-{} are",
+            modelled.start(),
+            modelled.end()
+        )
+    })
 }
 
 pub(crate) fn parse_mode(text: &str) -> Result<ExecMode, String> {
@@ -104,6 +123,7 @@ pub(crate) fn parse_mode(text: &str) -> Result<ExecMode, String> {
 impl Target {
     pub(crate) fn resolve(&self) -> Result<(DeviceDesc, KernelDesc, LaunchDesc), String> {
         let mut device = gridsel::files::device(&self.device).map_err(|e| e.to_string())?;
+        device.llvm = self.llvm.unwrap_or_default();
         if let Some(tpb) = self.threads_per_block {
             device.threads_per_block = tpb;
             device.validate().map_err(|e| e.to_string())?;

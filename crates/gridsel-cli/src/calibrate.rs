@@ -19,7 +19,7 @@ use gridsel::device::DeviceDesc;
 use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::kernel::KernelDesc;
 use gridsel::policy::auto::auto;
-use gridsel::policy::llvm::llvm19;
+use gridsel::policy::llvm;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
@@ -246,7 +246,7 @@ fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32
                 let t = c.time_of(grids[i])?;
                 logs.push((t / c.best()).ln());
                 let llvm = c.llvm.or_else(|| {
-                    let g = llvm19(device, k, &LaunchDesc::open(c.trip_count));
+                    let g = llvm::grid(device, k, &LaunchDesc::open(c.trip_count));
                     c.times.get(&g).map(|&t| (g, t))
                 });
                 if llvm.is_some_and(|(_, base)| t > base * REGRESSION) {

@@ -8,13 +8,13 @@ use clap::Subcommand;
 use gridsel::device::{DeviceDesc, PRESETS};
 use gridsel::ffi::cuda;
 use gridsel::image::ImageKind;
-use gridsel::policy::{self, DEFAULT_POLICY, Policy, llvm::llvm19, sweep};
+use gridsel::policy::{self, DEFAULT_POLICY, Policy, llvm, sweep};
 use std::path::PathBuf;
 
 /// The user commands.
 #[derive(Subcommand)]
 pub enum Command {
-    /// Choose a grid for one kernel launch and show LLVM 19's next to it.
+    /// Choose a grid for one kernel launch and show LLVM's next to it.
     Select {
         #[command(flatten)]
         target: Target,
@@ -58,7 +58,7 @@ pub fn run(command: Command) -> Result<(), String> {
             let decision = policy::decide(&policy, &device, &kernel, &launch).ok_or_else(|| {
                 format!("{policy} chooses per launch at run time; pick a stateless policy")
             })?;
-            let llvm = llvm19(&device, &kernel, &launch);
+            let llvm = llvm::grid(&device, &kernel, &launch);
             let g = decision.geometry;
             if json {
                 let value = serde_json::json!({

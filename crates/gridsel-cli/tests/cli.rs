@@ -123,6 +123,40 @@ fn select_uses_the_library_default_policy_and_aligns_its_columns() {
     assert_eq!(column("llvm"), column("lloyd"), "{text}");
 }
 
+#[test]
+fn select_models_the_llvm_release_it_is_given() {
+    let rule = |extra: &[&str]| {
+        let mut args = vec![
+            "select",
+            "--trip-count",
+            "1000",
+            "--policy",
+            "llvm",
+            "--json",
+        ];
+        args.extend(extra);
+        let json: Value = serde_json::from_str(&gridsel(&args)).unwrap();
+        json["rule"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(rule(&[]), "LLVM 19's rule");
+    for release in ["19", "20", "21", "22", "23"] {
+        assert_eq!(
+            rule(&["--llvm-version", release]),
+            format!("LLVM {release}'s rule")
+        );
+    }
+    for (bad, why) in [
+        ("17", "LLVM 17's grid rule is not modelled; 19-23 are"),
+        ("main", "`main` is not an LLVM major version"),
+    ] {
+        let (ok, _, stderr) = gridsel_env(
+            &["select", "--trip-count", "1000", "--llvm-version", bad],
+            &[],
+        );
+        assert!(!ok && stderr.contains(why), "{stderr}");
+    }
+}
+
 /// Runs `gridsel ARGS` with `env`, returns (success, stdout, stderr).
 fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gridsel"))

@@ -5,6 +5,7 @@
 //! (`GRIDSEL_DEVICE=<preset|path>`), so decisions can be inspected and tested on
 //! machines without a GPU.
 
+use crate::policy::llvm::LlvmRule;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -35,6 +36,11 @@ pub struct DeviceDesc {
     pub shared_alloc_unit: u32,
     /// Shared memory the system reserves per block (1 KiB from sm_80 on).
     pub reserved_shared_per_block: u32,
+    /// The grid rule of the libomptarget that launches on the device: the
+    /// one identified in the process, or the one `gridsel select` is asked
+    /// to model. Not part of a profile.
+    #[serde(skip)]
+    pub llvm: LlvmRule,
 }
 
 /// `auto`'s long-loop cap before calibration: one wave, the paper's
@@ -94,6 +100,7 @@ impl DeviceDesc {
             register_alloc_unit: 256,
             shared_alloc_unit: 128,
             reserved_shared_per_block: reserved,
+            llvm: LlvmRule::default(),
         })
     }
 

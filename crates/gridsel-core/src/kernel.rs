@@ -79,19 +79,37 @@ pub struct KernelEnvironment {
     /// `reduction` (the sum of the reduced variables' sizes); `None` when the
     /// kernel does not reduce across teams.
     pub reduction_data_size: Option<u32>,
-    /// i32 at 24: slots of the runtime's cross-team reduction buffer.
+    /// i32 at 24: slots of the runtime's cross-team reduction buffer (LLVM
+    /// 18 to 22; LLVM 23 sizes the buffer by the launch's blocks instead).
     pub reduction_buffer_length: Option<u32>,
 }
 
 impl KernelEnvironment {
-    /// Bytes of `<kernel>_kernel_environment` (LLVM 18 and later's
-    /// `KernelEnvironmentTy`: the configuration, then two pointers). LLVM
-    /// 15-17 have no kernel environment, only an `<kernel>_exec_mode` byte.
+    /// Bytes of `<kernel>_kernel_environment` from LLVM 18 to 22
+    /// (`KernelEnvironmentTy`: the configuration, padded to 32 bytes, then
+    /// two pointers). LLVM 15-17 have no kernel environment, only an
+    /// `<kernel>_exec_mode` byte.
     pub const SIZE: u64 = 48;
-    /// Bytes of the configuration at its start.
+    /// Bytes of the configuration at its start, LLVM 18 to 22.
     pub const CONFIG_SIZE: usize = 28;
+    /// Bytes of `<kernel>_kernel_environment` from LLVM 23 on: the
+    /// configuration lost `ReductionBufferLength` (24 bytes), the pointers
+    /// follow at once (Debian's llvm-toolchain-23 23.1.1 source, and
+    /// clang 23.1.4's images).
+    pub const SIZE_SINCE_LLVM23: u64 = 40;
 
-    /// Decodes the [`Self::CONFIG_SIZE`] configuration bytes.
+    /// Bytes of the configuration in an environment of `symbol_size` bytes;
+    /// `None` for a size no LLVM release writes.
+    pub fn config_size(symbol_size: u64) -> Option<usize> {
+        match symbol_size {
+            Self::SIZE => Some(Self::CONFIG_SIZE),
+            Self::SIZE_SINCE_LLVM23 => Some(24),
+            _ => None,
+        }
+    }
+
+    /// Decodes the configuration bytes of either layout: fields past the
+    /// end of `config` (`ReductionBufferLength` from LLVM 23 on) are unset.
     pub fn decode(config: &[u8]) -> Self {
         let i32_at = |o: usize| {
             config

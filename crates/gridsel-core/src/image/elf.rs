@@ -207,21 +207,24 @@ fn section_map<'a>(
 }
 
 /// Reads `<kernel>_kernel_environment`'s configuration. A symbol of
-/// another size than [`KernelEnvironment::SIZE`] is no environment this
-/// parser knows (unsized symbols, 0, are read when the section holds the
-/// bytes).
+/// another size than LLVM 18-22's or LLVM 23's ([`KernelEnvironment::config_size`])
+/// is no environment this parser knows (unsized symbols, 0, are read as
+/// LLVM 18-22's when the section holds the bytes).
 fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnvironment, ImageError> {
     let bad = |reason: String| ImageError::KernelEnvironment {
         kernel: kernel.to_owned(),
         reason,
     };
-    if sym.size != 0 && sym.size != KernelEnvironment::SIZE {
-        return Err(bad(format!(
-            "symbol size {}, expected {} (LLVM 18 or later)",
-            sym.size,
-            KernelEnvironment::SIZE
-        )));
-    }
+    let config_len = match sym.size {
+        0 => KernelEnvironment::CONFIG_SIZE,
+        size => KernelEnvironment::config_size(size).ok_or_else(|| {
+            bad(format!(
+                "symbol size {size}, expected {} (LLVM 18-22) or {} (LLVM 23 and later)",
+                KernelEnvironment::SIZE,
+                KernelEnvironment::SIZE_SINCE_LLVM23
+            ))
+        })?,
+    };
     let shndx = sym
         .shndx
         .ok_or_else(|| bad("symbol has no section".into()))?;
@@ -242,7 +245,6 @@ fn read_env(e: &Elf<'_>, kernel: &str, sym: &SymInfo<'_>) -> Result<KernelEnviro
         .checked_sub(section.sh_addr(e.endian))
         .and_then(|o| usize::try_from(o).ok())
         .ok_or_else(|| bad(format!("st_value {:#x} lies before its section", sym.value)))?;
-    let config_len = KernelEnvironment::CONFIG_SIZE;
     let config = data
         .get(off..)
         .and_then(|d| d.get(..config_len))

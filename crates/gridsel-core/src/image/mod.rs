@@ -33,7 +33,7 @@
 //! | `max_threads` | min of kernel environment MaxThreads (if > 0) and `.nv.info.K` `EIATTR_MAX_THREADS` (0x05) {x, y, z}: x |
 //! | `shared_mem` | size of the NOBITS section `.nv.shared.K`; 0 without one in a linked cubin, `None` in an unlinked object |
 //! | `code_size` | size of `.text.K` (else the symbol's size) |
-//! | `exec_mode`, `min_threads`, `max_teams` | `K_kernel_environment` (48 bytes in `.nv.global.init`): byte 2 mode, i32 at 4 MinThreads, i32 at 8 MaxThreads, i32 at 16 MaxTeams; values <= 0 are "unset" |
+//! | `exec_mode`, `min_threads`, `max_teams` | `K_kernel_environment` (48 bytes in `.nv.global.init`, 40 from LLVM 23 on): byte 2 mode, i32 at 4 MinThreads, i32 at 8 MaxThreads, i32 at 16 MaxTeams; values <= 0 are "unset" |
 //!
 //! The `.nv.info` record format is in [`nv_info`]. `MIN_STACK_SIZE` (0x12)
 //! and `MAX_STACK_SIZE` (0x23) have the same {symbol, bytes} shape and are

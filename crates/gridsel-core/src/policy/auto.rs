@@ -48,7 +48,7 @@
 //! above sizes the grid by the trip count. `tune` starts its search there.
 
 use super::Rule;
-use super::llvm::{DEFAULT_BLOCKS, DEFAULT_THREADS, llvm19};
+use super::llvm::{self, DEFAULT_BLOCKS, DEFAULT_THREADS};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
@@ -92,10 +92,13 @@ pub fn auto_with(
         kernel.exec_mode,
         Some(ExecMode::Generic | ExecMode::GenericSpmd)
     ) {
-        return (llvm19(device, kernel, launch), Rule::AutoKeepsLlvm);
+        return (llvm::grid(device, kernel, launch), Rule::AutoKeepsLlvm);
     }
     if super::limits::narrowing(kernel).is_some() {
-        return (llvm19(device, kernel, launch), Rule::AutoNestingKeepsLlvm);
+        return (
+            llvm::grid(device, kernel, launch),
+            Rule::AutoNestingKeepsLlvm,
+        );
     }
     let cap = crate::occupancy::thread_cap(device, kernel);
     // Unknown cap (no cubin): clang's default, which is also the chunk.
@@ -291,13 +294,16 @@ mod tests {
         let l = LaunchDesc::open(1 << 26);
         for mode in [ExecMode::GenericSpmd, ExecMode::Generic] {
             let k = reducing(mode, 64);
-            assert_eq!(auto(&d, &k, &l), (llvm19(&d, &k, &l), Rule::AutoKeepsLlvm));
+            assert_eq!(
+                auto(&d, &k, &l),
+                (llvm::grid(&d, &k, &l), Rule::AutoKeepsLlvm)
+            );
         }
         let mut k = reducing(ExecMode::Spmd, 64);
         k.environment.as_mut().unwrap().may_use_nested_parallelism = Some(true);
         assert_eq!(
             auto(&d, &k, &l),
-            (llvm19(&d, &k, &l), Rule::AutoNestingKeepsLlvm)
+            (llvm::grid(&d, &k, &l), Rule::AutoNestingKeepsLlvm)
         );
     }
 
@@ -307,7 +313,10 @@ mod tests {
         for mode in [ExecMode::GenericSpmd, ExecMode::Generic] {
             let k = kernel(mode, 128, 50);
             let l = LaunchDesc::open(500);
-            assert_eq!(auto(&d, &k, &l), (llvm19(&d, &k, &l), Rule::AutoKeepsLlvm));
+            assert_eq!(
+                auto(&d, &k, &l),
+                (llvm::grid(&d, &k, &l), Rule::AutoKeepsLlvm)
+            );
         }
     }
 

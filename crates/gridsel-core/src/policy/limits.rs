@@ -29,7 +29,6 @@
 //!    stack to rule out the runtime's recursion), the same limit applies.
 
 use super::MAX_BLOCKS;
-use super::llvm::llvm19;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::{ExecMode, KernelDesc};
@@ -102,7 +101,7 @@ impl Limits {
         let Some(narrowed) = narrowing(kernel) else {
             return compiled;
         };
-        let llvm = llvm19(device, kernel, launch);
+        let llvm = super::llvm::grid(device, kernel, launch);
         Self {
             min_threads: compiled.min_threads.min(llvm.threads),
             max_threads: llvm.threads.min(compiled.max_threads),

@@ -1,12 +1,18 @@
-//! LLVM 19's own grid rule, modelled so logs and the CLI can show it next to
-//! gridsel's choice.
+//! LLVM's own grid rule, per release, modelled so logs, the safe range and
+//! the CLI can show it next to gridsel's choice.
 //!
-//! Source: offload/plugins-nextgen/common/src/PluginInterface.cpp at 19.1.7,
-//! `GenericKernelTy::getNumThreads` and `getNumBlocks` (docs/llvm-grid.md §1).
+//! Source: `GenericKernelTy::getNumThreads`/`getNumBlocks` (LLVM 19 to 22)
+//! and `getEffectiveNumThreads`/`getEffectiveNumBlocks` (23) in
+//! offload/plugins-nextgen/common/src/PluginInterface.cpp, read in Debian's
+//! llvm-toolchain-19 19.1.7, -21 21.1.8, -22 22.1.8 and -23 23.1.1 sources
+//! (docs/llvm-grid.md §1, §5). For NVIDIA devices the releases differ in one
+//! point: from 22 on, SPMD-No-Loop kernels get one thread per iteration.
 
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
+use std::fmt;
+use std::ops::RangeInclusive;
 
 /// `GV_Default_WG_Size`: threads per block when nothing says otherwise.
 pub const DEFAULT_THREADS: u32 = 128;
@@ -14,21 +20,86 @@ pub const DEFAULT_THREADS: u32 = 128;
 pub const DEFAULT_BLOCKS: u64 = 3200;
 /// `LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT` default.
 pub const MIN_THREADS_FOR_LOW_TRIP_COUNT: u32 = 32;
+/// `OMP_TGT_EXEC_MODE_SPMD_NO_LOOP`, the kernel environment's mode byte for
+/// a loop that needs one thread per iteration (LLVM 22 and later).
+pub const EXEC_MODE_SPMD_NO_LOOP: u8 = 6;
 
-/// The grid LLVM 19 launches for this request, with its environment defaults.
+/// The libomptarget release whose grid rule is modelled, by major version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LlvmRule {
+    release: u32,
+}
+
+impl LlvmRule {
+    /// The releases whose rule is modelled. 20 was read in no release
+    /// source; 19 and 21, before and after it, have the same rule.
+    pub const MODELLED: RangeInclusive<u32> = 19..=23;
+    /// The rule for a libomptarget gridsel cannot identify or does not model.
+    pub const FALLBACK: Self = Self { release: 19 };
+
+    /// The rule of LLVM `release`, when it is modelled.
+    pub fn of_release(release: u32) -> Option<Self> {
+        Self::MODELLED
+            .contains(&release)
+            .then_some(Self { release })
+    }
+
+    /// The LLVM major version.
+    pub fn release(self) -> u32 {
+        self.release
+    }
+
+    /// Whether SPMD-No-Loop kernels are launched with a thread per
+    /// iteration (`isNoLoopMode` in `getNumBlocks`, LLVM 22 and later).
+    fn has_no_loop_mode(self) -> bool {
+        self.release >= 22
+    }
+}
+
+impl Default for LlvmRule {
+    fn default() -> Self {
+        Self::FALLBACK
+    }
+}
+
+impl fmt::Display for LlvmRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LLVM {}'s rule", self.release)
+    }
+}
+
+/// The LLVM major version in a libomptarget's file name: 19 for
+/// `libomptarget.so.19.1`, 15 for `libomptarget.so.15`; `None` for a name
+/// without one (`libomptarget.so`) or another library's.
+pub fn release_of_library(file_name: &str) -> Option<u32> {
+    let version = file_name.strip_prefix("libomptarget.so.")?;
+    let major = version.split('.').next()?;
+    major.parse().ok().filter(|&m| m > 0)
+}
+
+/// The grid the libomptarget of `device.llvm` launches for this request,
+/// with its environment defaults, on an NVIDIA device.
 ///
 /// An unknown execution mode is taken as SPMD, the mode of every combined
-/// `target teams distribute parallel for` at -O2.
-pub fn llvm19(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Geometry {
+/// `target teams distribute parallel for` at -O2; a launch whose flags make
+/// its grid strict (LLVM 23) is never modelled, since gridsel leaves it
+/// alone.
+pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Geometry {
+    let rule = device.llvm;
     let max_threads = crate::occupancy::thread_cap(device, kernel);
     let mode = kernel.exec_mode.unwrap_or(ExecMode::Spmd);
+    let env = kernel.environment.as_ref();
 
     let mut limit = u32::try_from(launch.thread_limit).unwrap_or(0);
     if limit > 0 && mode == ExecMode::Generic {
         limit += device.warp_size;
     }
     let user_threads = limit > 0;
-    let mut threads = max_threads.min(if user_threads { limit } else { DEFAULT_THREADS });
+    // `PreferredNumThreads`: the kernel's minimum, if above the default.
+    let preferred = env
+        .and_then(|e| e.min_threads)
+        .map_or(DEFAULT_THREADS, |min| min.max(DEFAULT_THREADS));
+    let mut threads = max_threads.min(if user_threads { limit } else { preferred });
 
     if launch.num_teams > 0 {
         return Geometry::new(threads, launch.num_teams as u32);
@@ -39,6 +110,16 @@ pub fn llvm19(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> 
     }
 
     let trip = launch.trip_count;
+    if rule.has_no_loop_mode() && env.is_some_and(|e| e.exec_mode == EXEC_MODE_SPMD_NO_LOOP) {
+        // One iteration per thread, no loop: neither the 3200 cap nor the
+        // low-trip-count cut applies.
+        let blocks = if trip > 0 {
+            div_ceil(trip, u64::from(threads))
+        } else {
+            1
+        };
+        return Geometry::new(threads, saturate(blocks).min(super::MAX_BLOCKS));
+    }
     let mut blocks = u64::MAX;
     if trip > 0 {
         if mode == ExecMode::Spmd {
@@ -68,34 +149,168 @@ pub fn llvm19(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::KernelEnvironment;
 
     fn h100() -> DeviceDesc {
         DeviceDesc::preset("h100").unwrap()
     }
 
+    fn h100_with(release: u32) -> DeviceDesc {
+        DeviceDesc {
+            llvm: LlvmRule::of_release(release).unwrap(),
+            ..h100()
+        }
+    }
+
+    /// A kernel whose environment says `exec_mode`, capped at 128 threads.
+    fn with_environment(exec_mode: u8, min_threads: Option<u32>) -> KernelDesc {
+        KernelDesc {
+            exec_mode: ExecMode::from_raw(exec_mode),
+            environment: Some(KernelEnvironment {
+                exec_mode,
+                min_threads,
+                max_threads: Some(128),
+                ..KernelEnvironment::default()
+            }),
+            ..KernelDesc::spmd_for_tests(128)
+        }
+    }
+
+    #[test]
+    fn releases_19_to_23_are_modelled_and_19_stands_in_for_the_others() {
+        for release in 19..=23 {
+            assert_eq!(LlvmRule::of_release(release).unwrap().release(), release);
+        }
+        for release in [15, 16, 17, 18, 24] {
+            assert_eq!(LlvmRule::of_release(release), None, "{release}");
+        }
+        assert_eq!(LlvmRule::default(), LlvmRule::of_release(19).unwrap());
+        assert_eq!(LlvmRule::default().to_string(), "LLVM 19's rule");
+        assert_eq!(h100().llvm, LlvmRule::FALLBACK);
+    }
+
+    #[test]
+    fn the_release_is_read_from_the_library_file_name() {
+        // The names Debian's libomptarget packages install.
+        assert_eq!(release_of_library("libomptarget.so.15"), Some(15));
+        assert_eq!(release_of_library("libomptarget.so.16"), Some(16));
+        assert_eq!(release_of_library("libomptarget.so.19.1"), Some(19));
+        assert_eq!(release_of_library("libomptarget.so.23.1"), Some(23));
+        for other in [
+            "libomptarget.so",
+            "libomptarget.so.",
+            "libomptarget.so.x.1",
+            "libomp.so.5",
+            "libomptarget.so.0",
+        ] {
+            assert_eq!(release_of_library(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn loop_kernels_get_the_same_grid_from_every_release() {
+        // SPMD, Generic-SPMD and Generic kernels: 19's rule unchanged through
+        // 23 (getNumBlocks/getEffectiveNumBlocks differ only in No-Loop).
+        for release in 19..=23 {
+            let d = h100_with(release);
+            for (trip, expected) in [
+                (132, Geometry::new(32, 5)),
+                (100_000, Geometry::new(32, 3125)),
+                (200_000, Geometry::new(64, 3125)),
+                (1_000_000, Geometry::new(128, 3200)),
+                (0, Geometry::new(128, 3200)),
+            ] {
+                let k = KernelDesc::spmd_for_tests(128);
+                assert_eq!(
+                    grid(&d, &k, &LaunchDesc::open(trip)),
+                    expected,
+                    "LLVM {release}, trip {trip}"
+                );
+            }
+            let generic_spmd = with_environment(3, None);
+            assert_eq!(
+                grid(&d, &generic_spmd, &LaunchDesc::open(500)),
+                Geometry::new(128, 500),
+                "LLVM {release}"
+            );
+        }
+    }
+
+    #[test]
+    fn spmd_no_loop_kernels_get_a_thread_per_iteration_from_22_on() {
+        let no_loop = with_environment(EXEC_MODE_SPMD_NO_LOOP, None);
+        for (trip, before_22, from_22) in [
+            // 19-21 know no such mode and run the SPMD rule.
+            (
+                1_000_000,
+                Geometry::new(128, 3200),
+                Geometry::new(128, 7813),
+            ),
+            (1000, Geometry::new(32, 32), Geometry::new(128, 8)),
+            (0, Geometry::new(128, 3200), Geometry::new(128, 1)),
+        ] {
+            for release in 19..=23 {
+                let expected = if release >= 22 { from_22 } else { before_22 };
+                assert_eq!(
+                    grid(&h100_with(release), &no_loop, &LaunchDesc::open(trip)),
+                    expected,
+                    "LLVM {release}, trip {trip}"
+                );
+            }
+        }
+        // A clause still comes first.
+        let clause = LaunchDesc {
+            trip_count: 1000,
+            num_teams: 7,
+            thread_limit: 64,
+        };
+        assert_eq!(
+            grid(&h100_with(23), &no_loop, &clause),
+            Geometry::new(64, 7)
+        );
+    }
+
+    #[test]
+    fn a_kernel_minimum_above_the_default_is_the_preferred_block() {
+        // `PreferredNumThreads` = max(MinThreads, 128), then the cap.
+        let mut k = with_environment(2, Some(256));
+        k.max_threads = Some(512);
+        k.environment.as_mut().unwrap().max_threads = Some(512);
+        for release in 19..=23 {
+            assert_eq!(
+                grid(&h100_with(release), &k, &LaunchDesc::open(1 << 24)),
+                Geometry::new(256, 3200),
+                "LLVM {release}"
+            );
+        }
+        // A minimum below the default leaves 128.
+        let k = with_environment(2, Some(1));
+        assert_eq!(
+            grid(&h100(), &k, &LaunchDesc::open(1 << 24)),
+            Geometry::new(128, 3200)
+        );
+    }
+
     #[test]
     fn matches_the_examples_of_docs_llvm_grid() {
         let (d, k) = (h100(), KernelDesc::spmd_for_tests(128));
+        assert_eq!(grid(&d, &k, &LaunchDesc::open(1000)), Geometry::new(32, 32));
         assert_eq!(
-            llvm19(&d, &k, &LaunchDesc::open(1000)),
-            Geometry::new(32, 32)
-        );
-        assert_eq!(
-            llvm19(&d, &k, &LaunchDesc::open(100_000)),
+            grid(&d, &k, &LaunchDesc::open(100_000)),
             Geometry::new(32, 3125)
         );
         assert_eq!(
-            llvm19(&d, &k, &LaunchDesc::open(1_000_000)),
+            grid(&d, &k, &LaunchDesc::open(1_000_000)),
             Geometry::new(128, 3200)
         );
         // The short heavy loop of docs/llvm-grid.md §3: 132 iterations -> 5 blocks x 32 threads.
-        assert_eq!(llvm19(&d, &k, &LaunchDesc::open(132)), Geometry::new(32, 5));
+        assert_eq!(grid(&d, &k, &LaunchDesc::open(132)), Geometry::new(32, 5));
     }
 
     #[test]
     fn middle_band_rounds_threads_to_a_power_of_two() {
         // 3200*32 <= trip < 3200*128: threads = pow2ceil(ceil(trip/3200)).
-        let got = llvm19(
+        let got = grid(
             &h100(),
             &KernelDesc::spmd_for_tests(128),
             &LaunchDesc::open(200_000),
@@ -111,7 +326,7 @@ mod tests {
             thread_limit: 64,
         };
         assert_eq!(
-            llvm19(&h100(), &KernelDesc::spmd_for_tests(128), &l),
+            grid(&h100(), &KernelDesc::spmd_for_tests(128), &l),
             Geometry::new(64, 7)
         );
         let l = LaunchDesc {
@@ -120,7 +335,7 @@ mod tests {
             thread_limit: 64,
         };
         assert_eq!(
-            llvm19(&h100(), &KernelDesc::spmd_for_tests(128), &l),
+            grid(&h100(), &KernelDesc::spmd_for_tests(128), &l),
             Geometry::new(64, 16)
         );
     }
@@ -130,7 +345,7 @@ mod tests {
         let mut k = KernelDesc::spmd_for_tests(1024);
         k.exec_mode = Some(ExecMode::GenericSpmd);
         assert_eq!(
-            llvm19(&h100(), &k, &LaunchDesc::open(500)),
+            grid(&h100(), &k, &LaunchDesc::open(500)),
             Geometry::new(128, 500)
         );
         k.exec_mode = Some(ExecMode::Generic);
@@ -139,13 +354,13 @@ mod tests {
             num_teams: 0,
             thread_limit: 64,
         };
-        assert_eq!(llvm19(&h100(), &k, &l), Geometry::new(96, 500));
+        assert_eq!(grid(&h100(), &k, &l), Geometry::new(96, 500));
     }
 
     #[test]
     fn no_trip_count_and_plain_target() {
         assert_eq!(
-            llvm19(
+            grid(
                 &h100(),
                 &KernelDesc::spmd_for_tests(128),
                 &LaunchDesc::open(0)
@@ -158,7 +373,7 @@ mod tests {
             thread_limit: 0,
         };
         assert_eq!(
-            llvm19(&h100(), &KernelDesc::spmd_for_tests(128), &l),
+            grid(&h100(), &KernelDesc::spmd_for_tests(128), &l),
             Geometry::new(128, 1)
         );
     }

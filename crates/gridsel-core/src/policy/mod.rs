@@ -111,7 +111,8 @@ impl fmt::Display for Policy {
 /// Which rule of a policy produced a grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
-    LlvmDefault,
+    /// The launch keeps LLVM's own grid, by this release's rule.
+    LlvmDefault(llvm::LlvmRule),
     LloydShort,
     LloydIdeal,
     LloydLong,
@@ -133,7 +134,7 @@ pub enum Rule {
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Self::LlvmDefault => "LLVM 19's rule",
+            Self::LlvmDefault(rule) => return write!(f, "{rule}"),
             Self::LloydShort => "short loop: 1 thread per block, one block per iteration (Fig. 7)",
             Self::LloydIdeal => {
                 "ideal loop: ThreadsPerBlock threads, ceil(trip/threads) blocks (Fig. 7)"
@@ -324,7 +325,7 @@ pub fn llvm_without_trip_count(
     kernel: &KernelDesc,
     launch: &LaunchDesc,
 ) -> (Geometry, Rule) {
-    (llvm::llvm19(device, kernel, launch), Rule::NoTripCount)
+    (llvm::grid(device, kernel, launch), Rule::NoTripCount)
 }
 
 /// The decision of a policy that needs no launch history (all but `sweep`
@@ -338,7 +339,10 @@ pub fn decide(
     launch: &LaunchDesc,
 ) -> Option<Decision> {
     let (grid, rule) = match policy {
-        Policy::Llvm => (llvm::llvm19(device, kernel, launch), Rule::LlvmDefault),
+        Policy::Llvm => (
+            llvm::grid(device, kernel, launch),
+            Rule::LlvmDefault(device.llvm),
+        ),
         other => stateless_grid(other, device, kernel, launch)?,
     };
     let limits = Limits::of(device, kernel, launch);
@@ -443,7 +447,7 @@ mod tests {
                 exec_mode: Some(mode),
                 ..KernelDesc::spmd_for_tests(128)
             };
-            let llvm = llvm::llvm19(&d, &k, &l);
+            let llvm = llvm::grid(&d, &k, &l);
             assert_eq!(llvm, Geometry::new(128, 3200));
             for p in [
                 Policy::Lloyd,

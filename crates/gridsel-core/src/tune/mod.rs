@@ -77,7 +77,7 @@ pub fn resolve(
     let auto = || auto::auto(device, kernel, launch).0;
     let grid = match c {
         Candidate::Auto => auto(),
-        Candidate::Llvm => policy::llvm::llvm19(device, kernel, launch),
+        Candidate::Llvm => policy::llvm::grid(device, kernel, launch),
         Candidate::Occupancy => {
             policy::decide(&Policy::Occupancy, device, kernel, launch)?.geometry
         }
@@ -1181,7 +1181,7 @@ mod tests {
     use crate::device::DeviceDesc;
     use crate::geometry::{Geometry, LaunchDesc};
     use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
-    use crate::policy::{Limits, llvm::llvm19, sweep::MAX_SWEEP_BLOCKS};
+    use crate::policy::{Limits, llvm, sweep::MAX_SWEEP_BLOCKS};
 
     /// A kernel compiled with clang's default 128-thread cap whose
     /// environment says whether it may nest parallel regions.
@@ -1214,7 +1214,7 @@ mod tests {
             blocks_log2: -2,
         }];
         let list = candidates(&d, &k, &l, &learned, |_| true).list;
-        let llvm = llvm19(&d, &k, &l);
+        let llvm = llvm::grid(&d, &k, &l);
         assert_eq!(llvm, Geometry::new(128, 3200));
         // The incumbent is LLVM's grid: auto's there (occupancy's and
         // LLVM's own are the same grid, so dropped).
@@ -1273,7 +1273,7 @@ mod tests {
         let d = DeviceDesc::preset("h100").unwrap();
         let k = kernel(ExecMode::GenericSpmd, true);
         let l = LaunchDesc::open(0);
-        let llvm = llvm19(&d, &k, &l);
+        let llvm = llvm::grid(&d, &k, &l);
         let list = candidates(&d, &k, &l, &[], |_| true).list;
         assert_eq!(list[0].1, llvm);
         for &(c, g) in &list {

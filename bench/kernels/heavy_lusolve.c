@@ -5,18 +5,21 @@
  * stack, reached with data-dependent row indices), each by Gaussian
  * elimination with partial pivoting, and accumulates w . x_ik.
  *   lu_solve: out[i] = sum_k w . x_ik, k < K
- * A_ik = R_ik + 2 I with R_ik's entries hashed from (i, k, row, column) into
- * [-1, 1): nonsingular, moderately conditioned, and the pivot search really
- * swaps rows. N (the trip count, 512-4096) also sets K = N^2 / 32768 (8 at
+ * A_ik = P_ik (R_ik + 10 I) with R_ik's entries hashed from (i, k, row,
+ * column) into [-1, 1) and P_ik a hashed row permutation: the large entries
+ * sit off the diagonal, so partial pivoting swaps rows at almost every step,
+ * and the condition number stays small (||R||_2 ~ 2 sqrt(24/3) = 5.7, so
+ * cond(A) <~ (10 + 5.7) / (10 - 5.7) ~ 4 and no pivot choice is close).
+ * N (the trip count, 512-4096) also sets K = N^2 / 32768 (8 at
  * 512, 512 at 4096), so a launch grows as N^3 / 32768 solves: ~2 ms at the
  * smallest size (sweepable), ~0.1-0.2 s at the largest (estimated: ~35 K
  * instructions per solve, 4.6 K of them multiply-adds on operands in local
  * memory, at 0.3-0.5 instructions per cycle for one warp per scheduler; 4
  * iterations per thread under LLVM's grid).
  * Checked to 1e-9 relative against the same per-iteration code on the CPU
- * (declare target): both eliminate in the same order; FMA contraction moves
- * entries by an ulp, which can change a pivot choice between two entries of
- * nearly equal size; either way the solution agrees to cond(A) u ~ 1e-13.
+ * (declare target): both pick the same pivots (the permuted diagonal entry,
+ * ~10 against at most a few) and eliminate in the same order; FMA
+ * contraction moves each result by ~cond(A) M u ~ 1e-14.
  * Memory: N doubles. Pattern: few heavy iterations, large per-thread stack,
  * a per-iteration small dense solve. */
 #include "common.h"
@@ -24,13 +27,22 @@
 #define M 24
 
 #pragma omp declare target
-static inline double lu_entry(unsigned long i, unsigned long k, int r, int c) {
+static inline unsigned long lu_hash(unsigned long i, unsigned long k, unsigned long x) {
   unsigned long h = (i * 0x9E3779B97F4A7C15UL) ^ (k * 0xC2B2AE3D27D4EB4FUL) ^
-                    ((unsigned long)(r * M + c) * 0x165667B19E3779F9UL);
+                    (x * 0x165667B19E3779F9UL);
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9UL;
-  h ^= h >> 32;
-  return (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0 + (r == c ? 2.0 : 0.0);
+  return h ^ (h >> 32);
+}
+/* Entry (r, c) of A_ik = P (R + 10 I): R uniform in [-1, 1) from the hash,
+ * P the row permutation r -> (a r + b) mod M with a odd and not a multiple
+ * of 3 (so coprime to 24), a and b hashed from (i, k). */
+static inline double lu_entry(unsigned long i, unsigned long k, int r, int c) {
+  static const int coprime[8] = {1, 5, 7, 11, 13, 17, 19, 23};
+  const unsigned long ab = lu_hash(i, k, M * M);
+  const int pr = (int)((coprime[ab & 7] * r + (long)((ab >> 3) % M)) % M);
+  const unsigned long h = lu_hash(i, k, (unsigned long)(pr * M + c));
+  return (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0 + (pr == c ? 10.0 : 0.0);
 }
 static inline double lu_iteration(long i, int nk) {
   double acc = 0.0;

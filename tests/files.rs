@@ -318,7 +318,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
         "{}",
         run.stderr
     );
-    let table = files::load_cache(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap().table;
     let trips: Vec<(u64, u64)> = table.records().map(|r| r.trips).collect();
     assert_eq!(trips, [(100, 101)]);
 }
@@ -374,7 +374,7 @@ fn thirty_two_processes_lose_no_cache_entry_and_stall_no_launch() {
             longest = longest.max(longest_launch(&run));
         }
     }
-    let table = files::load_cache(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap().table;
     let saved: u32 = table.records().map(|r| r.runs).sum();
     let lost = expected - saved.min(expected);
     eprintln!(

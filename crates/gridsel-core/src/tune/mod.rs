@@ -887,7 +887,9 @@ impl GridPolicy for TunePolicy {
     }
 }
 
-fn unix_seconds() -> u64 {
+/// The clock searches are stamped with ([`Update::used`]; seconds since
+/// the Unix epoch).
+pub fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -938,8 +940,9 @@ impl Loaded {
 pub trait Store: Send + Sync {
     /// What to call it in the log (the file's path).
     fn location(&self) -> String;
-    /// Every record stored; an empty table when there is nothing yet.
-    fn load(&self) -> Result<Table, cache::CacheError>;
+    /// Every record stored that validates, and what was dropped; empty
+    /// when there is nothing yet.
+    fn load(&self) -> Result<cache::Contents, cache::CacheError>;
     /// Merges `updates` in, waiting at most `patience` for other writers
     /// (then [`cache::CacheError::Busy`]).
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
@@ -1004,20 +1007,28 @@ impl Session {
                 return Loaded::new(Table::default(), false);
             };
             let (table, save) = match store.load() {
-                Ok(t) => {
+                Ok(contents) => {
                     log::info!(
                         "tune: store {}: {} searches (GRIDSEL_CACHE=off runs without one)",
                         store.location(),
-                        t.len()
+                        contents.table.len()
                     );
-                    (t, true)
+                    if !contents.dropped.is_empty() {
+                        log::warn!(
+                            "tune: store {}: {}; the rest is used, and the file as it is now is kept as {}.bad when the store is next written",
+                            store.location(),
+                            dropped_summary(&contents.dropped),
+                            store.location()
+                        );
+                    }
+                    (contents.table, true)
                 }
-                Err(e @ cache::CacheError::Corrupt(_)) => {
+                Err(e @ cache::CacheError::NotAStore(_)) => {
                     log::warn!(
-                        "tune: store {}: {e}; ignored (replaced at the next save)",
+                        "tune: store {}: {e}; neither read nor written (does GRIDSEL_CACHE name the right file?)",
                         store.location()
                     );
-                    (Table::default(), true)
+                    (Table::default(), false)
                 }
                 Err(e) => {
                     log::warn!(
@@ -1111,6 +1122,20 @@ impl Session {
             }
         }
     }
+}
+
+/// What a store left out, for one line: the first few entries, and how
+/// many more.
+fn dropped_summary(dropped: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = format!(
+        "left out: {}",
+        dropped[..dropped.len().min(SHOWN)].join("; ")
+    );
+    if dropped.len() > SHOWN {
+        text += &format!("; and {} more records", dropped.len() - SHOWN);
+    }
+    text
 }
 
 // ---- gridsel tune-sim ----------------------------------------------------------
@@ -1261,7 +1286,7 @@ pub fn replay_program(
 
 #[cfg(test)]
 mod tests {
-    use super::cache::{CacheError, Key, Table, Update};
+    use super::cache::{CacheError, Contents, Key, Table, Update};
     use super::search::{Candidate, Kind};
     use super::{Allowance, Learner, Prior, SAMPLE_EVERY, Session, Store, candidates, resolve};
     use crate::device::DeviceDesc;
@@ -1493,8 +1518,8 @@ mod tests {
         fn location(&self) -> String {
             "counting".into()
         }
-        fn load(&self) -> Result<Table, CacheError> {
-            Ok(Table::default())
+        fn load(&self) -> Result<Contents, CacheError> {
+            Ok(Contents::default())
         }
         fn store(&self, updates: &[Update], _: Duration) -> Result<(), CacheError> {
             if self.busy.load(Ordering::Relaxed) {

@@ -290,9 +290,9 @@ fn take_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
 
 /// Replaces the file at `path` with `bytes`, atomically: readers see the
 /// old file or the new one, never a part. `path` must be a regular file
-/// that is not read-only ([`ensure_writable`]), or absent. The bytes go to
+/// that is not read-only (`ensure_writable`), or absent. The bytes go to
 /// a new temporary file beside it, which takes the old file's mode and
-/// owner ([`take_mode_and_owner`]; a new file gets mode 0644 less the
+/// owner (`take_mode_and_owner`; a new file gets mode 0644 less the
 /// umask), is synced and renamed over `path`; stale temporary files of
 /// `path` are removed first (`remove_stale_temp_files`).
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -315,7 +315,7 @@ pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Writes `bytes` to a new file at `path`, which must not exist (`O_EXCL`:
 /// never an existing file, never through a link: `AlreadyExists`), with
-/// the mode and owner of the regular file `like` ([`take_mode_and_owner`]),
+/// the mode and owner of the regular file `like` (`take_mode_and_owner`),
 /// synced. A file half written is removed.
 pub fn write_new(path: &Path, bytes: &[u8], like: &Path) -> io::Result<()> {
     let like = ensure_regular_or_absent(like)?.ok_or(io::ErrorKind::NotFound)?;

@@ -1,6 +1,6 @@
 //! The store: what `tune` measured, kept across runs (`GRIDSEL_CACHE`).
 //!
-//! A JSON file, one record a line:
+//! A JSON object, one record a line:
 //!
 //! ```json
 //! {"version": 2, "records": [
@@ -19,9 +19,17 @@
 //! each process's new samples in under a lock, atomically, so processes
 //! running at once add to the same searches and lose nothing. The file is
 //! kept under [`MAX_BYTES`] by dropping the records used least recently.
-//! A file that does not parse, or has an older version (version 1 kept only
-//! winners), is treated as empty and replaced at the next store; one of a
-//! newer version, or one that cannot be read, is left as it is.
+//!
+//! Only a gridsel store is ever replaced ([`parse`] says what is one): a
+//! file that is not (a mistyped `GRIDSEL_CACHE`), one of a newer version
+//! and one that cannot be read are left as they are. Each record is read
+//! alone: one that does not validate, or a second record of a search, is
+//! left out, named, and the rest kept; the preload library keeps the file
+//! as it was as `<store>.bad` before a write drops them. A store of an
+//! older version (version 1 kept only winners) is read as empty, likewise.
+//! Fields a record has that this version does not know are kept and written
+//! back ([`Record::unknown`]), so a newer gridsel of the same version that
+//! adds one loses nothing to an older one.
 
 use super::search::{Candidate, Kind, Samples, Search};
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};

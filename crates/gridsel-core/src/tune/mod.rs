@@ -904,8 +904,9 @@ const EXIT_PATIENCE: Duration = Duration::from_secs(5);
 /// The store's records, read once, and whether updates go to it.
 struct Loaded {
     table: Table,
-    /// False without a store, or when the file could not be read or was
-    /// written by a newer gridsel: then it is left as it is.
+    /// False without a store, or when the file could not be read, is not
+    /// a gridsel store or was written by a newer gridsel: then it is left
+    /// as it is.
     save: bool,
     /// [`learned_moves`] per device (name, sm), worked out at the device's
     /// first search: the table does not change within the process.

@@ -276,7 +276,14 @@ impl RecordFile {
                     super::search::KEEP
                 ));
             }
-            let i = search.index_of(name.parse()?);
+            let candidate = name.parse()?;
+            // A candidate without samples says nothing, and is not written
+            // back (`from_record`): read as absent, so that a store reads
+            // the same after a rewrite.
+            if s.cold.is_empty() && s.warm.is_empty() {
+                continue;
+            }
+            let i = search.index_of(candidate);
             search.samples[i] = Samples {
                 cold: s.cold,
                 warm: s.warm,

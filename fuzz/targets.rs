@@ -184,13 +184,15 @@ pub fn forest_model(data: &[u8]) -> bool {
     true
 }
 
-/// A `GRIDSEL_CACHE` store: what parses renders back to the same table,
-/// and every search in it answers (a step inside its candidates, a leader)
-/// whatever its samples.
+/// A `GRIDSEL_CACHE` store: the records that validate render back to the
+/// same table, which then reads whole (nothing left out), and every search
+/// in it answers (a step inside its candidates, a leader) whatever its
+/// samples.
 pub fn tune_cache(data: &[u8]) -> bool {
-    let Ok(table) = tune::cache::Table::parse(&String::from_utf8_lossy(data)) else {
+    let Ok(contents) = tune::cache::parse(&String::from_utf8_lossy(data)) else {
         return false;
     };
+    let table = contents.table;
     for r in table.records() {
         let s = &r.search;
         for kind in [tune::search::Kind::Cold, tune::search::Kind::Warm] {

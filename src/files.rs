@@ -6,7 +6,7 @@ use crate::device::{DeviceDesc, DeviceError};
 use crate::ffi::fs;
 use crate::forest::{Forest, ForestError};
 use crate::tune::Store;
-use crate::tune::cache::{self, CacheError, Table, Update};
+use crate::tune::cache::{self, CacheError, Contents, Table, Update};
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ impl Store for CacheFile {
         self.path.display().to_string()
     }
 
-    fn load(&self) -> Result<Table, CacheError> {
+    fn load(&self) -> Result<Contents, CacheError> {
         load_cache(&self.path)
     }
 
@@ -101,47 +101,73 @@ impl Store for CacheFile {
     }
 }
 
-/// Reads a store; a missing file is an empty table.
-pub fn load_cache(path: &Path) -> Result<Table, CacheError> {
+/// Reads a store ([`cache::parse`]): its records that validate and what
+/// was left out; a missing file is an empty store.
+pub fn load_cache(path: &Path) -> Result<Contents, CacheError> {
+    read_cache(path).map(|(contents, _)| contents)
+}
+
+/// [`load_cache`], and the file's text (`None` when missing).
+fn read_cache(path: &Path) -> Result<(Contents, Option<String>), CacheError> {
     match fs::read_capped(path, cache::MAX_BYTES) {
-        Ok(text) => cache::parse(&text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Table::default()),
+        Ok(text) => Ok((cache::parse(&text)?, Some(text))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Contents::default(), None)),
         Err(e) => Err(CacheError::Io(e)),
     }
 }
 
-/// Merges `updates` into the store at `path` (created if missing; a
-/// corrupt file is replaced), under the lock, waiting for it at most
-/// `patience` (then [`CacheError::Busy`]).
+/// Merges `updates` into the store at `path` (created if missing), under
+/// the lock, waiting for it at most `patience` (then [`CacheError::Busy`]);
+/// records that do not validate are set aside ([`OnInvalid::SetAside`]).
 pub fn store_cache(path: &Path, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
-    edit_cache(path, patience, |table| {
+    edit_cache(path, patience, OnInvalid::SetAside, |table| {
         for u in updates {
             table.apply(u);
         }
     })
 }
 
+/// What [`edit_cache`] does with a store some of whose records do not
+/// validate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnInvalid {
+    /// Keeps the file as it is as `<store>.bad`, then drops them. A `.bad`
+    /// already there is never replaced: it may hold the only copy of
+    /// records dropped before, so the store is then left as it is
+    /// ([`CacheError::CopyNotKept`]) until the user moves that file away.
+    SetAside,
+    /// Changes nothing ([`CacheError::Invalid`]): for an edit the user
+    /// asked for, who can then look at the file first.
+    Refuse,
+}
+
 /// Changes the store at `path` with `edit`, under its lock (waiting at
 /// most `patience`), drops the least recently used records past
-/// [`cache::MAX_BYTES`] and replaces the file atomically. A missing or
-/// corrupt file starts empty; one that cannot be read or that a newer
-/// gridsel wrote is left as it is (an error).
+/// [`cache::MAX_BYTES`] and replaces the file atomically, keeping its mode
+/// and owner. A missing file starts empty; one that cannot be read, that
+/// is not a gridsel store, that a newer gridsel wrote or that is read-only
+/// is left as it is (an error); records that do not validate go as
+/// `on_invalid` says.
 pub fn edit_cache(
     path: &Path,
     patience: Duration,
+    on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
 ) -> Result<(), CacheError> {
     let _lock = fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock => CacheError::Busy,
         _ => CacheError::Io(e),
     })?;
-    let mut table = match load_cache(path) {
-        Ok(table) => table,
-        Err(CacheError::Corrupt(_)) => Table::default(),
-        Err(e) => return Err(e),
-    };
+    let (Contents { mut table, dropped }, text) = read_cache(path)?;
+    if !dropped.is_empty() {
+        match (on_invalid, text) {
+            (OnInvalid::Refuse, _) => return Err(CacheError::Invalid(dropped)),
+            (OnInvalid::SetAside, Some(text)) => set_aside(path, &text)?,
+            (OnInvalid::SetAside, None) => {}
+        }
+    }
     edit(&mut table);
-    let evicted = table.evict_to(cache::MAX_BYTES);
+    let evicted = table.evict_to(cache::MAX_BYTES, crate::tune::unix_seconds());
     if evicted > 0 {
         log::info!(
             "store {}: {evicted} least recently used searches dropped to stay under {} bytes",
@@ -150,6 +176,32 @@ pub fn edit_cache(
         );
     }
     fs::replace_atomically(path, table.render().as_bytes()).map_err(CacheError::Io)
+}
+
+/// Keeps `text`, the store at `path` as read, as `<path>.bad`, which must
+/// not exist yet ([`OnInvalid::SetAside`]), with the store's mode and owner.
+fn set_aside(path: &Path, text: &str) -> Result<(), CacheError> {
+    let bad = sibling(path, ".bad");
+    match fs::write_new(&bad, text.as_bytes(), path) {
+        Ok(()) => {
+            log::info!(
+                "store {}: kept as it was as {} before leaving out what does not validate",
+                path.display(),
+                bad.display()
+            );
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Err(CacheError::CopyNotKept(format!(
+                "has records that do not validate, and {} from before is in the way of keeping a copy: left as it is until that file is moved away",
+                bad.display()
+            )))
+        }
+        Err(e) => Err(CacheError::CopyNotKept(format!(
+            "has records that do not validate, and no copy can be kept as {} ({e}): left as it is",
+            bad.display()
+        ))),
+    }
 }
 
 /// `<path><suffix>`, next to the file.

@@ -397,7 +397,7 @@ impl Runtime {
             return found.clone();
         }
         let desc = match &self.config.device {
-            Some(forced) => Ok(forced.clone()),
+            Some(forced) => Ok(forced_for(forced, id)),
             None => i32::try_from(id)
                 .map_err(|_| format!("device id {id} out of range"))
                 .and_then(cuda::device_in_process),
@@ -585,6 +585,28 @@ impl Runtime {
             let ns = if rc == 0 { ns } else { u64::MAX };
             self.policy.observe(&plan.launch(), plan.grid, ns);
         }
+    }
+}
+
+/// The device `GRIDSEL_DEVICE` forces, for device `id`: as given where a
+/// CUDA device of this process runs `id`'s launches. Elsewhere (host
+/// offload, or a plugin other than CUDA's) it only models the launches: it
+/// is named apart (`H100 (forced; no CUDA device)`), so that the times
+/// `tune` measures there are stored under a device no GPU's runs read,
+/// never as that GPU's (one info line says so).
+fn forced_for(forced: &DeviceDesc, id: i64) -> DeviceDesc {
+    if i32::try_from(id).is_ok_and(cuda::has_device) {
+        return forced.clone();
+    }
+    let name = format!("{} (forced; no CUDA device)", forced.name);
+    log::info!(
+        "device {id}: GRIDSEL_DEVICE forces {}, but no CUDA device {id} runs its launches (host offload?): it is called `{name}`, and what tune measures on it is kept apart from a real {}'s",
+        forced.name,
+        forced.name
+    );
+    DeviceDesc {
+        name,
+        ..forced.clone()
     }
 }
 

@@ -21,7 +21,7 @@
 //! drops them and starts over with a queue and (at its first update) a
 //! writer thread of its own: it never waits for the parent's.
 
-use crate::tune::cache::{CacheError, Table, Update};
+use crate::tune::cache::{CacheError, Contents, Update};
 use crate::tune::{Saver, Store};
 use std::collections::HashSet;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -198,7 +198,7 @@ impl Store for StoreWriter {
         self.shared.store.location()
     }
 
-    fn load(&self) -> Result<Table, CacheError> {
+    fn load(&self) -> Result<Contents, CacheError> {
         self.shared.store.load()
     }
 

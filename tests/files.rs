@@ -325,7 +325,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
         "{}",
         run.stderr
     );
-    let table = files::load_cache(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap().table;
     let trips: Vec<(u64, u64)> = table.records().map(|r| r.trips).collect();
     assert_eq!(trips, [(100, 101)]);
 }
@@ -415,7 +415,7 @@ fn thirty_two_processes_lose_no_cache_entry_and_stall_no_launch() {
             longest = longest.max(longest_launch(&run));
         }
     }
-    let table = files::load_cache(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap().table;
     let saved: u32 = table.records().map(|r| r.runs).sum();
     let lost = expected - saved.min(expected);
     eprintln!(
@@ -506,7 +506,7 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
             longest = longest.max(longest_launch(&run));
         }
     }
-    let table = files::load_cache(&cache_path).unwrap();
+    let table = files::load_cache(&cache_path).unwrap().table;
     let (others, ours): (Vec<_>, Vec<_>) = table
         .records()
         .partition(|r| r.key.kernel.starts_with("prefill_"));

@@ -145,13 +145,13 @@ fn libomptarget_launches_gridsels_grid() {
     assert!(
         decided[0].starts_with("gridsel: info: ")
             && decided[0].contains(
-                "trip 1000 (ideal loop on H100, 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"
+                "trip 1000 (ideal loop on H100 (forced; no CUDA device), 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"
             ),
         "{}",
         decided[0]
     );
     assert!(
-        decided[1].contains("trip 20 (short loop on H100, 132 SMs)")
+        decided[1].contains("trip 20 (short loop on H100 (forced; no CUDA device), 132 SMs)")
             && decided[1].contains("-> lloyd 20 blocks x 1 threads")
     );
 }
@@ -240,7 +240,7 @@ fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() 
     fixed.assert_launches_of("_mv_rows_l", &[(16, 64); 3]);
     let decided = one_decision(&fixed, "_mv_rows_l");
     assert!(
-        decided.contains("trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,16 16 blocks x 64 threads; fixed grid"),
+        decided.contains("trip 0 (none loop on H100 (forced; no CUDA device), 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,16 16 blocks x 64 threads; fixed grid"),
         "{decided}"
     );
 
@@ -290,7 +290,7 @@ fn a_teams_region_without_a_loop_is_generic_spmd_with_no_trip_count_on_sm90() {
     assert_contains_all(
         one_decision(&run, "_mv_rows_l"),
         &[
-            "trip 0 (none loop on H100, 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,528 528 blocks x 64 threads",
+            "trip 0 (none loop on H100 (forced; no CUDA device), 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,528 528 blocks x 64 threads",
             "kernel: Generic-SPMD,",
             "environment: mode byte 3, generic state machine no, nested parallelism no",
         ],
@@ -1044,7 +1044,7 @@ fn sm90_kernels_are_described(version: u32, built: &Built, expected: &str) {
             "{line}"
         );
     }
-    assert!(decided[0].contains("trip 1000 (ideal loop on H100, 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"));
+    assert!(decided[0].contains("trip 1000 (ideal loop on H100 (forced; no CUDA device), 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"));
     // Every kernel was found in the cubin.
     run.assert_no_gridsel_line_with("unknown:");
 }
@@ -1081,6 +1081,13 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     );
     let text = std::fs::read_to_string(&cache).unwrap();
     assert_contains_all(&text, &["\"version\": 2", "\"trips\":[1000,1000]"]);
+    // Host offload with GRIDSEL_DEVICE=h100: the host's times are kept
+    // apart from a real H100's (issue 25, 9), with one line saying so.
+    assert_contains_all(&text, &["\"device\":\"H100 (forced; no CUDA device)\""]);
+    assert!(!text.contains("\"device\":\"H100\""), "{text}");
+    first.assert_one_gridsel_line_with(
+        "GRIDSEL_DEVICE forces H100, but no CUDA device 0 runs its launches",
+    );
 
     // The next run goes on from the store: settled from its first warm
     // launch, one line saying so, nothing explored.
@@ -1102,14 +1109,40 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
         "the second run explored"
     );
 
-    // A corrupt store is one warning; the run searches again and replaces it.
-    std::fs::write(&cache, "garbage").unwrap();
+    // One record that does not validate: one warning naming it; the run
+    // goes on from the others, and the file as it was is kept as `.bad`.
+    let damaged = after_second.replacen(
+        "\n]}",
+        ",\n{\"kernel\":\"typo_l1\",\"device\":\"H100\"}\n]}",
+        1,
+    );
+    std::fs::write(&cache, &damaged).unwrap();
     let third = run_gridsel(&program, &args, &env).ok();
     assert_eq!(third.stdout, expected);
-    third.assert_one_gridsel_line_with("; ignored");
-    third.assert_one_gridsel_line_with("settled on");
+    let warning = third.assert_one_gridsel_line_with("left out: record 2 (kernel typo_l1)");
+    assert!(warning.contains("kept as"), "{warning}");
+    assert!(
+        third
+            .assert_one_gridsel_line_with("settled on")
+            .contains("over 3 runs")
+    );
+    let bad = cache.with_file_name("tune.json.bad");
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), damaged);
     let text = std::fs::read_to_string(&cache).unwrap();
-    assert!(text.starts_with("{\"version\": 2"), "{text}");
+    assert!(
+        !text.contains("typo_l1") && text.contains("\"runs\":3"),
+        "{text}"
+    );
+
+    // A file that is not a store (GRIDSEL_CACHE naming the wrong file) is
+    // one warning and left as it is; the run searches in memory.
+    std::fs::write(&cache, "notes\n").unwrap();
+    let fourth = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(fourth.stdout, expected);
+    fourth.assert_one_gridsel_line_with("not a gridsel store");
+    assert_eq!(fourth.gridsel_lines_with("gridsel: warn").len(), 1);
+    fourth.assert_one_gridsel_line_with("settled on");
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), "notes\n");
 }
 
 #[test]

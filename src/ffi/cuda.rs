@@ -130,6 +130,13 @@ fn describe(ordinal: c_int) -> Result<DeviceDesc, String> {
     Ok(desc)
 }
 
+/// Whether the driver libomptarget loaded into this process has a device
+/// `ordinal`, the CUDA plugin's device of that number (without one, the
+/// launches of that device number run on another plugin: host offload).
+pub fn has_device(ordinal: i32) -> bool {
+    libcuda_available(false) && guarded(device_count).is_ok_and(|count| ordinal < count)
+}
+
 /// Device `ordinal` from the driver libomptarget loaded into this process.
 pub fn device_in_process(ordinal: i32) -> Result<DeviceDesc, String> {
     if !libcuda_available(false) {

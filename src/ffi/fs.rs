@@ -20,9 +20,11 @@
 //! - Reads are capped ([`read_capped`]): a file over its cap is an error,
 //!   never a partial parse, and `/dev/zero` cannot exhaust memory.
 //! - Replacing a file ([`replace_atomically`]) writes a new file beside it,
-//!   created exclusively under an unpredictable name, and renames it over the
-//!   target, which must be a regular file or absent. Temporary files left by
-//!   processes that died are removed on the way.
+//!   created exclusively under an unpredictable name, with the target's mode
+//!   and owner, and renames it over the target, which must be a regular file
+//!   that is not read-only, or absent. Temporary files left by processes
+//!   that died are removed on the way.
+//! - [`write_new`] creates a file that must not exist yet, exclusively.
 //! - Appending ([`open_append_regular`]) creates the file or appends to a
 //!   regular one.
 //! - [`lock`] takes an advisory `flock` on a regular lock file, waiting only
@@ -33,7 +35,7 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,11 +74,11 @@ fn ensure_regular(meta: &Metadata) -> io::Result<()> {
 }
 
 /// Refuses `path` unless it is a regular file or absent (checked without
-/// opening it or following a link).
-fn ensure_regular_or_absent(path: &Path) -> io::Result<()> {
+/// opening it or following a link); the file's metadata when present.
+fn ensure_regular_or_absent(path: &Path) -> io::Result<Option<Metadata>> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) => ensure_regular(&meta),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Ok(meta) => ensure_regular(&meta).map(|()| Some(meta)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -252,21 +254,83 @@ fn create_temp(path: &Path) -> io::Result<(PathBuf, File)> {
     }
 }
 
+/// Refuses to replace a read-only file: one whose mode grants nobody
+/// write permission (a user's way of freezing it, which root's permission
+/// to write anyway would not respect), or that this process may not open
+/// for writing (opening a regular file without truncating changes nothing).
+fn ensure_writable(path: &Path, meta: &Metadata) -> io::Result<()> {
+    let refused = || io::Error::new(io::ErrorKind::PermissionDenied, "read-only, not replaced");
+    if meta.permissions().mode() & 0o222 == 0 {
+        return Err(refused());
+    }
+    match open_regular(path, OpenOptions::new().write(true)) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Err(refused()),
+        other => other.map(drop),
+    }
+}
+
+/// Gives the new `file` the permission bits and, where this process may,
+/// the owner and group of `like`, the file it stands in for: a private
+/// file stays private, a shared one shared. A process that may not give
+/// the file away (another user's file in a folder it may write) keeps at
+/// least the group where it belongs to it, and otherwise owns the file.
+fn take_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
+    let (uid, gid) = (like.uid(), like.gid());
+    let meta = file.metadata()?;
+    if (meta.uid(), meta.gid()) != (uid, gid)
+        && std::os::unix::fs::fchown(file, Some(uid), Some(gid)).is_err()
+    {
+        let _ = std::os::unix::fs::fchown(file, None, Some(gid));
+    }
+    // After the owner: changing it may clear set-id bits (none are kept).
+    file.set_permissions(std::fs::Permissions::from_mode(
+        like.permissions().mode() & 0o777,
+    ))
+}
+
 /// Replaces the file at `path` with `bytes`, atomically: readers see the
-/// old file or the new one, never a part. `path` must be a regular file or
-/// absent. The bytes go to a new temporary file beside it (mode 0644 less
-/// the umask), which is synced and renamed over `path`; stale temporary
-/// files of `path` are removed first (`remove_stale_temp_files`).
+/// old file or the new one, never a part. `path` must be a regular file
+/// that is not read-only (`ensure_writable`), or absent. The bytes go to
+/// a new temporary file beside it, which takes the old file's mode and
+/// owner (`take_mode_and_owner`; a new file gets mode 0644 less the
+/// umask), is synced and renamed over `path`; stale temporary files of
+/// `path` are removed first (`remove_stale_temp_files`).
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    ensure_regular_or_absent(path)?;
+    let existing = ensure_regular_or_absent(path)?;
+    if let Some(meta) = &existing {
+        ensure_writable(path, meta)?;
+    }
     remove_stale_temp_files(path);
     let (temp, mut file) = create_temp(path)?;
     let written = file
         .write_all(bytes)
+        .and_then(|()| existing.map_or(Ok(()), |meta| take_mode_and_owner(&file, &meta)))
         .and_then(|()| file.sync_all())
         .and_then(|()| std::fs::rename(&temp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Writes `bytes` to a new file at `path`, which must not exist (`O_EXCL`:
+/// never an existing file, never through a link: `AlreadyExists`), with
+/// the mode and owner of the regular file `like` (`take_mode_and_owner`),
+/// synced. A file half written is removed.
+pub fn write_new(path: &Path, bytes: &[u8], like: &Path) -> io::Result<()> {
+    let like = ensure_regular_or_absent(like)?.ok_or(io::ErrorKind::NotFound)?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(like.permissions().mode() & 0o777)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| take_mode_and_owner(&file, &like))
+        .and_then(|()| file.sync_all());
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
     }
     written
 }
@@ -316,7 +380,7 @@ pub fn lock(path: &Path, patience: Duration) -> io::Result<FileLock> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use std::os::unix::fs::symlink;
     use std::process::Command;
 
     fn dir(name: &str) -> PathBuf {

@@ -2,13 +2,15 @@
 //! explained and cleared. Reads and writes go through the preload library's
 //! checked files (regular files only, capped, merged under the file's lock),
 //! so clearing never loses what a running program saves at the same time.
+//! A file that is not a store is refused; one whose records do not all
+//! validate is listed without them (one line says which) and never cleared.
 
 use clap::{Args, Subcommand};
 use gridsel::config::{Config, ENV_CACHE};
-use gridsel::files;
-use gridsel::tune::cache::Record;
+use gridsel::files::{self, OnInvalid};
+use gridsel::tune::cache::{CacheError, Record, Table};
 use gridsel::tune::search::{Candidate, Kind, Params};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// `gridsel cache`'s arguments.
@@ -56,7 +58,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
     let shown = path.display();
     match &args.action {
         Action::List => {
-            let table = files::load_cache(&path).map_err(|e| format!("{shown}: {e}"))?;
+            let table = readable(&path)?;
             println!(
                 "kernel,device,sm_arch,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
             );
@@ -80,7 +82,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
             }
         }
         Action::Explain { kernel } => {
-            let table = files::load_cache(&path).map_err(|e| format!("{shown}: {e}"))?;
+            let table = readable(&path)?;
             let found: Vec<&Record> = table
                 .records()
                 .filter(|r| r.key.kernel.contains(kernel.as_str()))
@@ -94,18 +96,37 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
         }
         Action::Clear { kernel } => {
             let mut removed = 0;
-            files::edit_cache(&path, PATIENCE, |table| {
+            files::edit_cache(&path, PATIENCE, OnInvalid::Refuse, |table| {
                 removed = table.retain(|r| {
                     kernel
                         .as_ref()
                         .is_some_and(|k| !r.key.kernel.contains(k.as_str()))
                 });
             })
-            .map_err(|e| format!("{shown}: {e}"))?;
+            .map_err(|e| match e {
+                CacheError::Invalid(_) => format!(
+                    "{shown}: {e}; nothing cleared (`gridsel cache list` shows the records that validate; fix or move the file first)"
+                ),
+                e => format!("{shown}: {e}; nothing cleared"),
+            })?;
             println!("{shown}: {removed} searches cleared");
         }
     }
     Ok(())
+}
+
+/// The records of the store at `path` that validate; what was left out is
+/// one line on stderr.
+fn readable(path: &Path) -> Result<Table, String> {
+    let shown = path.display();
+    let contents = files::load_cache(path).map_err(|e| format!("{shown}: {e}"))?;
+    if !contents.dropped.is_empty() {
+        eprintln!(
+            "gridsel: {shown}: left out: {}",
+            contents.dropped.join("; ")
+        );
+    }
+    Ok(contents.table)
 }
 
 /// Where one record's search stands.

@@ -284,3 +284,60 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert!(!ok && err.contains("symbolic link"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `cache clear` on a file it would have to drop records of, or that is no
+/// store at all, refuses as `list` does and erases nothing; `list` shows
+/// what validates and says what it left out.
+#[test]
+fn cache_clear_refuses_what_list_refuses_and_erases_nothing() {
+    let dir = std::env::temp_dir().join(format!("gridsel-cli-refuse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = |kernel: &str, runs: &str| {
+        format!(
+            "{{\"kernel\":\"{kernel}\",\"device\":\"H100\",\"sm_arch\":90,\"class\":1,\"trips\":[1,1],\"used\":7,\"runs\":{runs},\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{{\"auto\":{{\"cold\":[5000],\"warm\":[]}}}}}}"
+        )
+    };
+    let partly = format!(
+        "{{\"version\": 2, \"records\": [\n{},\n{}\n]}}\n",
+        record("k_l7", "1"),
+        record("k_l9", "-1")
+    );
+    for (name, text, why) in [
+        ("notes.txt", "notes\n".to_string(), "not a gridsel store"),
+        (
+            "partly.json",
+            partly,
+            "record 2 (kernel k_l9): invalid value",
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, &text).unwrap();
+        let file = path.to_str().unwrap();
+        let (listed, out, list_err) = gridsel_env(&["cache", "--path", file, "list"], &[]);
+        for args in [vec!["clear", "--kernel", "k_l7"], vec!["clear"]] {
+            let mut all = vec!["cache", "--path", file];
+            all.extend(&args);
+            let (ok, _, err) = gridsel_env(&all, &[]);
+            assert!(!ok, "{args:?} on {name}: {err}");
+            assert!(
+                err.contains(why) && err.contains("nothing cleared"),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{name}");
+        assert!(!dir.join(format!("{name}.bad")).exists());
+        if name == "notes.txt" {
+            assert!(!listed && list_err.contains(why), "{list_err}");
+        } else {
+            assert!(listed, "{list_err}");
+            assert_eq!(out.lines().count(), 2, "{out}");
+            assert!(out.contains("k_l7,H100"), "{out}");
+            assert!(
+                list_err.contains("left out: record 2 (kernel k_l9)"),
+                "{list_err}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

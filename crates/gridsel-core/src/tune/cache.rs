@@ -1,6 +1,6 @@
 //! The store: what `tune` measured, kept across runs (`GRIDSEL_CACHE`).
 //!
-//! A JSON file, one record a line:
+//! A JSON object, one record a line:
 //!
 //! ```json
 //! {"version": 2, "records": [
@@ -19,12 +19,22 @@
 //! each process's new samples in under a lock, atomically, so processes
 //! running at once add to the same searches and lose nothing. The file is
 //! kept under [`MAX_BYTES`] by dropping the records used least recently.
-//! A file that does not parse, or has an older version (version 1 kept only
-//! winners), is treated as empty and replaced at the next store; one of a
-//! newer version, or one that cannot be read, is left as it is.
+//!
+//! Only a gridsel store is ever replaced ([`parse`] says what is one): a
+//! file that is not (a mistyped `GRIDSEL_CACHE`), one of a newer version
+//! and one that cannot be read are left as they are. Each record is read
+//! alone: one that does not validate, or a second record of a search, is
+//! left out, named, and the rest kept; the preload library keeps the file
+//! as it was as `<store>.bad` before a write drops them. A store of an
+//! older version (version 1 kept only winners) is read as empty, likewise.
+//! Fields a record has that this version does not know are kept and written
+//! back ([`Record::unknown`]), so a newer gridsel of the same version that
+//! adds one loses nothing to an older one.
 
 use super::search::{Candidate, Kind, Samples, Search};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -122,6 +132,9 @@ pub struct Record {
     /// best grids).
     pub pinned: Option<Candidate>,
     pub search: Search,
+    /// Fields of the record this gridsel does not know, kept as they were
+    /// (a newer gridsel of the same format version may add some).
+    pub unknown: Map<String, Value>,
 }
 
 impl Record {
@@ -134,6 +147,7 @@ impl Record {
             launches_per_run: 0,
             pinned: None,
             search: Search::default(),
+            unknown: Map::new(),
         }
     }
 
@@ -189,14 +203,12 @@ impl Update {
 }
 
 #[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct SamplesFile {
     cold: Vec<u64>,
     warm: Vec<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RecordFile {
     kernel: String,
     device: String,
@@ -210,12 +222,10 @@ struct RecordFile {
     settled: [bool; 2],
     pinned: Option<String>,
     grids: BTreeMap<String, SamplesFile>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct File {
-    version: u32,
-    records: Vec<serde_json::Value>,
+    /// Fields this gridsel does not know (a newer one of the same version
+    /// wrote them): kept, and written back.
+    #[serde(flatten)]
+    unknown: Map<String, Value>,
 }
 
 impl RecordFile {
@@ -249,6 +259,7 @@ impl RecordFile {
             settled: r.search.settled,
             pinned: r.pinned.map(|c| c.to_string()),
             grids,
+            unknown: r.unknown.clone(),
         }
     }
 
@@ -265,7 +276,14 @@ impl RecordFile {
                     super::search::KEEP
                 ));
             }
-            let i = search.index_of(name.parse()?);
+            let candidate = name.parse()?;
+            // A candidate without samples says nothing, and is not written
+            // back (`from_record`): read as absent, so that a store reads
+            // the same after a rewrite.
+            if s.cold.is_empty() && s.warm.is_empty() {
+                continue;
+            }
+            let i = search.index_of(candidate);
             search.samples[i] = Samples {
                 cold: s.cold,
                 warm: s.warm,
@@ -284,6 +302,7 @@ impl RecordFile {
             launches_per_run: self.launches_per_run,
             pinned: self.pinned.map(|p| p.parse()).transpose()?,
             search,
+            unknown: self.unknown,
         })
     }
 }
@@ -311,7 +330,7 @@ impl Table {
             .entry(u.key.clone())
             .or_insert_with(|| Record::new(u.key.clone()));
         r.trips = (r.trips.0.min(u.trips.0), r.trips.1.max(u.trips.1));
-        r.used = r.used.max(u.used);
+        r.used = later_use(r.used, u.used);
         r.runs = r.runs.saturating_add(u.runs);
         r.launches_per_run = r.launches_per_run.max(u.launches_per_run);
         for (slot, add) in r.search.explored.iter_mut().zip(u.explored) {
@@ -348,28 +367,16 @@ impl Table {
         before - self.map.len()
     }
 
-    /// Parses a store's text.
+    /// Parses a store that must read whole: its table, or why not (the
+    /// file's problem, or every record dropped, one per line's part).
+    /// [`parse`] is the lenient reading that the store's users make.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not a gridsel store ({e})"))?;
-        let version = value.get("version").and_then(serde_json::Value::as_u64);
-        if version != Some(u64::from(VERSION)) {
-            return Err(format!(
-                "version {}, expected {VERSION}",
-                version.map_or_else(|| "missing".to_string(), |v| v.to_string())
-            ));
+        let contents = parse(text).map_err(|e| e.to_string())?;
+        if contents.dropped.is_empty() {
+            Ok(contents.table)
+        } else {
+            Err(contents.dropped.join("; "))
         }
-        let file: File =
-            serde_json::from_value(value).map_err(|e| format!("not a gridsel store ({e})"))?;
-        let mut table = Self::default();
-        for (n, value) in file.records.into_iter().enumerate() {
-            let record = serde_json::from_value::<RecordFile>(value)
-                .map_err(|e| e.to_string())
-                .and_then(RecordFile::into_record)
-                .map_err(|e| format!("record {}: {e}", n + 1))?;
-            table.insert(record);
-        }
-        Ok(table)
     }
 
     fn lines(&self) -> Vec<(u64, String)> {
@@ -391,8 +398,12 @@ impl Table {
     }
 
     /// Drops the least recently used records until the text fits in
-    /// `max_bytes`; returns how many went.
-    pub fn evict_to(&mut self, max_bytes: u64) -> usize {
+    /// `max_bytes`; returns how many went. A record used more than
+    /// [`CLOCK_SLACK`] after `now` goes first: its time is no use time
+    /// but a wrong clock's or a hand edit's (`used` = 2^64-1 would
+    /// otherwise outlive every record in use), and a record in use gets a
+    /// sound time back at its next update ([`Table::apply`]).
+    pub fn evict_to(&mut self, max_bytes: u64, now: u64) -> usize {
         let lines = self.lines();
         // Framing plus one separator per line.
         let mut total: u64 = 64 + lines.iter().map(|(_, l)| l.len() as u64 + 2).sum::<u64>();
@@ -403,7 +414,14 @@ impl Table {
             .map
             .keys()
             .zip(&lines)
-            .map(|(k, (used, l))| (*used, k, l.len() as u64 + 2))
+            .map(|(k, (used, l))| {
+                let used = if *used > now.saturating_add(CLOCK_SLACK) {
+                    0
+                } else {
+                    *used
+                };
+                (used, k, l.len() as u64 + 2)
+            })
             .collect();
         by_age.sort();
         let mut gone = Vec::new();
@@ -421,18 +439,42 @@ impl Table {
     }
 }
 
+/// How far ahead of a process's clock a record's `used` may be and still
+/// count as a time of use: clocks of machines that share a store (a home
+/// folder over NFS) differ by seconds, not by a day.
+pub const CLOCK_SLACK: u64 = 24 * 3600;
+
+/// A record's `used` after an update stamped `update`: the later of the
+/// two, unless the record's is beyond the updating process's clock (plus
+/// [`CLOCK_SLACK`]), which is then no time of use and gives way.
+fn later_use(record: u64, update: u64) -> u64 {
+    if record > update.saturating_add(CLOCK_SLACK) {
+        update
+    } else {
+        record.max(update)
+    }
+}
+
 /// Why a store could not be read or written.
 #[derive(Debug)]
 pub enum CacheError {
     /// Another process holds the lock (only when storing): try again later.
     Busy,
     /// Refused, unreadable or unwritable (the file layer's errors, a missing
-    /// folder, permissions, a full disk, over [`MAX_BYTES`]).
+    /// folder, permissions, a read-only file, a full disk, over
+    /// [`MAX_BYTES`]).
     Io(io::Error),
     /// Written by a newer gridsel: neither read nor replaced.
     Newer(String),
-    /// Not a store of this version: ignored, replaced by the next store.
-    Corrupt(String),
+    /// Not a gridsel store (see [`parse`]): neither read nor replaced, so
+    /// that a mistyped path costs nobody a file.
+    NotAStore(String),
+    /// Records that do not validate, where the caller would rather change
+    /// nothing than drop them (`gridsel cache clear`).
+    Invalid(Vec<String>),
+    /// Records that do not validate, whose copy (`<store>.bad`) cannot be
+    /// kept: the file is left as it is.
+    CopyNotKept(String),
 }
 
 impl fmt::Display for CacheError {
@@ -441,31 +483,220 @@ impl fmt::Display for CacheError {
             Self::Busy => write!(f, "locked by another process"),
             Self::Io(e) => write!(f, "{e}"),
             Self::Newer(m) => write!(f, "{m}, written by a newer gridsel"),
-            Self::Corrupt(m) => write!(f, "{m}"),
+            Self::NotAStore(m) => write!(f, "not a gridsel store ({m})"),
+            Self::Invalid(dropped) => write!(f, "{}", dropped.join("; ")),
+            Self::CopyNotKept(m) => write!(f, "{m}"),
         }
     }
 }
 
 impl std::error::Error for CacheError {}
 
-/// Parses a store's text, telling a file of a newer format (to be left
-/// alone) from a corrupt one (to be replaced).
-pub fn parse(text: &str) -> Result<Table, CacheError> {
-    Table::parse(text).map_err(|m| {
-        if newer_version(text) {
-            CacheError::Newer(m)
-        } else {
-            CacheError::Corrupt(m)
-        }
-    })
+/// A store as read: the records that validate, and what was left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Contents {
+    pub table: Table,
+    /// What was dropped and why, one entry per record (`record 3 (kernel
+    /// k_l7): ...`), or one for a whole store of an older format.
+    pub dropped: Vec<String>,
 }
 
-/// Whether `text` is a store of a later format version than this one.
-fn newer_version(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .and_then(|v| v.get("version").and_then(serde_json::Value::as_u64))
-        .is_some_and(|v| v > u64::from(VERSION))
+/// Reads a store's text. What counts as a gridsel store, and what happens to
+/// the rest:
+///
+/// - A JSON object with an integer `version` and, at this version, an array
+///   `records` (version 1 had `entries`) is a store. Anything else (text,
+///   other JSON, a key of the object given twice) is
+///   [`CacheError::NotAStore`]: neither read nor replaced.
+/// - An empty file (nothing but white space) is a new store, empty: gridsel
+///   never writes one (it replaces its file whole), so it is a file made to
+///   hold the store (`touch`), and replacing it loses nothing.
+/// - A newer version is [`CacheError::Newer`], left alone; an older one is
+///   a store whose records are all dropped (version 1 kept only winners).
+/// - Each record is read alone: one that does not validate (a field missing
+///   or of the wrong type, a field given twice, more than
+///   [`super::search::KEEP`] samples, a candidate that is none) is dropped,
+///   named in [`Contents::dropped`], and the others kept. Of two records of
+///   the same search (same [`Key`]) the first is kept and the second
+///   dropped: merging them would count its runs and samples twice if it is
+///   a copy. Unknown fields of a record are kept ([`Record::unknown`]);
+///   unknown fields elsewhere are ignored.
+pub fn parse(text: &str) -> Result<Contents, CacheError> {
+    if text.trim().is_empty() {
+        return Ok(Contents::default());
+    }
+    let doc: Document =
+        serde_json::from_str(text).map_err(|e| CacheError::NotAStore(e.to_string()))?;
+    if let Some(key) = doc.repeated {
+        return Err(CacheError::NotAStore(format!("`{key}` given twice")));
+    }
+    let version = match doc.fields.get("version") {
+        None => return Err(CacheError::NotAStore("no `version`".into())),
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| CacheError::NotAStore(format!("`version` is {v}")))?,
+    };
+    let expected = format!("version {version}, expected {VERSION}");
+    if version > u64::from(VERSION) {
+        return Err(CacheError::Newer(expected));
+    }
+    if version < u64::from(VERSION) {
+        return match doc.fields.get("entries") {
+            Some(Value::Array(_)) => Ok(Contents {
+                table: Table::default(),
+                dropped: vec![format!("{expected}: its records are not read")],
+            }),
+            _ => Err(CacheError::NotAStore(format!(
+                "{expected}, and no `entries`"
+            ))),
+        };
+    }
+    let Some(records) = doc.records else {
+        return Err(CacheError::NotAStore("no `records`".into()));
+    };
+    let mut contents = Contents::default();
+    for (n, record) in records.into_iter().enumerate() {
+        let name = match record.value.get("kernel").and_then(Value::as_str) {
+            Some(kernel) => format!("record {} (kernel {kernel})", n + 1),
+            None => format!("record {}", n + 1),
+        };
+        let read = match record.repeated {
+            Some(key) => Err(format!("`{key}` given twice")),
+            None => serde_json::from_value::<RecordFile>(record.value)
+                .map_err(|e| e.to_string())
+                .and_then(RecordFile::into_record),
+        };
+        match read {
+            Ok(r) if contents.table.get(&r.key).is_some() => contents.dropped.push(format!(
+                "{name}: a second record of an earlier one's search, which is kept"
+            )),
+            Ok(r) => contents.table.insert(r),
+            Err(e) => contents.dropped.push(format!("{name}: {e}")),
+        }
+    }
+    Ok(contents)
+}
+
+/// A store's top-level object: its `records`, each with the first key
+/// given twice inside it, its other fields, and a top-level key given twice.
+struct Document {
+    fields: Map<String, Value>,
+    records: Option<Vec<Checked>>,
+    repeated: Option<String>,
+}
+
+/// A JSON value and the first object key given twice anywhere inside it
+/// (`grids.auto`), which serde_json's [`Value`] would drop silently, the
+/// last one winning.
+struct Checked {
+    value: Value,
+    repeated: Option<String>,
+}
+
+impl From<Value> for Checked {
+    fn from(value: Value) -> Self {
+        Self {
+            value,
+            repeated: None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> Visitor<'de> for Top {
+            type Value = Document;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Document, A::Error> {
+                let mut doc = Document {
+                    fields: Map::new(),
+                    records: None,
+                    repeated: None,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    let twice =
+                        doc.records.is_some() && key == "records" || doc.fields.contains_key(&key);
+                    if twice && doc.repeated.is_none() {
+                        doc.repeated = Some(key.clone());
+                    }
+                    if key == "records" {
+                        doc.records = Some(map.next_value()?);
+                    } else {
+                        let field: Checked = map.next_value()?;
+                        doc.fields.insert(key, field.value);
+                    }
+                }
+                Ok(doc)
+            }
+        }
+        d.deserialize_map(Top)
+    }
+}
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = Checked;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Checked, E> {
+                Ok(Value::Bool(v).into())
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Checked, E> {
+                Ok(Value::from(v).into())
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Checked, E> {
+                Ok(Value::from(v).into())
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Checked, E> {
+                Ok(Value::from(v).into())
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Checked, E> {
+                Ok(Value::from(v).into())
+            }
+            fn visit_string<E>(self, v: String) -> Result<Checked, E> {
+                Ok(Value::from(v).into())
+            }
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Value::Null.into())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+                let (mut items, mut repeated) = (Vec::new(), None);
+                while let Some(item) = seq.next_element::<Checked>()? {
+                    repeated = repeated.or(item.repeated);
+                    items.push(item.value);
+                }
+                Ok(Checked {
+                    value: Value::Array(items),
+                    repeated,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+                let (mut object, mut repeated) = (Map::new(), None);
+                while let Some(key) = map.next_key::<String>()? {
+                    let field: Checked = map.next_value()?;
+                    if repeated.is_none() {
+                        repeated = if object.contains_key(&key) {
+                            Some(key.clone())
+                        } else {
+                            field.repeated.map(|inner| format!("{key}.{inner}"))
+                        };
+                    }
+                    object.insert(key, field.value);
+                }
+                Ok(Checked {
+                    value: Value::Object(object),
+                    repeated,
+                })
+            }
+        }
+        d.deserialize_any(Any)
+    }
 }
 
 #[cfg(test)]
@@ -530,6 +761,15 @@ mod tests {
         }
     }
 
+    impl Key {
+        fn with_kernel(self, kernel: &str) -> Self {
+            Self {
+                kernel: kernel.into(),
+                ..self
+            }
+        }
+    }
+
     #[test]
     fn launches_of_one_class_share_a_key() {
         assert_eq!(Key::for_trip("k", "H100", 90, 1000), key(class(1000)));
@@ -584,20 +824,155 @@ mod tests {
         ));
     }
 
+    /// A valid record of kernel `kernel` in class `class`, with `fields`
+    /// (`"name":value,` each) before its own.
+    fn line(kernel: &str, class: u32, fields: &str) -> String {
+        format!(
+            "{{{fields}\"kernel\":\"{kernel}\",\"device\":\"H100\",\"sm_arch\":90,\"class\":{class},\"trips\":[1,1],\"used\":7,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{{\"auto\":{{\"cold\":[5000],\"warm\":[]}}}}}}"
+        )
+    }
+
+    fn store(lines: &[String]) -> String {
+        format!(
+            "{{\"version\": 2, \"records\": [\n{}\n]}}\n",
+            lines.join(",\n")
+        )
+    }
+
     #[test]
-    fn bad_records_are_errors_and_old_versions_corrupt() {
-        assert!(Table::parse("{\"version\": 2, \"records\": [{\"kernel\": 1}]}").is_err());
-        let bad_grid = Table::default().render().replace("[\n\n]", "[{\"kernel\":\"k\",\"device\":\"d\",\"sm_arch\":90,\"class\":1,\"trips\":[1,1],\"used\":0,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{\"fast\":{\"cold\":[],\"warm\":[]}}}]");
-        assert!(Table::parse(&bad_grid).unwrap_err().contains("fast"));
-        assert!(matches!(
-            parse("{\"version\": 1, \"entries\": []}"),
-            Err(CacheError::Corrupt(_))
-        ));
+    fn only_a_json_object_with_a_version_and_records_is_a_store() {
+        for text in [
+            "notes\n",
+            "# ~/.bashrc\nexport PATH=$HOME/bin:$PATH\n",
+            "[2, []]",
+            "{\"name\": \"a package.json\"}",
+            "{\"version\": \"2\", \"records\": []}",
+            "{\"version\": 2}",
+            "{\"version\": 2, \"records\": {}}",
+            "{\"version\": 1, \"records\": []}",
+            "{\"version\": 2, \"records\": [], \"records\": []}",
+        ] {
+            assert!(
+                matches!(parse(text), Err(CacheError::NotAStore(_))),
+                "{text}: {:?}",
+                parse(text)
+            );
+        }
+        assert_eq!(
+            parse("notes").unwrap_err().to_string(),
+            "not a gridsel store (expected ident at line 1 column 2)"
+        );
+        // Empty: a new store.
+        for text in ["", " \n"] {
+            assert_eq!(parse(text).unwrap(), Contents::default());
+        }
+        // An older store: all of it left out; a newer one: not read.
+        let old = parse("{\"version\": 1, \"entries\": []}").unwrap();
+        assert_eq!(old.table, Table::default());
+        assert_eq!(
+            old.dropped,
+            ["version 1, expected 2: its records are not read"]
+        );
         assert!(matches!(
             parse("{\"version\": 3}"),
             Err(CacheError::Newer(_))
         ));
-        assert_eq!(parse(&Table::default().render()).unwrap(), Table::default());
+        assert_eq!(
+            parse(&Table::default().render()).unwrap(),
+            Contents::default()
+        );
+    }
+
+    #[test]
+    fn a_record_that_does_not_validate_is_dropped_alone() {
+        let nine = format!("[{}]", ["1"; 9].join(","));
+        let text = store(&[
+            line("a", 1, ""),
+            line("b", 1, "").replace("[5000]", &nine),
+            line("c", 1, "").replace("\"runs\":1", "\"runs\":-1"),
+            line("d", 1, "").replace("\"pinned\":null", "\"pinned\":\"grid:fast\""),
+            "{\"kernel\": 3}".to_string(),
+            "7".to_string(),
+            line("e", 1, ""),
+        ]);
+        let contents = parse(&text).unwrap();
+        let kept: Vec<&str> = contents
+            .table
+            .records()
+            .map(|r| r.key.kernel.as_str())
+            .collect();
+        assert_eq!(kept, ["a", "e"]);
+        let dropped = &contents.dropped;
+        assert_eq!(dropped.len(), 5, "{dropped:?}");
+        assert!(dropped[0].starts_with("record 2 (kernel b): `auto`: more than 8 samples"));
+        assert!(dropped[1].starts_with("record 3 (kernel c): invalid value: integer `-1`"));
+        assert!(dropped[2].starts_with("record 4 (kernel d): `grid:fast` is not a candidate"));
+        assert!(
+            dropped[3].starts_with("record 5: invalid type"),
+            "{}",
+            dropped[3]
+        );
+        assert!(
+            dropped[4].starts_with("record 6: invalid type"),
+            "{}",
+            dropped[4]
+        );
+        // The strict reading names them all.
+        assert!(
+            Table::parse(&text)
+                .unwrap_err()
+                .contains("record 4 (kernel d)")
+        );
+    }
+
+    #[test]
+    fn unknown_fields_cost_no_record_and_are_written_back() {
+        let text = store(&[line("a", 1, "\"p90\":[1,2],\"note\":\"x\",")
+            .replace("\"warm\":[]", "\"warm\":[],\"p90\":5")]);
+        let contents = parse(&text).unwrap();
+        assert!(contents.dropped.is_empty(), "{:?}", contents.dropped);
+        let r = contents.table.get(&key(1).with_kernel("a")).unwrap();
+        assert_eq!(r.unknown.len(), 2);
+        assert_eq!(r.search.samples[0].cold, [5000]);
+        // Kept across an update and a rewrite (those of a candidate's
+        // samples are not).
+        let mut table = contents.table;
+        let mut u = Update::new(key(1).with_kernel("a"));
+        u.samples = vec![(Candidate::Auto, Kind::Cold, 6000)];
+        table.apply(&u);
+        let back = Table::parse(&table.render()).unwrap();
+        assert_eq!(back, table);
+        let r = back.get(&key(1).with_kernel("a")).unwrap();
+        assert_eq!(r.unknown["p90"], serde_json::json!([1, 2]));
+        assert_eq!(r.unknown["note"], "x");
+    }
+
+    #[test]
+    fn a_second_record_of_a_search_and_a_field_given_twice_are_left_out() {
+        let text = store(&[
+            line("a", 1, ""),
+            line("a", 1, "").replace("[5000]", "[1]"),
+            line("b", 1, "\"runs\":5,"),
+            line("c", 1, "").replace("\"warm\":[]", "\"warm\":[],\"cold\":[1]"),
+            line("d", 1, "").replace(
+                "{\"auto\":",
+                "{\"llvm\":{\"cold\":[1],\"warm\":[]},\"llvm\":{\"cold\":[2],\"warm\":[]},\"auto\":",
+            ),
+            line("e", 1, ""),
+        ]);
+        let contents = parse(&text).unwrap();
+        assert_eq!(
+            contents.dropped,
+            [
+                "record 2 (kernel a): a second record of an earlier one's search, which is kept",
+                "record 3 (kernel b): `runs` given twice",
+                "record 4 (kernel c): `grids.auto.cold` given twice",
+                "record 5 (kernel d): `grids.llvm` given twice",
+            ]
+        );
+        let a = contents.table.get(&key(1).with_kernel("a")).unwrap();
+        assert_eq!(a.search.samples[0].cold, [5000], "the first is kept");
+        assert_eq!(contents.table.len(), 2);
     }
 
     #[test]
@@ -611,10 +986,51 @@ mod tests {
             table.apply(&u);
         }
         let size = table.render().len() as u64;
-        let gone = table.evict_to(size / 2);
+        let gone = table.evict_to(size / 2, 50);
         assert!((25..30).contains(&gone), "{gone}");
         assert!(table.render().len() as u64 <= size / 2);
         assert!(table.get(&key(50)).is_some() && table.get(&key(1)).is_none());
-        assert_eq!(table.evict_to(u64::MAX), 0);
+        assert_eq!(table.evict_to(u64::MAX, 50), 0);
+    }
+
+    /// A record stamped far in the future (`used` = 2^64-1) would outlive
+    /// every record in use: it goes first, and an update gives a record in
+    /// use its time back.
+    #[test]
+    fn a_record_used_in_the_far_future_goes_first_and_use_mends_it() {
+        let now = 1_800_000_000;
+        let mut table = Table::default();
+        for c in 1..=10 {
+            let mut u = Update::new(key(c));
+            u.used = now - 100 + u64::from(c);
+            u.runs = 1;
+            u.samples = vec![(Candidate::Auto, Kind::Warm, 1000)];
+            table.apply(&u);
+        }
+        let mut future = table.get(&key(1)).unwrap().clone();
+        future.key = key(11);
+        future.used = u64::MAX;
+        table.insert(future.clone());
+        // Within the clocks' slack: a time of use like any other.
+        future.key = key(12);
+        future.used = now + CLOCK_SLACK;
+        table.insert(future);
+        let size = table.render().len() as u64;
+        assert_eq!(table.clone().evict_to(size - 1, now), 1);
+        let mut evicted = table.clone();
+        evicted.evict_to(size - 1, now);
+        assert!(evicted.get(&key(11)).is_none() && evicted.get(&key(1)).is_some());
+        let mut two = table.clone();
+        two.evict_to(size - 100, now);
+        assert!(two.get(&key(12)).is_some());
+        // A process's update mends the time.
+        let mut u = Update::new(key(11));
+        u.used = now;
+        table.apply(&u);
+        assert_eq!(table.get(&key(11)).unwrap().used, now);
+        let mut u = Update::new(key(12));
+        u.used = now;
+        table.apply(&u);
+        assert_eq!(table.get(&key(12)).unwrap().used, now + CLOCK_SLACK);
     }
 }

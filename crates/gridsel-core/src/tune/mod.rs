@@ -888,7 +888,9 @@ impl GridPolicy for TunePolicy {
     }
 }
 
-fn unix_seconds() -> u64 {
+/// The clock searches are stamped with ([`Update::used`]; seconds since
+/// the Unix epoch).
+pub fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -897,8 +899,9 @@ fn unix_seconds() -> u64 {
 /// The store's records, read once, and whether updates go to it.
 struct Loaded {
     table: Table,
-    /// False without a store, or when the file could not be read or was
-    /// written by a newer gridsel: then it is left as it is.
+    /// False without a store, or when the file could not be read, is not
+    /// a gridsel store or was written by a newer gridsel: then it is left
+    /// as it is.
     save: bool,
     /// [`learned_moves`] per device (name, sm), worked out at the device's
     /// first search: the table does not change within the process.
@@ -933,8 +936,9 @@ impl Loaded {
 pub trait Store: Send + Sync {
     /// What to call it in the log (the file's path).
     fn location(&self) -> String;
-    /// Every record stored; an empty table when there is nothing yet.
-    fn load(&self) -> Result<Table, cache::CacheError>;
+    /// Every record stored that validates, and what was dropped; empty
+    /// when there is nothing yet.
+    fn load(&self) -> Result<cache::Contents, cache::CacheError>;
     /// Merges `updates` in, waiting at most `patience` for other writers
     /// (then [`cache::CacheError::Busy`]).
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
@@ -981,20 +985,28 @@ impl Session {
                 return Loaded::new(Table::default(), false);
             };
             let (table, save) = match store.load() {
-                Ok(t) => {
+                Ok(contents) => {
                     log::info!(
                         "tune: store {}: {} searches (GRIDSEL_CACHE=off runs without one)",
                         store.location(),
-                        t.len()
+                        contents.table.len()
                     );
-                    (t, true)
+                    if !contents.dropped.is_empty() {
+                        log::warn!(
+                            "tune: store {}: {}; the rest is used, and the file as it is now is kept as {}.bad when the store is next written",
+                            store.location(),
+                            dropped_summary(&contents.dropped),
+                            store.location()
+                        );
+                    }
+                    (contents.table, true)
                 }
-                Err(e @ cache::CacheError::Corrupt(_)) => {
+                Err(e @ cache::CacheError::NotAStore(_)) => {
                     log::warn!(
-                        "tune: store {}: {e}; ignored (replaced at the next save)",
+                        "tune: store {}: {e}; neither read nor written (does GRIDSEL_CACHE name the right file?)",
                         store.location()
                     );
-                    (Table::default(), true)
+                    (Table::default(), false)
                 }
                 Err(e) => {
                     log::warn!(
@@ -1025,6 +1037,20 @@ impl Session {
             store.flush(updates);
         }
     }
+}
+
+/// What a store left out, for one line: the first few entries, and how
+/// many more.
+fn dropped_summary(dropped: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = format!(
+        "left out: {}",
+        dropped[..dropped.len().min(SHOWN)].join("; ")
+    );
+    if dropped.len() > SHOWN {
+        text += &format!("; and {} more records", dropped.len() - SHOWN);
+    }
+    text
 }
 
 // ---- gridsel tune-sim ----------------------------------------------------------

@@ -612,7 +612,9 @@ impl Search {
     /// advantage over every earlier one is measured, on two samples at
     /// least. There is always one: the fastest with two samples is beaten
     /// by none, and without any, nothing beats the earliest. The first
-    /// candidate when nothing is measured.
+    /// candidate when nothing is measured: 0, which names no candidate in
+    /// a search without any (a store's record of processes that timed no
+    /// launch), so callers that may meet one look it up with `get`.
     pub fn leader(&self, kind: Kind) -> usize {
         self.leader_of(kind, &self.ranked(kind), &self.spreads(kind).1)
     }
@@ -652,7 +654,8 @@ impl Search {
 
     /// What the next launch of `kind` does. `salt` (a per-process random
     /// number) spreads processes that run the same search at once over
-    /// different candidates of the same round instead of the same one.
+    /// different candidates of the same round instead of the same one. A
+    /// search without candidates is settled on its [`Self::leader`], 0.
     pub fn step(&self, kind: Kind, salt: u64) -> Step {
         let p = Params::of(kind);
         if self.finished(kind) {
@@ -713,11 +716,16 @@ impl Search {
         // leader, when the plan confirms in pairs) before the search settles
         // without it.
         let leader = self.leader(kind);
-        let lead_ns = self.samples[leader].median(kind).unwrap_or(0) as f64;
         let wanted = p.confirm.samples() as u32;
         let paired = matches!(p.confirm, Confirm::Paired { .. });
+        // `alive` is empty only for a search without candidates, whose
+        // `leader` 0 names none: no sample of it is looked up.
         match alive.first() {
-            Some(&(fastest, ns)) if fastest != leader && (ns as f64) * (1.0 + TIE) < lead_ns => {
+            Some(&(fastest, ns))
+                if fastest != leader
+                    && (ns as f64) * (1.0 + TIE)
+                        < self.samples[leader].median(kind).unwrap_or(0) as f64 =>
+            {
                 let (f, l) = (count(fastest), count(leader));
                 if paired && l < wanted && (l < f || f >= wanted) {
                     Step::Explore(leader)
@@ -775,6 +783,29 @@ mod tests {
             "fast",
         ] {
             assert!(bad.parse::<Candidate>().is_err(), "{bad}");
+        }
+    }
+
+    /// A store's record of processes that timed no launch holds no
+    /// candidate (`"grids": {}`): every question about it is answered
+    /// without looking up a sample, settled or not.
+    #[test]
+    fn a_search_without_candidates_answers_without_indexing_its_samples() {
+        for settled in [[false, false], [true, true]] {
+            let s = Search {
+                settled,
+                ..Search::default()
+            };
+            for kind in [Kind::Cold, Kind::Warm] {
+                assert_eq!(s.leader(kind), 0);
+                for salt in 0..3 {
+                    assert_eq!(s.step(kind, salt), Step::Settled(0));
+                }
+                assert_eq!(s.runner_up(kind), None);
+                assert_eq!(s.margin(kind), None);
+                assert!(s.ranked(kind).is_empty());
+                assert_eq!(s.spread(kind), Params::of(kind).spread_floor);
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 # the default policy, tune, and the paper's policy, each checking its results.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-b=$repo/bench/build/sm_90
+b=${GRIDSEL_BENCH_BIN:-$repo/bench/build/sm_90}
 fail=0
 GRIDSEL_LOG=info LIBOMPTARGET_INFO=16 LD_PRELOAD=$GRIDSEL_LIB "$repo/.stage/demo-sm_90" || fail=1
 for prog in "gemm 512" "cg 65536" "probe_nested 512" "syrk 256" "mriq 2048" "probe_cap 100000" "gramschmidt 128"; do

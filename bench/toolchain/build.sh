@@ -4,12 +4,23 @@
 #   OUTDIR/sm_90/<name>  clang-19 OpenMP offload to NVIDIA sm_90 (CUDA 12 tools
 #                        from setup.sh), runs on the H100 machine,
 #   OUTDIR/host/<name>   offload to libomptarget's x86_64 host plugin (no GPU).
+# With GRIDSEL_LLVM_VERSION=21 (22, 23) the compiler is that clang, run inside
+# the Debian unstable root of scripts/llvm-toolchains.sh (docs/toolchain.md
+# §5); the programs need that version's runtime: inside the root, or its
+# bundle from runtime-llvm.sh on the GPU machine. Only LLVM 21 can link sm_90
+# programs there (Debian's 22 and 23 ship no NVPTX device runtime).
 # Only programs whose .c, common.h or this script are newer than the binary
 # are rebuilt; builds run in parallel. Exits non-zero, naming each failed
 # build and showing its log, if any build fails.
 #
-# Usage: bench/toolchain/build.sh [OUTDIR]     (default <repo>/bench/build)
+# Usage: bench/toolchain/build.sh [OUTDIR]     (default <repo>/bench/build, or
+#        <repo>/bench/build/llvmNN for GRIDSEL_LLVM_VERSION=NN other than 19)
 # Variables:
+#   GRIDSEL_LLVM_VERSION   clang's version (default 19, this machine's); another
+#                          needs OUTDIR and the sources inside the repository,
+#                          the only folder the root sees
+#   GRIDSEL_PROGRAMS       names of the programs to build, separated by spaces
+#                          (default: every program in the source folder)
 #   GRIDSEL_KERNELS_DIR    source folder (default <repo>/bench/kernels)
 #   GRIDSEL_OFFLOAD_ARCH   GPU arch (default sm_90; also the output subfolder)
 #   GRIDSEL_CFLAGS         extra flags for both builds (e.g. "-DFOO=1")
@@ -19,7 +30,12 @@ set -euo pipefail
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd -- "$here/../.." && pwd)
-out=${1:-$repo/bench/build}
+version=${GRIDSEL_LLVM_VERSION:-19}
+if [[ $version == 19 ]]; then
+  out=${1:-$repo/bench/build}
+else
+  out=${1:-$repo/bench/build/llvm$version}
+fi
 src=${GRIDSEL_KERNELS_DIR:-$repo/bench/kernels}
 arch=${GRIDSEL_OFFLOAD_ARCH:-sm_90}
 jobs=${GRIDSEL_JOBS:-$(nproc)}
@@ -33,7 +49,15 @@ cuda=$("$here/setup.sh" | tail -n 1)
 [[ -x $cuda/bin/nvlink ]] || { echo "build.sh: setup.sh gave no CUDA folder" >&2; exit 1; }
 
 shopt -s nullglob
-sources=("$src"/*.c)
+if [[ -n ${GRIDSEL_PROGRAMS:-} ]]; then
+  sources=()
+  for name in $GRIDSEL_PROGRAMS; do
+    [[ -f $src/$name.c ]] || { echo "build.sh: no program $name in $src" >&2; exit 1; }
+    sources+=("$src/$name.c")
+  done
+else
+  sources=("$src"/*.c)
+fi
 if ((${#sources[@]} == 0)); then
   echo "build.sh: no programs in $src" >&2
   exit 0
@@ -42,9 +66,21 @@ fi
 # Shared by both targets. GRIDSEL_CFLAGS is split on spaces on purpose.
 # shellcheck disable=SC2206
 common_flags=(-O3 -fopenmp -I"$src" ${GRIDSEL_CFLAGS:-})
-gpu_flags=(--offload-arch="$arch" --cuda-path="$cuda" --libomptarget-nvptx-bc-path="$llvm_lib/")
 host_flags=(-fopenmp-targets=x86_64-pc-linux-gnu)
-link_flags=("-Wl,-rpath,$llvm_lib" -lm)
+if [[ $version == 19 ]]; then
+  compiler=(clang-19)
+  gpu_flags=(--offload-arch="$arch" --cuda-path="$cuda" --libomptarget-nvptx-bc-path="$llvm_lib/")
+  link_flags=("-Wl,-rpath,$llvm_lib" -lm)
+else
+  # The root's clang finds its own device runtime, and its loader finds
+  # libomptarget without a run path; /opt/cuda is the root's copy of the
+  # CUDA tools.
+  compiler=("$repo/scripts/llvm-root.sh" "clang-$version")
+  "${compiler[@]}" --version >/dev/null ||
+    { echo "build.sh: no clang-$version in the root (scripts/llvm-toolchains.sh)" >&2; exit 1; }
+  gpu_flags=(--offload-arch="$arch" --cuda-path=/opt/cuda)
+  link_flags=(-lm)
+fi
 
 # One build: TARGET SOURCE. Writes OUT/TARGET/NAME atomically; log in
 # OUT/logs/TARGET/NAME.log; a failure leaves OUT/logs/TARGET/NAME.failed.
@@ -57,7 +93,7 @@ compile_one() {
   if [[ $target == host ]]; then flags=("${host_flags[@]}"); else flags=("${gpu_flags[@]}"); fi
   rm -f "$out/logs/$target/$name.failed"
   local t0=$SECONDS
-  if clang-19 "${common_flags[@]}" "${flags[@]}" "$c" "${link_flags[@]}" \
+  if "${compiler[@]}" "${common_flags[@]}" "${flags[@]}" "$c" "${link_flags[@]}" \
        -o "$dir/.$name.tmp" >"$log" 2>&1; then
     mv -f "$dir/.$name.tmp" "$dir/$name"
     echo "build.sh: built $target/$name ($((SECONDS - t0)) s)" >&2
@@ -91,7 +127,7 @@ fi
 export out arch
 export -f compile_one
 # Arrays cannot be exported; pass them through declare -p.
-flag_defs=$(declare -p common_flags gpu_flags host_flags link_flags)
+flag_defs=$(declare -p compiler common_flags gpu_flags host_flags link_flags)
 export flag_defs
 echo "build.sh: $((${#work[@]} / 2)) builds, $jobs at a time, into $out" >&2
 rc=0

@@ -1,12 +1,23 @@
-//! The environment variables gridsel reads, parsed once.
+//! The environment variables gridsel reads: one table, [`SETTINGS`], gives
+//! each its name, the values the user writes, its default, its help and the
+//! function that reads it into a [`Config`]. [`Config::from_lookup`] is a
+//! loop over that table, and the CLI's `gridsel env` and the README's environment
+//! table are generated from it or checked against it, so a setting is defined
+//! in one place (as ripgrep defines each flag once).
 //!
-//! Parsing never fails: a bad value is reported as one error line and the
-//! setting falls back to its safe default (for the policy: pass-through).
+//! Every variable follows the same rules: an empty or blank value is no value
+//! ([`given`]); a boolean takes the words of [`on_off`]; and parsing never
+//! fails: a bad value is one error line naming the variable, the value, what
+//! it accepts and what holds instead, which is the default (for the policy:
+//! pass-through, so that a mistyped policy changes no grid).
 
 use crate::device::DeviceDesc;
-use crate::plan::{OptIn, TeamsRegions};
+use crate::plan::OptIn;
 use crate::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
-use std::ffi::OsString;
+use log::LevelFilter;
+use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
@@ -22,11 +33,260 @@ pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
 
+/// One environment variable, defined once: what help shows and how its value
+/// is read.
+pub struct Setting {
+    pub name: &'static str,
+    /// The values the user may write, as help and error lines show them.
+    pub values: &'static str,
+    /// What holds while the variable is unset, empty or blank, and after a
+    /// bad value unless [`Setting::if_bad`] says otherwise.
+    pub default: DefaultValue,
+    /// What the setting does, in one or two sentences.
+    pub help: &'static str,
+    /// What a bad value leaves in force where that is not the default.
+    pub if_bad: Option<&'static str>,
+    /// Reads a given value into the config; on a refused value the config
+    /// holds what [`Setting::if_bad`] or the default says.
+    read: fn(&mut Config, &OsStr) -> Result<(), Refused>,
+}
+
+/// A setting's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// A value the user could write, such as `on` (reading it gives
+    /// `Config::default()`'s, which a test checks).
+    Written(&'static str),
+    /// No value: what gridsel does without one, in words.
+    Described(&'static str),
+}
+
+impl DefaultValue {
+    /// The value or the words, as a table shows them.
+    pub fn text(&self) -> &'static str {
+        match *self {
+            Self::Written(text) | Self::Described(text) => text,
+        }
+    }
+}
+
+/// As an error line shows it: a value in backticks.
+impl fmt::Display for DefaultValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Written(v) => write!(f, "`{v}`"),
+            Self::Described(what) => f.write_str(what),
+        }
+    }
+}
+
+/// Why a value was refused.
+enum Refused {
+    /// It is not one of the setting's [`Setting::values`].
+    NotOneOf,
+    /// A reason of its own, naming the value (a grid no GPU can launch, a
+    /// device file that cannot be read).
+    Because(String),
+}
+
+/// The words every on/off setting takes, in any case.
+pub const ON_OFF: &str = "on or off (also 1/0, true/false, yes/no)";
+
+/// A boolean setting's value: `on`/`off`, `1`/`0`, `true`/`false` or
+/// `yes`/`no`, in any case and with blanks around it; `None` for any other
+/// text. The one parser of every on/off setting, so none takes words another
+/// refuses.
+pub fn on_off(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" | "yes" => Some(true),
+        "off" | "0" | "false" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether a value that is otherwise a path or a number is the word `off`
+/// (in any case), which switches its setting off.
+fn is_off(text: &str) -> bool {
+    text.trim().eq_ignore_ascii_case("off")
+}
+
 /// A variable's value as gridsel takes it: `None` when unset, and also when
 /// empty or blank, so `GRIDSEL_X=` means what no `GRIDSEL_X` means (the
 /// Unix convention). Every variable gridsel reads goes through here.
 pub fn given(value: Option<OsString>) -> Option<OsString> {
     value.filter(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace))
+}
+
+/// A value that is not a path, as text: invalid UTF-8 is replaced (U+FFFD),
+/// which no valid value contains, so such a value is refused like any other
+/// bad value, with its one line.
+fn text(value: &OsStr) -> Cow<'_, str> {
+    value.to_string_lossy()
+}
+
+/// Every setting, in the order help lists them.
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        name: ENV_POLICY,
+        values: POLICY_NAMES,
+        default: DefaultValue::Written("auto"),
+        help: "How each launch's grid is chosen: `auto` from the kernel and the GPU, `llvm` as LLVM chooses it (pass-through), `tune` by measuring across runs; the README describes each.",
+        if_bad: Some("passing every launch through unchanged"),
+        // A policy the user did not ask for must not run: a bad value
+        // passes every launch through (`llvm`), not the default.
+        read: |config, value| match text(value).parse() {
+            Ok(policy) => {
+                config.policy = policy;
+                Ok(())
+            }
+            Err(e) => {
+                config.policy = Policy::Llvm;
+                Err(Refused::Because(e))
+            }
+        },
+    },
+    Setting {
+        name: ENV_DEVICE,
+        values: "a preset (titanx-pascal, v100, a100, h100) or a TOML file",
+        default: DefaultValue::Described("the GPU's own description"),
+        help: "Decide for this device instead of the GPU's own description (works without a GPU). A TOML file may start from `base = \"h100\"` and override fields.",
+        if_bad: None,
+        read: |config, value| {
+            let device = crate::files::device(&text(value));
+            config.device = Some(device.map_err(|e| Refused::Because(e.to_string()))?);
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_THREADS_PER_BLOCK,
+        values: "a thread count in 1-1024",
+        default: DefaultValue::Described("the device's"),
+        help: "The ThreadsPerBlock of `lloyd` (Lloyd et al.'s rule), over any device description.",
+        if_bad: None,
+        read: |config, value| {
+            let n = text(value).trim().parse::<u32>().ok();
+            let n = n.filter(|n| (1..=MAX_THREADS_PER_BLOCK).contains(n));
+            config.threads_per_block = Some(n.ok_or(Refused::NotOneOf)?);
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_OVERRIDE_CLAUSES,
+        values: ON_OFF,
+        default: DefaultValue::Written("off"),
+        help: "Let the policy replace the program's num_teams and thread_limit clauses: for benchmarking, unsafe for code that reads omp_get_num_teams().",
+        if_bad: None,
+        read: |config, value| {
+            config.opt_in.override_clauses = on_off(&text(value)).ok_or(Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_TEAMS_REGIONS,
+        values: "keep or change",
+        default: DefaultValue::Written("keep"),
+        help: "`change` asserts that the program's results do not depend on the number of teams of its `target teams` regions without a distribute loop, and lets gridsel choose it.",
+        if_bad: None,
+        read: |config, value| {
+            config.opt_in.teams_regions = text(value).parse().map_err(|_| Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_TUNE_OVERHEAD,
+        values: "a percentage in 0-1000, or off",
+        default: DefaultValue::Written("5"),
+        help: "What `tune`'s exploring may add to a process's kernel time, in percent of it; off: no bound.",
+        if_bad: None,
+        read: |config, value| {
+            let text = text(value);
+            config.tune_overhead = if is_off(&text) {
+                f64::INFINITY
+            } else {
+                let percent = text.trim().parse::<f64>().ok();
+                let percent = percent.filter(|p| (0.0..=1000.0).contains(p));
+                percent.ok_or(Refused::NotOneOf)? / 100.0
+            };
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_SAFE_RANGE,
+        values: ON_OFF,
+        default: DefaultValue::Written("on"),
+        help: "off lets fixed:T,B leave the launch's safe range, to measure that range; a launch outside it can fail and end the program. Every other policy stays inside.",
+        if_bad: None,
+        read: |config, value| {
+            config.safe_range = on_off(&text(value)).ok_or(Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_PROFILE,
+        values: "a file",
+        default: DefaultValue::Described("no profile"),
+        help: "Append one CSV row per launch to this file: kernel,trip_count,policy,blocks,threads,ns.",
+        if_bad: None,
+        read: |config, value| {
+            config.profile = Some(value.into());
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_CACHE,
+        values: "a file, or off",
+        default: DefaultValue::Described(
+            "$XDG_CACHE_HOME/gridsel/tune.json, else ~/.cache/gridsel/tune.json",
+        ),
+        help: "Where `tune` keeps what it measured across runs; off: nowhere, each run starts afresh.",
+        if_bad: None,
+        read: |config, value| {
+            config.cache = (!is_off(&text(value))).then(|| Store {
+                path: value.into(),
+                default: false,
+            });
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_MODEL,
+        values: "a file",
+        default: DefaultValue::Described("the embedded H100 model"),
+        help: "The `forest` policy's model file.",
+        if_bad: None,
+        read: |config, value| {
+            config.model = Some(value.into());
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_LOG,
+        values: "off, error, warn, info or debug",
+        default: DefaultValue::Written("warn"),
+        help: "What gridsel writes to stderr; at info, each distinct decision with LLVM's grid next to gridsel's and the rule that chose it.",
+        if_bad: None,
+        read: |config, value| {
+            config.log = crate::logging::parse_level(&text(value)).ok_or(Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
+];
+
+impl Setting {
+    /// The one error line for a refused value.
+    fn refusal(&self, value: &OsStr, refused: Refused) -> String {
+        let reason = match refused {
+            Refused::NotOneOf => format!("`{}` is not {}", text(value), self.values),
+            Refused::Because(reason) => reason,
+        };
+        match self.if_bad {
+            Some(instead) => format!("{}: {reason}; {instead}", self.name),
+            None => format!(
+                "{}: {reason}; using the default, {}",
+                self.name, self.default
+            ),
+        }
+    }
 }
 
 /// The store `tune` reads and writes.
@@ -76,6 +336,8 @@ pub struct Config {
     /// percentage in the variable, a fraction here; `off`: unbounded). See
     /// `gridsel_core::tune::Allowance`.
     pub tune_overhead: f64,
+    /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).
+    pub log: LevelFilter,
 }
 
 impl Default for Config {
@@ -90,6 +352,7 @@ impl Default for Config {
             model: None,
             safe_range: true,
             tune_overhead: crate::tune::DEFAULT_OVERHEAD,
+            log: crate::logging::DEFAULT_LEVEL,
         }
     }
 }
@@ -101,96 +364,26 @@ impl Config {
     }
 
     /// Reads the settings through `lookup` (the process environment in
-    /// production); returns them with one message per rejected value. An
-    /// empty or blank value is no value ([`given`]). Paths may be any bytes.
-    /// Other values are read with invalid UTF-8 replaced (U+FFFD), which no
-    /// valid value contains: a non-UTF-8 value is rejected like any other bad
-    /// value, with its one message.
+    /// production), each as [`SETTINGS`] defines it; returns them with one
+    /// message per rejected value. An empty or blank value is no value
+    /// ([`given`]).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> (Self, Vec<String>) {
-        let mut errors = Vec::new();
-        let mut config = Self::default();
         let path = |name: &str| given(lookup(name)).map(PathBuf::from);
-        let lookup = |name: &str| given(lookup(name)).map(|v| v.to_string_lossy().into_owned());
-        if let Some(text) = lookup(ENV_POLICY) {
-            match text.parse() {
-                Ok(policy) => config.policy = policy,
-                Err(e) => {
-                    errors.push(format!(
-                        "{ENV_POLICY}: {e}; passing every launch through unchanged"
-                    ));
-                    config.policy = Policy::Llvm;
-                }
-            }
-        }
-        if let Some(spec) = lookup(ENV_DEVICE) {
-            match crate::files::device(&spec) {
-                Ok(d) => config.device = Some(d),
-                Err(e) => errors.push(format!(
-                    "{ENV_DEVICE}: {e}; using the GPU's own description"
-                )),
-            }
-        }
-        if let Some(text) = lookup(ENV_THREADS_PER_BLOCK) {
-            match text.trim().parse::<u32>() {
-                Ok(n) if (1..=MAX_THREADS_PER_BLOCK).contains(&n) => {
-                    config.threads_per_block = Some(n)
-                }
-                _ => errors.push(format!(
-                    "{ENV_THREADS_PER_BLOCK}: `{text}` is not a thread count in 1..={MAX_THREADS_PER_BLOCK}; ignored"
-                )),
-            }
-        }
-        if let Some(text) = lookup(ENV_OVERRIDE_CLAUSES) {
-            match text.trim() {
-                "1" | "true" | "yes" => config.opt_in.override_clauses = true,
-                "0" | "false" | "no" => {}
-                _ => errors.push(format!(
-                    "{ENV_OVERRIDE_CLAUSES}: `{text}` is not 0 or 1; clauses are kept"
-                )),
-            }
-        }
-        if let Some(text) = lookup(ENV_TEAMS_REGIONS) {
-            match text.parse::<TeamsRegions>() {
-                Ok(v) => config.opt_in.teams_regions = v,
-                Err(e) => errors.push(format!(
-                    "{ENV_TEAMS_REGIONS}: {e}; `target teams` regions without a distribute loop are kept"
-                )),
-            }
-        }
-        if let Some(text) = lookup(ENV_SAFE_RANGE) {
-            match text.trim() {
-                "off" | "0" => config.safe_range = false,
-                "on" | "1" => {}
-                _ => errors.push(format!(
-                    "{ENV_SAFE_RANGE}: `{text}` is not on or off; the safe range applies"
-                )),
-            }
-        }
-        if let Some(text) = lookup(ENV_TUNE_OVERHEAD) {
-            match text.trim() {
-                "off" => config.tune_overhead = f64::INFINITY,
-                t => match t.parse::<f64>() {
-                    Ok(p) if (0.0..=1000.0).contains(&p) => config.tune_overhead = p / 100.0,
-                    _ => errors.push(format!(
-                        "{ENV_TUNE_OVERHEAD}: `{text}` is not a percentage in 0..=1000 or off; using {}",
-                        crate::tune::DEFAULT_OVERHEAD * 100.0
-                    )),
-                },
-            }
-        }
-        config.profile = path(ENV_PROFILE);
-        config.cache = match path(ENV_CACHE) {
-            Some(p) if p.as_os_str() == "off" => None,
-            Some(p) => Some(Store {
-                path: p,
-                default: false,
-            }),
-            None => default_store(path).map(|path| Store {
+        let mut config = Self {
+            cache: default_store(path).map(|path| Store {
                 path,
                 default: true,
             }),
+            ..Self::default()
         };
-        config.model = path(ENV_MODEL);
+        let mut errors = Vec::new();
+        for setting in SETTINGS {
+            if let Some(value) = given(lookup(setting.name))
+                && let Err(refused) = (setting.read)(&mut config, &value)
+            {
+                errors.push(setting.refusal(&value, refused));
+            }
+        }
         (config, errors)
     }
 
@@ -203,18 +396,11 @@ impl Config {
     }
 }
 
-/// Help text for the variables, shared by the CLI.
-pub fn env_help() -> String {
-    format!(
-        "{ENV_POLICY}=<{POLICY_NAMES}>  {ENV_DEVICE}=<preset|profile.toml>  {ENV_THREADS_PER_BLOCK}=N  \
-         {ENV_OVERRIDE_CLAUSES}=0|1  {ENV_TEAMS_REGIONS}=keep|change  {ENV_SAFE_RANGE}=on|off  {ENV_PROFILE}=<file.csv>  {ENV_CACHE}=<file.json>|off  {ENV_MODEL}=<forest.json>  {ENV_LOG}=off|error|warn|info|debug"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::geometry::Geometry;
+    use crate::plan::TeamsRegions;
     use std::collections::HashMap;
 
     fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
@@ -223,6 +409,10 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::from_lookup(|k| map.get(k).map(OsString::from))
+    }
+
+    fn setting(name: &str) -> &'static Setting {
+        SETTINGS.iter().find(|s| s.name == name).unwrap()
     }
 
     #[test]
@@ -271,6 +461,35 @@ mod tests {
     }
 
     #[test]
+    fn every_on_off_setting_takes_the_same_words_in_any_case() {
+        let read = |name: &str, word: &str| {
+            let (c, errors) = parse(&[(name, word)]);
+            let value = match name {
+                ENV_SAFE_RANGE => c.safe_range,
+                _ => c.opt_in.override_clauses,
+            };
+            errors.is_empty().then_some(value)
+        };
+        for name in [ENV_OVERRIDE_CLAUSES, ENV_SAFE_RANGE] {
+            for on in ["on", "1", "true", "yes", " ON ", "True", "YES"] {
+                assert_eq!(read(name, on), Some(true), "{name}={on}");
+            }
+            for off in ["off", "0", "false", "no", "OFF", " False ", "No"] {
+                assert_eq!(read(name, off), Some(false), "{name}={off}");
+            }
+            // The words help shows are the words taken.
+            for word in ON_OFF.split([' ', '(', ')', '/', ',']) {
+                if !["", "or", "also"].contains(&word) {
+                    assert!(read(name, word).is_some(), "{name}={word}");
+                }
+            }
+            for bad in ["2", "y", "enable", "onn", "-1"] {
+                assert_eq!(read(name, bad), None, "{name}={bad}");
+            }
+        }
+    }
+
+    #[test]
     fn tunes_overhead_is_a_percentage_or_off() {
         let overhead = |v: &str| {
             let (c, errors) = parse(&[(ENV_TUNE_OVERHEAD, v)]);
@@ -306,20 +525,8 @@ mod tests {
 
     #[test]
     fn an_empty_or_blank_value_is_no_value_for_every_variable() {
-        let names = [
-            ENV_POLICY,
-            ENV_DEVICE,
-            ENV_THREADS_PER_BLOCK,
-            ENV_OVERRIDE_CLAUSES,
-            ENV_TEAMS_REGIONS,
-            ENV_PROFILE,
-            ENV_CACHE,
-            ENV_MODEL,
-            ENV_SAFE_RANGE,
-            ENV_TUNE_OVERHEAD,
-        ];
         for empty in ["", " ", "\t\n"] {
-            let vars: Vec<(&str, &str)> = names.iter().map(|&n| (n, empty)).collect();
+            let vars: Vec<(&str, &str)> = SETTINGS.iter().map(|s| (s.name, empty)).collect();
             let (c, errors) = parse(&vars);
             assert_eq!((c, errors), (Config::default(), vec![]), "{empty:?}");
         }
@@ -333,6 +540,74 @@ mod tests {
         assert_eq!(Config::default().policy, Policy::Auto);
     }
 
+    /// A default the user could write reads as the default it claims to be,
+    /// so help and the README cannot show one that is not in force.
+    #[test]
+    fn a_written_default_reads_as_the_default() {
+        let mut written = 0;
+        for s in SETTINGS {
+            if let DefaultValue::Written(value) = s.default {
+                assert_eq!(
+                    parse(&[(s.name, value)]),
+                    (Config::default(), vec![]),
+                    "{}={value}",
+                    s.name
+                );
+                written += 1;
+            }
+        }
+        assert_eq!(written, 6);
+        let threads = setting(ENV_THREADS_PER_BLOCK).values;
+        assert!(threads.ends_with(&format!("1-{MAX_THREADS_PER_BLOCK}")));
+        let devices = setting(ENV_DEVICE).values;
+        assert!(crate::device::PRESETS.iter().all(|p| devices.contains(p)));
+    }
+
+    /// Every bad value is one line that names the variable, the value, what
+    /// the variable takes and what holds instead: its default, or for the
+    /// policy pass-through. Variables that take any path have no bad value.
+    #[test]
+    fn a_bad_value_is_one_line_naming_the_variable_value_syntax_and_default() {
+        let bad = [
+            (ENV_POLICY, "fastest", POLICY_NAMES),
+            (ENV_DEVICE, "gtx9000", "titanx-pascal, v100, a100, h100"),
+            (ENV_THREADS_PER_BLOCK, "-3", "a thread count in 1-1024"),
+            (ENV_OVERRIDE_CLAUSES, "maybe", ON_OFF),
+            (ENV_TEAMS_REGIONS, "sometimes", "keep or change"),
+            (ENV_TUNE_OVERHEAD, "5%", "a percentage in 0-1000, or off"),
+            (ENV_SAFE_RANGE, "please", ON_OFF),
+            (ENV_LOG, "loud", "off, error, warn, info or debug"),
+        ];
+        for s in SETTINGS {
+            let Some(&(_, value, takes)) = bad.iter().find(|b| b.0 == s.name) else {
+                let (_, errors) = parse(&[(s.name, "any thing\u{fffd}")]);
+                assert_eq!(errors, Vec::<String>::new(), "{} takes any path", s.name);
+                continue;
+            };
+            let (_, errors) = parse(&[(s.name, value)]);
+            let [line] = &errors[..] else {
+                panic!("{}={value}: {errors:?}", s.name);
+            };
+            let instead = match s.if_bad {
+                Some(instead) => format!("; {instead}"),
+                None => format!("; using the default, {}", s.default),
+            };
+            assert!(
+                line.starts_with(&format!("{}: ", s.name))
+                    && line.contains(&format!("`{value}`"))
+                    && line.contains(takes)
+                    && line.ends_with(&instead),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            parse(&[(ENV_THREADS_PER_BLOCK, "abc")]).1,
+            [
+                "GRIDSEL_THREADS_PER_BLOCK: `abc` is not a thread count in 1-1024; using the default, the device's"
+            ]
+        );
+    }
+
     #[test]
     fn reads_every_variable() {
         let (c, errors) = parse(&[
@@ -344,6 +619,7 @@ mod tests {
             (ENV_PROFILE, "/tmp/p.csv"),
             (ENV_CACHE, "/tmp/c.json"),
             (ENV_MODEL, "/tmp/m.json"),
+            (ENV_LOG, "INFO"),
         ]);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(c.policy, Policy::Fixed(Geometry::new(64, 8)));
@@ -365,6 +641,7 @@ mod tests {
             })
         );
         assert_eq!(c.model, Some(PathBuf::from("/tmp/m.json")));
+        assert_eq!(c.log, LevelFilter::Info);
     }
 
     #[test]
@@ -402,12 +679,49 @@ mod tests {
             assert_eq!(
                 errors,
                 [format!(
-                    "{ENV_TEAMS_REGIONS}: `{bad}` is not keep or change; `target teams` regions without a distribute loop are kept"
+                    "{ENV_TEAMS_REGIONS}: `{bad}` is not keep or change; using the default, `keep`"
                 )]
             );
         }
         // Independent of the clauses' opt-in.
         let (c, _) = parse(&[(ENV_TEAMS_REGIONS, "change")]);
         assert!(!c.opt_in.override_clauses);
+    }
+
+    /// The README's environment table lists exactly [`SETTINGS`], in their
+    /// order, each with the values and the default defined here (backticks
+    /// aside: the README may set values in code).
+    #[test]
+    fn the_readme_lists_every_setting_as_defined() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let rows: Vec<[String; 3]> = readme
+            .lines()
+            .skip_while(|l| *l != "## Environment")
+            .skip(1)
+            .take_while(|l| !l.starts_with("## "))
+            .filter_map(|l| l.strip_prefix("| `GRIDSEL_"))
+            .map(|row| {
+                let mut cells = row.split(" | ");
+                let mut cell = || cells.next().unwrap_or_default().replace('`', "");
+                [format!("GRIDSEL_{}", cell()), cell(), cell()]
+            })
+            .collect();
+        let expected: Vec<[String; 3]> = SETTINGS
+            .iter()
+            .map(|s| [s.name, s.values, s.default.text()].map(String::from))
+            .collect();
+        let show = |rows: &[[String; 3]]| {
+            rows.iter()
+                .map(|r| format!("| `{}` | {} | {} |", r[0], r[1], r[2]))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(
+            rows == expected,
+            "README.md's environment table (variable | values | default | ...) should begin its rows with\n{}\nbut has\n{}",
+            show(&expected),
+            show(&rows)
+        );
     }
 }

@@ -3,7 +3,6 @@
 //! Lines go through [`ffi::stderr::Stderr`], which never raises SIGPIPE in
 //! the host program when stderr is a pipe or socket nobody reads any more.
 
-use crate::config::{self, ENV_LOG};
 use crate::ffi;
 use log::LevelFilter;
 use std::io::Write;
@@ -12,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Level when `GRIDSEL_LOG` is unset: errors and warnings only.
 pub const DEFAULT_LEVEL: LevelFilter = LevelFilter::Warn;
 
-/// Parses a `GRIDSEL_LOG` value.
+/// Parses a `GRIDSEL_LOG` value, in any case.
 pub fn parse_level(text: &str) -> Option<LevelFilter> {
     match text.trim().to_ascii_lowercase().as_str() {
         "off" => Some(LevelFilter::Off),
@@ -29,15 +28,13 @@ pub fn parse_level(text: &str) -> Option<LevelFilter> {
 /// [`error_line`]; set by [`init`].
 static OFF: AtomicBool = AtomicBool::new(false);
 
-/// Installs gridsel's logger unless the host program already has one (a Rust
-/// program may); then gridsel's lines go through the program's logger.
-pub fn init() {
-    // Invalid UTF-8 is replaced, so such a value is reported as a bad level.
-    let raw = config::given(std::env::var_os(ENV_LOG)).map(|v| v.to_string_lossy().into_owned());
-    let level = raw.as_deref().map_or(Some(DEFAULT_LEVEL), parse_level);
-    OFF.store(level == Some(LevelFilter::Off), Ordering::Relaxed);
-    let installed = env_logger::Builder::new()
-        .filter_level(level.unwrap_or(DEFAULT_LEVEL))
+/// Installs gridsel's logger at `level` (`GRIDSEL_LOG`, read with the other
+/// settings) unless the host program already has one (a Rust program may);
+/// then gridsel's lines go through the program's logger.
+pub fn init(level: LevelFilter) {
+    OFF.store(level == LevelFilter::Off, Ordering::Relaxed);
+    let _ = env_logger::Builder::new()
+        .filter_level(level)
         .format(|buf, record| {
             writeln!(
                 buf,
@@ -47,14 +44,7 @@ pub fn init() {
             )
         })
         .target(env_logger::Target::Pipe(Box::new(ffi::stderr::Stderr)))
-        .try_init()
-        .is_ok();
-    if installed && level.is_none() {
-        log::error!(
-            "{ENV_LOG}: `{}` is not one of off, error, warn, info, debug",
-            raw.unwrap_or_default()
-        );
-    }
+        .try_init();
 }
 
 /// Writes `gridsel: error: <message>` to stderr itself, in one write and

@@ -269,8 +269,8 @@ impl Runtime {
     pub fn global() -> &'static Runtime {
         static RUNTIME: OnceLock<Runtime> = OnceLock::new();
         RUNTIME.get_or_init(|| {
-            crate::logging::init();
             let (config, errors) = Config::from_env();
+            crate::logging::init(config.log);
             for e in &errors {
                 log::error!("{e}");
             }

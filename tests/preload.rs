@@ -187,6 +187,28 @@ fn user_clauses_are_kept_unless_overridden() {
     assert_eq!(run.stdout, reference_kernels_stdout());
 }
 
+/// Every on/off variable takes the same words in any case (this one took
+/// only 1/true/yes), and a word it does not take is one error line naming
+/// the words and the default, which then holds.
+#[test]
+fn on_off_variables_take_the_same_words_and_a_bad_one_is_one_error() {
+    let run = run_gridsel(
+        &kernels(),
+        &["all"],
+        &[H100, INFO16, ("GRIDSEL_OVERRIDE_CLAUSES", "On")],
+    )
+    .ok();
+    assert_eq!(run.launches_of("_clause_loop_l"), [(11, 96)]);
+    let run = bad_input_run(&[H100, ("GRIDSEL_OVERRIDE_CLAUSES", "maybe")]);
+    assert_eq!(
+        run.gridsel_lines(),
+        [
+            "gridsel: error: GRIDSEL_OVERRIDE_CLAUSES: `maybe` is not on or off (also 1/0, true/false, yes/no); using the default, `off`"
+        ]
+    );
+    assert_eq!(run.launches_of("_clause_loop_l"), [(7, 3)]);
+}
+
 // ---- 3b. `target teams` regions without a distribute loop ---------------------
 
 /// tests/c/teams_region.c for the host plugin: a `target teams` region with
@@ -725,7 +747,7 @@ fn bad_threads_per_block_is_ignored_with_one_error() {
     assert_eq!(
         lines,
         [
-            "gridsel: error: GRIDSEL_THREADS_PER_BLOCK: `abc` is not a thread count in 1..=1024; ignored"
+            "gridsel: error: GRIDSEL_THREADS_PER_BLOCK: `abc` is not a thread count in 1-1024; using the default, the device's"
         ]
     );
     run.assert_launches_of("_teams_loop_l", &[(11, 96), (20, 1)]);

@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "gridsel", version, about = "Launch grids for OpenMP offload kernels", after_help = gridsel::config::env_help())]
+#[command(name = "gridsel", version, about = "Launch grids for OpenMP offload kernels", after_help = user::env_summary())]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,10 +1,11 @@
 //! The commands a user of gridsel runs: what a policy chooses for a launch,
-//! what a binary's kernels are, which GPUs there are, the sweep space, and
-//! `compare` on their own programs.
+//! what a binary's kernels are, which GPUs there are, the sweep space,
+//! `compare` on their own programs, and the environment variables.
 
 use crate::args::{Target, policy_help, read_images};
 use crate::compare;
 use clap::Subcommand;
+use gridsel::config::{ON_OFF, SETTINGS};
 use gridsel::device::{DeviceDesc, PRESETS};
 use gridsel::ffi::cuda;
 use gridsel::image::ImageKind;
@@ -44,6 +45,66 @@ pub enum Command {
     /// Run a program (or a --manifest suite) under several policies,
     /// interleaved, and compare kernel and wall times with LLVM's grids.
     Compare(compare::Args),
+    /// Describe the environment variables gridsel reads in the programs it
+    /// runs under: their values, defaults and effects.
+    #[command(after_long_help = env_table())]
+    Env,
+}
+
+/// The width `gridsel env` wraps its help at.
+const WIDTH: usize = 80;
+
+/// The environment variables by name, for the end of `--help`.
+pub fn env_summary() -> String {
+    let names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
+    let text = format!(
+        "Environment: {} (gridsel env describes each).",
+        names.join(", ")
+    );
+    wrap(&text, "")
+}
+
+/// Every environment variable with its values, its default and its help,
+/// as the preload library defines them ([`SETTINGS`]).
+fn env_table() -> String {
+    let mut text = wrap(
+        &format!(
+            "An empty or blank value counts as unset. On/off variables take {ON_OFF}, in any case. \
+             A bad value gives one error line and the default, unless its entry says otherwise.",
+        ),
+        "",
+    );
+    for s in SETTINGS {
+        text.push_str(&format!("\n{}\n", s.name));
+        text.push_str(&wrap(&format!("values: {}", s.values), "    "));
+        text.push_str(&wrap(&format!("default: {}", s.default.text()), "    "));
+        if let Some(instead) = s.if_bad {
+            text.push_str(&wrap(&format!("if bad:  {instead}"), "    "));
+        }
+        text.push_str(&wrap(s.help, "    "));
+    }
+    text
+}
+
+/// `text` as lines of at most [`WIDTH`] columns (a longer word alone on its
+/// line), each starting with `indent`.
+fn wrap(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in text.split_whitespace() {
+        if line.len() > indent.len() && line.len() + 1 + word.len() > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(indent);
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 /// Runs one of these commands.
@@ -134,6 +195,7 @@ pub fn run(command: Command) -> Result<(), String> {
             }
         }
         Command::Compare(args) => compare::run(&args)?,
+        Command::Env => print!("{}", env_table()),
         Command::Cache(args) => crate::cache::run(&args)?,
         Command::Space { target } => {
             let (device, kernel, launch) = target.resolve()?;

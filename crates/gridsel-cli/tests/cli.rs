@@ -341,3 +341,34 @@ fn cache_clear_refuses_what_list_refuses_and_erases_nothing() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `gridsel env` describes every variable as the library defines it, in
+/// the library's order; `--help` names them all and `help env` shows the
+/// same description.
+#[test]
+fn env_describes_every_variable_as_the_library_defines_it() {
+    use gridsel::config::SETTINGS;
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let described = words(&gridsel(&["env"]));
+    let mut rest = described.as_str();
+    for s in SETTINGS {
+        let if_bad = s.if_bad.map(|i| format!("if bad: {i}"));
+        let entry = words(&format!(
+            "{} values: {} default: {} {} {}",
+            s.name,
+            s.values,
+            s.default.text(),
+            if_bad.unwrap_or_default(),
+            s.help
+        ));
+        let at = rest.find(&entry).unwrap_or_else(|| {
+            panic!("`gridsel env` lacks, or misorders, {entry:?}:\n{described}")
+        });
+        rest = &rest[at + entry.len()..];
+    }
+    assert!(words(&gridsel(&["help", "env"])).contains(&described));
+    let help = words(&gridsel(&["--help"]));
+    for s in SETTINGS {
+        assert!(help.contains(s.name), "--help lacks {}:\n{help}", s.name);
+    }
+}

@@ -22,6 +22,25 @@ fn gridsel(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
+/// The user's `gridsel --help` lists the user's commands, and no research
+/// command over sweep results (those are `gridsel-research`'s).
+#[test]
+fn help_lists_the_user_commands_only() {
+    let help = gridsel(&["--help"]);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        commands,
+        ["select", "devices", "inspect", "cache", "compare", "help"],
+        "{help}"
+    );
+}
+
 /// `gridsel inspect --json FILE`, parsed.
 fn inspect_json(file: &str) -> Vec<Value> {
     let path = fixture(file);

@@ -10,7 +10,7 @@ leave-one-kernel-out, exported as the JSON model crates/gridsel-core/src/forest.
 Inputs: RESULTS/points.csv from `gridsel_bench.py summarize` (when RESULTS has
 no points.csv, or it is older than jobs.jsonl, RESULTS is copied to a temporary
 folder and summarized there: RESULTS itself is never written except --report)
-and, from `gridsel features --candidates` on it and BINARIES, every measured
+and, from `gridsel-research features --candidates` on it and BINARIES, every measured
 grid's feature row and the candidate grids the `forest` policy searches at run
 time (the sweep space's grid points) with theirs.
 
@@ -24,7 +24,7 @@ Breiman-Cutler forest the paper used, and its trees are plain arrays
 (feature, threshold, children, value) that export directly. Only numpy and
 scikit-learn are needed; the library itself never runs Python.
 
-Features: this script computes none. `gridsel features` prints each row with
+Features: this script computes none. `gridsel-research features` prints each row with
 the library's own code (`forest::features`, what the policy computes at run
 time), as the float32 values the trees compare, and names them: the model's
 feature list is that header's, so it always matches the library's (which
@@ -86,11 +86,13 @@ def read_points(path):
 
 
 def feature_rows(gridsel, points, binaries):
-    """`gridsel features --candidates`: the feature names in model order and, per
+    """`gridsel-research features --candidates`: the feature names in model order and, per
     (program, kernel, trip) case, its measured grids {(threads, blocks): (feature
     row, fastest median ms)} and the grids the forest searches [((threads, blocks),
     feature row)], in the library's search order."""
-    text = subprocess.run([gridsel, "features", "--candidates", "--points", points,
+    # Beside `gridsel`, as the harness takes it (gridsel_harness.gridsel.research_exe).
+    research = os.path.join(os.path.dirname(gridsel), "gridsel-research")
+    text = subprocess.run([research, "features", "--candidates", "--points", points,
                            "--binaries", binaries, "--device", DEVICE],
                           check=True, stdout=subprocess.PIPE, text=True).stdout
     reader = csv.DictReader(text.splitlines())
@@ -162,7 +164,8 @@ def main(argv=None):
     ap.add_argument("--binaries", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--report")
-    ap.add_argument("--gridsel", default=os.path.join(ROOT, "target/release/gridsel"))
+    ap.add_argument("--gridsel", default=os.path.join(ROOT, "target/release/gridsel"),
+                    help="the gridsel CLI; gridsel-research is taken from beside it")
     ap.add_argument("--trees", type=int, default=DEFAULT_PARAMS["n_estimators"])
     ap.add_argument("--max-depth", type=int, default=DEFAULT_PARAMS["max_depth"])
     ap.add_argument("--min-samples-leaf", type=int, default=DEFAULT_PARAMS["min_samples_leaf"])

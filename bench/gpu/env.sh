@@ -11,6 +11,7 @@ if [[ -f $repo/.stage/payload.tar.xz ]]; then
   export GRIDSEL_BENCH_BIN=${GRIDSEL_BENCH_BIN:-$repo/.stage/bin}
 fi
 export GRIDSEL_LIB=$repo/.stage/libgridsel.so GRIDSEL_CLI=$repo/.stage/gridsel
+export GRIDSEL_RESEARCH=$repo/.stage/gridsel-research
 export GRIDSEL_COMMIT=$(cat "$repo/.stage/commit" 2>/dev/null || echo unknown)
 
 # run_program LOG [VAR=VALUE...] -- PROGRAM ARG...: runs PROGRAM under gridsel (LD_PRELOAD,

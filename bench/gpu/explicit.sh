@@ -33,5 +33,5 @@ for f in sorted(glob.glob(f"{out}/x-*.csv")):
     for k, v in sorted(prog.items()):
         print(f"{tag},program:{k},,{statistics.median(v):.4f},{len(v)}")
 PY
-"$GRIDSEL_CLI" check-driver "$b"/* > "$out/check-driver.csv"; echo "check-driver rc=$?"
+"$GRIDSEL_RESEARCH" check-driver "$b"/* > "$out/check-driver.csv"; echo "check-driver rc=$?"
 grep -v ",checked," "$out/check-driver.csv" | head -30

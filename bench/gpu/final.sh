@@ -14,7 +14,7 @@ out=${OUT:-/tmp/gridsel-final}; mkdir -p "$out"
 b=$repo/bench/build/sm_90
 
 echo "== 1. check-driver"
-"$GRIDSEL_CLI" check-driver "$b"/* > "$out/check-driver.csv"; echo "check-driver rc=$?"
+"$GRIDSEL_RESEARCH" check-driver "$b"/* > "$out/check-driver.csv"; echo "check-driver rc=$?"
 grep -v ",checked," "$out/check-driver.csv" | head -20
 
 echo "== 2. auto vs llvm, alternating"

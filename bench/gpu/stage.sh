@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything a GPU run needs, here, and stages it for the device tool:
-#   .stage/libgridsel.so, .stage/gridsel   (stripped release builds)
+#   .stage/libgridsel.so, .stage/gridsel, .stage/gridsel-research
+#                                          (stripped release builds)
 #   .stage/demo-sm_90                      (the README's demo program)
 #   .stage/launch_path                     (the criterion launch-path benchmark)
 #   bench/build/{sm_90,host}/*             (the benchmark programs)
@@ -12,7 +13,8 @@
 # --packed [FILE...]: the tracked files have grown to leave no room for that
 # (the limit counts 1 KiB blocks), so pack libgridsel.so, commit, the sm_90
 # programs (as bin/) and the other staged FILEs named (gridsel for compare.sh,
-# launch_path, demo-sm_90) into one archive, .stage/payload.tar.xz (about 1 MB
+# gridsel-research for check-driver in final.sh and explicit.sh, launch_path,
+# demo-sm_90) into one archive, .stage/payload.tar.xz (about 1 MB
 # without FILEs; nothing else stays in .stage). env.sh unpacks it on the GPU
 # machine into .stage/, and .stage/bin becomes GRIDSEL_BENCH_BIN. The call
 # carries [".stage", ".runtime.tar.xz"].
@@ -21,7 +23,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 cargo build --release --quiet
 mkdir -p .stage
-for f in libgridsel.so gridsel; do
+for f in libgridsel.so gridsel gridsel-research; do
   strip -o ".stage/$f" "target/release/$f"
 done
 bench_exe=$(cargo bench --bench launch_path --no-run --message-format=json 2>/dev/null |

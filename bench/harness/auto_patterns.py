@@ -5,7 +5,7 @@
         --bin-dir bench/build/sm_90 > /tmp/auto-patterns-tables.md
 
 RESULTS (default bench/results/h100) holds the sweep's summary.csv and points.csv. Every grid
-comes from `gridsel evaluate --policy auto --reduction-grid T,W,MIN_TRIP` (`off`: auto without
+comes from `gridsel-research evaluate --policy auto --reduction-grid T,W,MIN_TRIP` (`off`: auto without
 rule 6), so the rule is computed in one place, the library. The family judged: T threads per
 block (32, 64, 128) x W waves of blocks resident at T (1, 2, 4; at most one block per distribute
 chunk), for trip counts >= MIN_TRIP (0 or 2^20..2^26). The sweep space holds 1, 2 and 4 waves
@@ -54,13 +54,13 @@ STAND_IN = 1.10
 def evaluate(gridsel, points, bin_dir, spec, measured, stand_ins):
     """{case: (threads, blocks, ms or None)} of auto with rule 6 as `spec`; unmeasured grids
     take their stand-in's time (`measured`: load_points), and are added to `stand_ins`."""
-    out = gridsel._run(["evaluate", "--points", points, "--binaries", bin_dir, "--device", gridsel.device,
-                        "--policy", "auto", "--reduction-grid", spec], timeout=300)
+    out = gridsel.research(["evaluate", "--points", points, "--binaries", bin_dir, "--device", gridsel.device,
+                            "--policy", "auto", "--reduction-grid", spec], timeout=300)
     return parse_evaluate(out.stdout, measured, stand_ins)
 
 
 def parse_evaluate(text, measured, stand_ins):
-    """`gridsel evaluate`'s CSV as {case: (threads, blocks, ms or None)}: a grid without a
+    """`gridsel-research evaluate`'s CSV as {case: (threads, blocks, ms or None)}: a grid without a
     median takes the median of the measured grid of the same threads whose block count is
     nearest within STAND_IN (added to `stand_ins`), else None."""
     grids = {}
@@ -146,7 +146,7 @@ def pattern_rows(cases, pattern, llvm, before, after, table):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results", nargs="?", default=os.path.join(HERE, "..", "results", "h100"))
-    ap.add_argument("--gridsel", default="target/debug/gridsel")
+    ap.add_argument("--gridsel", default="target/debug/gridsel", help="gridsel-research is taken from beside it")
     ap.add_argument("--bin-dir", required=True, help="the measured binaries (kernel names carry their inode)")
     ap.add_argument("--device", default="h100")
     a = ap.parse_args()

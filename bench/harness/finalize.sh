@@ -3,7 +3,7 @@
 # published results, reproducibly, on the development machine:
 #   bench/harness/finalize.sh [RESULTS [PROFILE]]   (GRIDSEL_BASE_DEVICE: the GPU's preset)
 #   summary.csv/points.csv       per-point medians (harness summarize)
-#   PROFILE (profiles/h100.toml) calibrated constants (gridsel calibrate, leave-one-out)
+#   PROFILE (profiles/h100.toml) calibrated constants (gridsel-research calibrate, leave-one-out)
 #   auto-loo.csv                 auto's grid per case with its fold's constants
 #   {lloyd,occupancy}-eval.csv   the stateless policies' grids under the final descriptors
 #   forest-loo.csv               the forest, leave-one-kernel-out (bench/forest/train.py)
@@ -19,21 +19,22 @@ R=${1:-bench/results/h100}
 PROFILE=${2:-profiles/h100.toml}
 D=${GRIDSEL_BASE_DEVICE:-h100}   # the preset (or profile) of the measured GPU
 B=${GRIDSEL_BIN_DIR:-bench/build/sm_90}
-G=target/release/gridsel
+G=target/release/gridsel                # the harness finds gridsel-research beside it
+GR=target/release/gridsel-research
 H="python3 bench/harness/gridsel_bench.py"
 cargo build --release --quiet
 
 $H summarize "$R" --gridsel "$G" --bin-dir "$B"
-$G calibrate --points "$R/points.csv" --binaries "$B" --device "$D" --out "$PROFILE" --loo-csv "$R/auto-loo.csv"
+$GR calibrate --points "$R/points.csv" --binaries "$B" --device "$D" --out "$PROFILE" --loo-csv "$R/auto-loo.csv"
 $H add-policy "$R" --name auto --file "$R/auto-loo.csv"
 for p in lloyd occupancy; do
-  $G evaluate --points "$R/points.csv" --binaries "$B" --device "$D" --policy "$p" > "$R/$p-eval.csv"
+  $GR evaluate --points "$R/points.csv" --binaries "$B" --device "$D" --policy "$p" > "$R/$p-eval.csv"
   $H add-policy "$R" --name "$p" --file "$R/$p-eval.csv"
 done
 python3 bench/forest/train.py --results "$R" --binaries "$B" --out models/h100-forest.json \
   --report "$R/forest-loo.csv"
 $H add-policy "$R" --name forest --file "$R/forest-loo.csv" --columns forest_threads,forest_blocks,forest_ms
-$G tune-sim --points "$R/points.csv" --binaries "$B" --device "$D" > "$R/tune-sim.csv"
+$GR tune-sim --points "$R/points.csv" --binaries "$B" --device "$D" > "$R/tune-sim.csv"
 # tune's grid: the one its search keeps after 10 runs of 20 launches (the store carried from
 # run to run; its exploration launches are counted in tune-sim.csv's spent_ms_run1).
 $H add-policy "$R" --name tune --file "$R/tune-sim.csv" --where launches_per_run=20 \

@@ -11,8 +11,9 @@
 # slice.tar.gz`). Variables: OUT (default ./out), GRIDSEL_COMMIT (recorded in
 # every job; pass it in, the GPU machine has no .git), GRIDSEL_SLICE_BUDGET_S,
 # GRIDSEL_BIN_DIR (default bench/build/sm_90), GRIDSEL_RESULTS (default
-# bench/results/h100), GRIDSEL_CLI and GRIDSEL_LIB (default target/release/;
-# bench/gpu/stage.sh stages stripped copies in .stage/).
+# bench/results/h100), GRIDSEL_CLI and GRIDSEL_LIB (default target/release/,
+# with gridsel-research beside GRIDSEL_CLI; bench/gpu/stage.sh stages
+# stripped copies in .stage/).
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 

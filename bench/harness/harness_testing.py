@@ -27,6 +27,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 TESTDATA = os.path.join(HERE, "testdata")
 sys.path.insert(0, HERE)
 
+from gridsel_harness.gridsel import research_exe  # noqa: E402
 from gridsel_harness.results import RAW_HEADER, append_jsonl  # noqa: E402
 
 MS = 1_000_000  # ns per ms
@@ -65,12 +66,13 @@ class TempDirTest(unittest.TestCase):
 
 
 def gridsel_cli():
-    """The gridsel CLI the test command built: $GRIDSEL_CLI, else target/debug or target/release."""
+    """The gridsel CLI the test command built, with gridsel-research beside it: $GRIDSEL_CLI,
+    else target/debug or target/release."""
     for path in (os.environ.get("GRIDSEL_CLI"), os.path.join(REPO, "target/debug/gridsel"),
                  os.path.join(REPO, "target/release/gridsel")):
-        if path and os.access(path, os.X_OK):
+        if path and all(os.access(p, os.X_OK) for p in (path, research_exe(path))):
             return path
-    raise AssertionError("no gridsel CLI: run `cargo build` (or set GRIDSEL_CLI)")
+    raise AssertionError("no gridsel and gridsel-research: run `cargo build` (or set GRIDSEL_CLI)")
 
 
 def write_results(root, program, n, pairs, rows, status="ok", warmup_rows=()):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """live and best-cache (gridsel_harness.live): whole-program profiles joined
 with the replay, and the sweep's best grids written in tune's cache format by
-`gridsel cache-entries`."""
+`gridsel-research cache-entries`."""
 
 import io
 import json

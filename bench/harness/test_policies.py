@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """add-policy and ceiling (gridsel_harness.policies): offline policies put into
 summary.csv, and the static long-loop rules judged with each kernel's own
-distribute chunk as `gridsel chunks` gives it."""
+distribute chunk as `gridsel-research chunks` gives it."""
 
 import io
 import json
@@ -58,7 +58,7 @@ class Ceiling(TempDirTest):
             rc = gb.main(["ceiling", results, "--gridsel", gridsel_cli(), "--bin-dir", self.fixture_binaries()])
         self.assertEqual(rc, 0, out.getvalue())
         md = read(os.path.join(results, "static-ceiling.md"))
-        self.assertIn("`gridsel chunks`: 128/256 iterations here", md)
+        self.assertIn("`gridsel-research chunks`: 128/256 iterations here", md)
         self.assertIn("each judged on all 2 long-loop cases", md)
         # 64 threads x one block per chunk: local_array's 8192 128-iteration
         # chunks (1.0 ms, 2x) and limit256's 4096 256-iteration chunks (2.0

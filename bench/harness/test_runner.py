@@ -73,7 +73,7 @@ class RunResumeBudget(TempDirTest):
         super().setUp()
         self.bin = os.path.join(self.dir, "bin")
         os.makedirs(self.bin)
-        for name, text in (("fake", FAKE_PROG), ("gridsel", FAKE_GRIDSEL)):
+        for name, text in (("fake", FAKE_PROG), ("gridsel", FAKE_GRIDSEL), ("gridsel-research", FAKE_GRIDSEL)):
             path = os.path.join(self.bin, name)
             with open(path, "w") as f:
                 f.write(text)

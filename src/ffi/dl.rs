@@ -94,7 +94,7 @@ real_fn!(
     unregister_lib, c"__tgt_unregister_lib", RegisterLibFn
 );
 
-/// Lets a CLI die quietly on a closed pipe (`gridsel space | head`), as Unix
+/// Lets a CLI die quietly on a closed pipe (`gridsel inspect PROGRAM | head`), as Unix
 /// tools do, instead of panicking in `println!`. Only for the `gridsel`
 /// binary: the preload library never touches the host program's signals.
 pub fn default_sigpipe() {

@@ -1,5 +1,5 @@
 """Policies judged offline on the measured points: `add-policy` puts a
-policy's grid per case (evaluated by `gridsel evaluate`, `calibrate`,
+policy's grid per case (evaluated by `gridsel-research evaluate`, `calibrate`,
 `tune-sim` or train.py) into summary.csv, and `ceiling` bounds what any static
 long-loop rule of a family could reach.
 """
@@ -145,7 +145,7 @@ def cmd_ceiling(a):
         "",
         f"Written by `gridsel_bench.py ceiling {a.results} --sms {a.sms}` from summary.csv and points.csv.",
         f"Family: T threads x min(one block per distribute chunk, B) blocks (each kernel's chunk, "
-        f"`gridsel chunks`: {sizes} iterations here; never more blocks than the sweep tried), "
+        f"`gridsel-research chunks`: {sizes} iterations here; never more blocks than the sweep tried), "
         f"T in 32/64/96/128, "
         f"B a multiple of {a.sms} (x1..8) or 2^8..2^16: {len(static_long_rules(a.sms))} rules, each judged "
         f"on all {c['longs']} long-loop cases it would choose for (in-sample, so an upper bound on any "
@@ -189,5 +189,5 @@ def add_commands(sub):
     ce.add_argument("--sms", type=int, default=132, help="the GPU's SM count (default: %(default)s, H100)")
     ce.add_argument("--gridsel", default="target/release/gridsel")
     ce.add_argument("--bin-dir", help="the measured binaries, for their distribute chunks (default: as recorded)")
-    ce.add_argument("--device", default="h100", help="device preset for `gridsel chunks`")
+    ce.add_argument("--device", default="h100", help="device preset for `gridsel-research chunks`")
     ce.set_defaults(fn=cmd_ceiling)

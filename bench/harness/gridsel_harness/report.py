@@ -140,7 +140,7 @@ def cmd_report(a):
               "`GRIDSEL_PROFILE` records it (launch and wait); it includes a launch overhead of about 20 us, "
               "so kernels shorter than ~0.1 ms show little geometry effect.")
     md.append("- Interleaving: under `GRIDSEL_POLICY=sweep` the i-th launch of each (kernel, trip count) runs "
-              "point i mod L of `gridsel space` (the policies' grids first, then the grid space), so every "
+              "point i mod L of `gridsel-research space` (the policies' grids first, then the grid space), so every "
               "point of a kernel is measured in the same process, interleaved with all others.")
     md.append(f"- Repetitions: the program runs REPS = ceil(samples x L / launches per repetition) timed "
               f"repetitions after {SWEEP_WARMUP} warmup repetition (not counted); target "

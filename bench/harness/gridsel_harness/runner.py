@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections import OrderedDict, defaultdict
 
-from .gridsel import Gridsel
+from .gridsel import Gridsel, research_exe
 from .log import log, loud
 from .programs import bench_lines, check_line, environment, prog_env, read_profile, run_prog
 from .results import RAW_HEADER, TERMINAL, append_jsonl, done_keys, job_key, jobs_in, read_jsonl, short_kernel
@@ -199,7 +199,7 @@ class Runner:
             status = "check_failed"
         else:
             status = "failed"
-        # Mark warmup launches and check the cycle against `gridsel space`.
+        # Mark warmup launches and check the cycle against `gridsel-research space`.
         info = {(q["kernel"], q["trip_count"]): q for q in pairs}
         seen = defaultdict(int)
         mismatch = defaultdict(int)
@@ -237,7 +237,7 @@ class Runner:
                 r["policy"] == "llvm" for r in rows if (r["kernel"], r["trip_count"]) == pk)
         bad = [q for q in pairs if q["cycle_mismatches"] and not q["kept_as_given"]]
         if bad:
-            loud(f"{key}: the sweep's launches do not follow `gridsel space` for {len(bad)} pair(s), "
+            loud(f"{key}: the sweep's launches do not follow `gridsel-research space` for {len(bad)} pair(s), "
                  f"e.g. {bad[0]['kernel']} trip {bad[0]['trip_count']} "
                  f"({bad[0]['cycle_mismatches']} of {bad[0]['launches']} launches)")
         kern_s = sum(r["ns"] for r in rows) / 1e9
@@ -352,7 +352,8 @@ class Runner:
 
 
 def cmd_run(a):
-    for path, what in ((a.gridsel, "--gridsel"), (a.lib, "--lib")):
+    for path, what in ((a.gridsel, "--gridsel"), (research_exe(a.gridsel), "--gridsel's gridsel-research"),
+                       (a.lib, "--lib")):
         if not os.path.exists(path):
             raise SystemExit(f"{what}: no {path}")
     return Runner(a).main()
@@ -415,7 +416,7 @@ def add_commands(sub):
     r.add_argument("--sizes-override", action="append", metavar="PROG=N[,N]",
                    help="e.g. gemm=64 (repeatable, or ';'-separated)")
     r.add_argument("--kernels-dir", default=KERNELS_DIR)
-    r.add_argument("--device", default="h100", help="device preset for gridsel space/select")
+    r.add_argument("--device", default="h100", help="device preset for gridsel-research space and gridsel select")
     r.add_argument("--noise", default="gemm=1024", help="PROG=N for the noise job, or none")
     r.add_argument("--noise-reps", type=int, default=20)
     r.add_argument("--slowdown", type=float, default=3.0,

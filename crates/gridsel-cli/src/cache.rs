@@ -10,6 +10,7 @@ use gridsel::config::{Config, ENV_CACHE};
 use gridsel::files::{self, OnInvalid};
 use gridsel::tune::cache::{CacheError, Record, Table};
 use gridsel::tune::search::{Candidate, Kind, Params};
+use gridsel_cli::csv;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -66,13 +67,13 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                 let v = Verdict::of(r);
                 println!(
                     "{},{},{},{},{},{},{},{},{},{:?},{},{}",
-                    r.key.kernel,
-                    r.key.device,
+                    csv::field(&r.key.kernel),
+                    csv::field(&r.key.device),
                     r.key.sm_arch,
                     r.trips.0,
                     r.trips.1,
                     v.state,
-                    v.candidate,
+                    csv::field(&v.candidate.to_string()),
                     v.median.map_or_else(String::new, |m| m.to_string()),
                     v.samples,
                     v.kind,

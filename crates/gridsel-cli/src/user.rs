@@ -1,15 +1,15 @@
 //! The commands a user of gridsel runs: what a policy chooses for a launch,
-//! what a binary's kernels are, which GPUs there are, the sweep space,
-//! `compare` on their own programs, and the environment variables.
+//! what a binary's kernels are, which GPUs there are, `compare` on their own
+//! programs, the store `tune` keeps, and the environment variables.
 
-use crate::args::{Target, policy_help, read_images};
 use crate::compare;
 use clap::Subcommand;
 use gridsel::config::{ON_OFF, SETTINGS};
 use gridsel::device::{DeviceDesc, PRESETS};
 use gridsel::ffi::cuda;
 use gridsel::image::ImageKind;
-use gridsel::policy::{self, DEFAULT_POLICY, Policy, llvm, sweep};
+use gridsel::policy::{self, DEFAULT_POLICY, Policy, llvm};
+use gridsel_cli::args::{Target, policy_help, read_images};
 use std::path::PathBuf;
 
 /// The user commands.
@@ -37,11 +37,6 @@ pub enum Command {
     },
     /// List, explain or clear the grids `tune` saved across runs (GRIDSEL_CACHE).
     Cache(crate::cache::CacheArgs),
-    /// Print the sweep space (the benchmark harness's grid points) as CSV.
-    Space {
-        #[command(flatten)]
-        target: Target,
-    },
     /// Run a program (or a --manifest suite) under several policies,
     /// interleaved, and compare kernel and wall times with LLVM's grids.
     Compare(compare::Args),
@@ -197,23 +192,6 @@ pub fn run(command: Command) -> Result<(), String> {
         Command::Compare(args) => compare::run(&args)?,
         Command::Env => print!("{}", env_table()),
         Command::Cache(args) => crate::cache::run(&args)?,
-        Command::Space { target } => {
-            let (device, kernel, launch) = target.resolve()?;
-            // `forest`: whether the forest policy searches the point.
-            println!("label,threads,blocks,forest");
-            for c in sweep::space(&device, &kernel, &launch) {
-                let g = c.decision.geometry;
-                let searched =
-                    c.label == "grid" && policy::forest::searched_threads(&device, g.threads);
-                println!(
-                    "{},{},{},{}",
-                    c.label,
-                    g.threads,
-                    g.blocks,
-                    u8::from(searched)
-                );
-            }
-        }
     }
     Ok(())
 }

@@ -22,6 +22,25 @@ fn gridsel(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
+/// The user's `gridsel --help` lists the user's commands, and no research
+/// command over sweep results (those are `gridsel-research`'s).
+#[test]
+fn help_lists_the_user_commands_only() {
+    let help = gridsel(&["--help"]);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        commands,
+        ["select", "devices", "inspect", "cache", "compare", "env", "help"],
+        "{help}"
+    );
+}
+
 /// `gridsel inspect --json FILE`, parsed.
 fn inspect_json(file: &str) -> Vec<Value> {
     let path = fixture(file);
@@ -225,12 +244,18 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
         "kernel,device,sm_arch,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
     );
     assert_eq!(lines.len(), 4, "{out}");
+    // A candidate holds a comma, so it is quoted: every row has the
+    // header's 12 fields.
     assert!(
         lines.contains(
-            &"__omp_offloading_fe00_1_main_l7,H100,90,1000,1000,settled,move:64,1,5120,3,Warm,1,6"
+            &"__omp_offloading_fe00_1_main_l7,H100,90,1000,1000,settled,\"move:64,1\",5120,3,Warm,1,6"
         ),
         "{out}"
     );
+    for line in &lines {
+        let fields = gridsel_cli::csv::split(line).unwrap();
+        assert_eq!(fields.len(), 12, "{line}");
+    }
     assert!(
         lines
             .iter()
@@ -240,7 +265,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("_other_l9,H100,90,1000,1000,pinned,grid:32,32,")),
+            .any(|l| l.contains("_other_l9,H100,90,1000,1000,pinned,\"grid:32,32\",")),
         "{out}"
     );
 

@@ -49,7 +49,7 @@ fn default_waves() -> u32 {
     1
 }
 
-/// The calibrated profile shipped for a preset (`gridsel calibrate` output).
+/// The calibrated profile shipped for a preset (`gridsel-research calibrate` output).
 fn shipped_profile(preset: &str) -> Option<&'static str> {
     match preset {
         "h100" => Some(include_str!("../../../profiles/h100.toml")),
@@ -153,7 +153,7 @@ impl DeviceDesc {
     /// - `warp_size` exactly 32: every NVIDIA GPU's; the policies step thread
     ///   counts by it, so a warp of 1 would multiply the candidate lists by 32.
     /// - `threads_per_block` 1..=`max_threads_per_block`: a block `lloyd` can launch.
-    /// - `waves` 1..=64: `gridsel calibrate` picks 1, 2 or 4; more than 64
+    /// - `waves` 1..=64: `gridsel-research calibrate` picks 1, 2 or 4; more than 64
     ///   waves of resident blocks is a queue, not a cap.
     /// - `register_alloc_unit` a power of two in 32..=1024: 64 on sm_2x, 256
     ///   from sm_30 on.

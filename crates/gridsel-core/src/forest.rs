@@ -74,7 +74,7 @@ pub const EMBEDDED_H100: &str = include_str!("../../../models/h100-forest.json")
 /// block (below 1: idle teams), threads per chunk (above 1: idle threads),
 /// waves of resident blocks and occupancy. [`features`] computes a row.
 /// bench/forest/train.py computes none: it reads the rows and these names
-/// from `gridsel features`.
+/// from `gridsel-research features`.
 pub const FEATURES: [&str; 16] = [
     "trip_count",
     "registers",
@@ -614,7 +614,7 @@ impl ColumnFeatures {
 }
 
 /// The feature row of one (kernel, trip count, grid): what the search
-/// computes column by column, and what `gridsel features` prints for the
+/// computes column by column, and what `gridsel-research features` prints for the
 /// training tool.
 pub fn features(
     device: &DeviceDesc,

@@ -12,7 +12,7 @@ use crate::kernel::KernelDesc;
 
 /// Warps limited by registers come in multiples of this many (the CUDA
 /// occupancy calculator's "warp allocation granularity", 4 on every compute
-/// capability from 5.0 to 9.0; `gridsel check-driver` confirmed it on the H100).
+/// capability from 5.0 to 9.0; `gridsel-research check-driver` confirmed it on the H100).
 const WARP_ALLOCATION_GRANULARITY: u64 = 4;
 
 /// Rounds `value` up to a multiple of `unit` (`unit > 0`).

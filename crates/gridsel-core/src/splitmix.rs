@@ -1,5 +1,5 @@
 //! SplitMix64 (Steele, Lea and Flood, 2014): small, fast, well-mixed and
-//! reproducible draws, without a dependency. `gridsel tune-sim` draws the
+//! reproducible draws, without a dependency. `gridsel-research tune-sim` draws the
 //! noise a replayed search ranks through with it; the fuzz test, its
 //! mutations. Nothing in a program's launch path draws.
 

@@ -8,11 +8,13 @@
 //! that is not six well-formed fields is skipped and counted, never fatal.
 
 use gridsel::profile::HEADER;
+use gridsel_cli::csv;
+use std::borrow::Cow;
 
 /// One launch as the profile recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Launch<'a> {
-    pub kernel: &'a str,
+    pub kernel: Cow<'a, str>,
     pub trip_count: u64,
     pub blocks: u32,
     pub threads: u32,
@@ -40,52 +42,18 @@ pub fn parse<'a>(text: &'a str, mut each: impl FnMut(Launch<'a>)) -> usize {
 }
 
 fn parse_line(line: &str) -> Option<Launch<'_>> {
-    let fields = split_fields(line)?;
-    let [kernel, trip_count, policy, blocks, threads, ns] = fields.as_slice() else {
-        return None;
-    };
+    let fields = csv::split(line)?;
+    let [kernel, trip_count, policy, blocks, threads, ns] = <[_; 6]>::try_from(fields).ok()?;
     if kernel.is_empty() || policy.is_empty() {
         return None;
     }
     Some(Launch {
-        kernel,
         trip_count: trip_count.parse().ok()?,
         blocks: blocks.parse().ok()?,
         threads: threads.parse().ok()?,
         ns: ns.parse().ok()?,
+        kernel,
     })
-}
-
-/// Splits a CSV line whose fields may be double-quoted (the profile quotes a
-/// policy holding a comma, `"fixed:64,8"`); `None` for an unterminated quote
-/// or a quote inside an unquoted field.
-fn split_fields(line: &str) -> Option<Vec<&str>> {
-    let mut fields = Vec::new();
-    let mut rest = line;
-    loop {
-        let (field, after) = match rest.strip_prefix('"') {
-            Some(quoted) => {
-                let end = quoted.find('"')?;
-                let after = &quoted[end + 1..];
-                if !(after.is_empty() || after.starts_with(',')) {
-                    return None;
-                }
-                (&quoted[..end], after)
-            }
-            None => {
-                let end = rest.find(',').unwrap_or(rest.len());
-                if rest[..end].contains('"') {
-                    return None;
-                }
-                (&rest[..end], &rest[end..])
-            }
-        };
-        fields.push(field);
-        match after.strip_prefix(',') {
-            Some(next) => rest = next,
-            None => return Some(fields),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -101,7 +69,7 @@ mod tests {
 
     fn launch(kernel: &str, trip_count: u64, blocks: u32, threads: u32, ns: u64) -> Launch<'_> {
         Launch {
-            kernel,
+            kernel: kernel.into(),
             trip_count,
             blocks,
             threads,

@@ -7,6 +7,7 @@ use super::output;
 use super::results::{BASELINE, Grid, KernelRow, ProgramResult, geomean_of};
 use super::runs::RunRecord;
 use super::svg;
+use gridsel_cli::csv;
 use std::ffi::OsString;
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -426,10 +427,10 @@ fn summary_csv(study: &Study) -> String {
             let _ = writeln!(
                 csv,
                 "{},{},{},{},{blocks},{threads},{},{},{},{},{},{},{},{}",
-                csv_field(&program.name),
-                csv_field(&row.kernel),
+                csv::field(&program.name),
+                csv::field(&row.kernel),
                 row.trip_count,
-                csv_field(&study.policies[row.policy]),
+                csv::field(&study.policies[row.policy]),
                 grids.join(";"),
                 row.time.count,
                 row.time.median,
@@ -452,29 +453,20 @@ fn runs_csv(study: &Study) -> String {
         let _ = writeln!(
             csv,
             "{},{},{},{},{},{},{},{},{},{},{}",
-            csv_field(&study.programs[r.program].name),
+            csv::field(&study.programs[r.program].name),
             r.round,
             r.position,
-            csv_field(&study.policies[r.policy]),
-            csv_field(&r.status.to_string()),
+            csv::field(&study.policies[r.policy]),
+            csv::field(&r.status.to_string()),
             r.status.exit_code(),
             r.wall_s,
             r.launches.map_or(String::new(), |n| n.to_string()),
             r.bad_rows,
-            csv_field(&r.files.profile.to_string_lossy()),
-            csv_field(&r.files.log.to_string_lossy())
+            csv::field(&r.files.profile.to_string_lossy()),
+            csv::field(&r.files.log.to_string_lossy())
         );
     }
     csv
-}
-
-/// Quoted when it holds a comma, a quote or a line break.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 /// The GPUs `nvidia-smi -L` lists, or why there are none.
@@ -566,13 +558,10 @@ mod tests {
     }
 
     #[test]
-    fn grid_labels_and_csv_fields() {
+    fn grid_labels() {
         assert_eq!(grids_label(&[((8, 128), 3)]), "8x128");
         let many: Vec<(Grid, usize)> = (1..=5).map(|b| ((b, 32), 1)).collect();
         assert_eq!(grids_label(&many), "1x32,2x32,3x32,+2");
-        assert_eq!(csv_field("fixed:64,8"), "\"fixed:64,8\"");
-        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
-        assert_eq!(csv_field("auto"), "auto");
     }
 
     #[test]

@@ -40,11 +40,14 @@ impl Samples {
 
     pub fn add_launch(&mut self, policy: usize, launch: Launch<'_>) {
         // Looked up by &str first: most launches repeat a known kernel.
-        if !self.kernels.contains_key(launch.kernel) {
+        if !self.kernels.contains_key(&*launch.kernel) {
             self.kernels
                 .insert(launch.kernel.to_string(), BTreeMap::new());
         }
-        let trips = self.kernels.get_mut(launch.kernel).expect("inserted above");
+        let trips = self
+            .kernels
+            .get_mut(&*launch.kernel)
+            .expect("inserted above");
         let cell = &mut trips
             .entry(launch.trip_count)
             .or_insert_with(|| vec![Cell::default(); self.policies])[policy];
@@ -168,7 +171,7 @@ mod tests {
 
     fn launch(kernel: &str, trip_count: u64, grid: Grid, ns: u64) -> Launch<'_> {
         Launch {
-            kernel,
+            kernel: kernel.into(),
             trip_count,
             blocks: grid.0,
             threads: grid.1,

@@ -210,7 +210,7 @@ mod tests {
         ];
         for (kernel, policy, ns) in launches {
             let launch = Launch {
-                kernel,
+                kernel: kernel.into(),
                 trip_count: 9,
                 blocks: 1,
                 threads: 32,

@@ -306,7 +306,7 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
     // linked cubin that uses it (`.nv.reservedSmem.offset0`) places it at the
     // start of every kernel's `.nv.shared.K`. The driver's SHARED_SIZE_BYTES,
     // and so the static shared memory here, leaves it out (checked with
-    // `gridsel check-driver` on the H100: every section was 1024 bytes over).
+    // `gridsel-research check-driver` on the H100: every section was 1024 bytes over).
     let reserved_in_section =
         if linked && arch >= 80 && syms.iter().any(|s| s.name == ".nv.reservedSmem.offset0") {
             RESERVED_SHARED_SM80

@@ -18,7 +18,7 @@
 //!    wave of resident blocks (the paper's no-queuing rule) made streaming
 //!    stencils 10-24 % faster but load-imbalanced kernels (syrk, syr2k) up to
 //!    30 % slower; the grid is capped at `max(waves x resident blocks, 3200)`
-//!    with `waves` calibrated leave-one-out (`gridsel calibrate`), resident
+//!    with `waves` calibrated leave-one-out (`gridsel-research calibrate`), resident
 //!    blocks counted with the hardware's allocation granularities.
 //! 4. **Generic and Generic-SPMD kernels keep LLVM's grid.** Their
 //!    `distribute` splits iterations evenly over the teams; no grid in the
@@ -78,7 +78,7 @@ pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (G
 }
 
 /// [`auto`] with rule 6's constants given (`None`: no rule 6), for judging
-/// other constants on sweep results (`gridsel evaluate --reduction-grid`).
+/// other constants on sweep results (`gridsel-research evaluate --reduction-grid`).
 pub fn auto_with(
     device: &DeviceDesc,
     kernel: &KernelDesc,
@@ -265,7 +265,7 @@ mod tests {
             auto(&d, &plain, &LaunchDesc::open(1 << 26)).1,
             Rule::AutoResidentWaves
         );
-        // Without rule 6, as `gridsel evaluate --reduction-grid off` judges.
+        // Without rule 6, as `gridsel-research evaluate --reduction-grid off` judges.
         assert_eq!(
             auto_with(&d, &k, &LaunchDesc::open(1 << 26), None).0,
             Geometry::new(128, 3200)

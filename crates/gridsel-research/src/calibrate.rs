@@ -1,4 +1,4 @@
-//! `gridsel calibrate`: a device profile from sweep measurements, with the
+//! `gridsel-research calibrate`: a device profile from sweep measurements, with the
 //! paper's leave-one-out method (Lloyd et al. 2018, §II-B).
 //!
 //! Input: the harness's `points.csv` (one row per measured grid of each
@@ -15,116 +15,22 @@
 //!   grid, and among those the smallest geomean slowdown against each case's
 //!   best grid (safety first: gridsel runs inside other people's programs).
 
+use crate::sweep::{Case, Measured};
 use gridsel::device::DeviceDesc;
 use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::kernel::KernelDesc;
 use gridsel::policy::auto::auto;
 use gridsel::policy::llvm;
+use gridsel_cli::csv;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
+use std::path::Path;
 
 /// Candidate wave counts for `auto`'s long-loop cap.
 pub const WAVE_CANDIDATES: [u32; 3] = [1, 2, 4];
 
 /// A grid this much slower than LLVM's counts as a regression.
 pub const REGRESSION: f64 = 1.03;
-
-/// Every measured grid of one (kernel, trip count).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Case {
-    pub program: String,
-    pub kernel: String,
-    pub trip_count: u64,
-    /// Median time in ms of each measured grid (the mean of the medians
-    /// when a grid was measured under several labels).
-    pub times: HashMap<Geometry, f64>,
-    /// LLVM's grid and its median, from the row labelled `llvm`: a policy
-    /// that picks the same grid is given exactly this time.
-    pub llvm: Option<(Geometry, f64)>,
-}
-
-impl Case {
-    /// The measured time of `grid`: LLVM's own measurement when it is LLVM's
-    /// grid (so choosing LLVM's grid is exactly a speedup of 1), else the
-    /// grid's median.
-    pub fn time_of(&self, grid: Geometry) -> Option<f64> {
-        match self.llvm {
-            Some((llvm, t)) if llvm == grid => Some(t),
-            _ => self.times.get(&grid).copied(),
-        }
-    }
-
-    fn best(&self) -> f64 {
-        self.times.values().copied().fold(f64::INFINITY, f64::min)
-    }
-
-    /// Best time over grids with exactly `threads` threads.
-    fn best_at(&self, threads: u32) -> Option<f64> {
-        self.times
-            .iter()
-            .filter(|(g, _)| g.threads == threads)
-            .map(|(_, &t)| t)
-            .reduce(f64::min)
-    }
-}
-
-/// Reads `points.csv` into cases (header names the columns).
-pub fn read_points(text: &str) -> Result<Vec<Case>, String> {
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .ok_or("points.csv is empty")?
-        .split(',')
-        .collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or(format!("points.csv lacks column {name}"))
-    };
-    let (p, k, t, th, b, m) = (
-        col("program")?,
-        col("kernel")?,
-        col("trip_count")?,
-        col("threads")?,
-        col("blocks")?,
-        col("median_ms")?,
-    );
-    let label = col("label")?;
-    let mut cases: BTreeMap<(String, String, u64), Case> = BTreeMap::new();
-    let mut sums: HashMap<(String, String, u64, Geometry), (f64, u32)> = HashMap::new();
-    for (i, line) in lines.enumerate() {
-        let f: Vec<&str> = line.split(',').collect();
-        let field = |c: usize| {
-            f.get(c)
-                .copied()
-                .ok_or(format!("points.csv line {}: too few fields", i + 2))
-        };
-        let num = |c: usize| -> Result<f64, String> {
-            field(c)?
-                .parse::<f64>()
-                .map_err(|e| format!("points.csv line {}: {e}", i + 2))
-        };
-        let trip = num(t)? as u64;
-        let grid = Geometry::new(num(th)? as u32, num(b)? as u32);
-        let key = (field(p)?.to_string(), field(k)?.to_string(), trip);
-        let case = cases.entry(key.clone()).or_insert_with(|| Case {
-            program: key.0.clone(),
-            kernel: key.1.clone(),
-            trip_count: trip,
-            times: HashMap::new(),
-            llvm: None,
-        });
-        let time = num(m)?;
-        if field(label)? == "llvm" {
-            case.llvm = Some((grid, time));
-        }
-        let sum = sums.entry((key.0, key.1, trip, grid)).or_insert((0.0, 0));
-        *sum = (sum.0 + time, sum.1 + 1);
-        case.times.insert(grid, sum.0 / f64::from(sum.1));
-    }
-    Ok(cases.into_values().collect())
-}
 
 /// The outcome of calibration.
 #[derive(Clone, Debug, PartialEq)]
@@ -309,7 +215,7 @@ pub fn profile_toml(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# gridsel device profile, written by `gridsel calibrate` from {cases} measured kernel cases"
+        "# gridsel device profile, written by `gridsel-research calibrate` from {cases} measured kernel cases"
     );
     let _ = writeln!(
         out,
@@ -320,6 +226,62 @@ pub fn profile_toml(
     let _ = writeln!(out, "threads_per_block = {}", calibration.threads_per_block);
     let _ = writeln!(out, "waves = {}", calibration.waves);
     out
+}
+
+/// `gridsel-research calibrate`: calibrates on `sweep`'s cases, writes the
+/// profile to `out` (stdout when absent) and, with `loo_csv`, `auto`'s
+/// grid and time per case with its fold's constants.
+pub fn run(sweep: &Measured, out: Option<&Path>, loo_csv: Option<&Path>) -> Result<(), String> {
+    let (base, cases, kernels) = sweep.load()?;
+    let cal = calibrate(&base, &cases, &kernels);
+    let judged = cal.folds.iter().filter(|f| f.auto.is_some()).count();
+    eprintln!(
+        "calibrated on {} cases ({} with descriptors): threads_per_block {}, waves {}; auto (leave-one-out) judged on {judged} cases",
+        cases.len(),
+        cases
+            .iter()
+            .filter(|c| kernels.contains_key(&c.kernel))
+            .count(),
+        cal.threads_per_block,
+        cal.waves,
+    );
+    let profile = profile_toml(&sweep.device, &base, &cal, cases.len());
+    match out {
+        Some(path) => {
+            std::fs::write(path, &profile).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => print!("{profile}"),
+    }
+    if let Some(path) = loo_csv {
+        std::fs::write(path, loo_csv_text(&cases, &cal))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Per case, its fold's constants and `auto`'s grid and time with them (CSV).
+fn loo_csv_text(cases: &[Case], cal: &Calibration) -> String {
+    let mut text = String::from(
+        "program,kernel,trip_count,fold_threads_per_block,fold_waves,threads,blocks,median_ms\n",
+    );
+    let show = |v: Option<u32>| v.map_or_else(String::new, |v| v.to_string());
+    for f in &cal.folds {
+        let c = &cases[f.case];
+        let (threads, blocks, time) = match f.auto {
+            Some((g, t)) => (g.threads.to_string(), g.blocks.to_string(), t.to_string()),
+            None => Default::default(),
+        };
+        let _ = writeln!(
+            text,
+            "{},{},{},{},{},{threads},{blocks},{time}",
+            csv::field(&c.program),
+            csv::field(&c.kernel),
+            c.trip_count,
+            show(f.threads_per_block),
+            show(f.waves)
+        );
+    }
+    text
 }
 
 #[cfg(test)]
@@ -373,27 +335,6 @@ mod tests {
                 .collect(),
             llvm: None,
         }
-    }
-
-    #[test]
-    fn reads_points_csv_keeping_the_fastest_duplicate() {
-        let text = "program,kernel,trip_count,label,threads,blocks,n_samples,median_ms,p10_ms,p90_ms\n\
-                    gemm,k1,1000,llvm,32,32,5,2.0,1.9,2.1\n\
-                    gemm,k1,1000,grid,32,32,5,1.5,1.4,1.6\n\
-                    gemm,k1,1000,grid,128,8,5,1.0,0.9,1.1\n\
-                    gemm,k2,50,grid,1,50,5,3.0,2.9,3.1\n";
-        let cases = read_points(text).unwrap();
-        assert_eq!(cases.len(), 2);
-        assert_eq!(
-            cases[0].times[&Geometry::new(32, 32)],
-            1.75,
-            "mean of the two medians"
-        );
-        assert_eq!(cases[0].llvm, Some((Geometry::new(32, 32), 2.0)));
-        assert_eq!(cases[0].best(), 1.0);
-        assert!(read_points("").is_err());
-        assert!(read_points("program,kernel\nx,y\n").is_err());
-        assert!(read_points(&text.replace("1.0,0.9", "fast,0.9")).is_err());
     }
 
     #[test]

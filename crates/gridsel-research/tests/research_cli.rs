@@ -1,7 +1,8 @@
 //! The research commands the benchmark tools call instead of recomputing
-//! the library's facts: `gridsel features` (bench/forest/train.py),
-//! `gridsel chunks` (the harness's `ceiling`) and `gridsel cache-entries`
-//! (the harness's `best-cache`), run as those tools run them on
+//! the library's facts: `gridsel-research features` (bench/forest/train.py),
+//! `gridsel-research chunks` (the harness's `ceiling`) and
+//! `gridsel-research cache-entries` (the harness's `best-cache`), run as
+//! those tools run them on
 //! tests/fixtures/research/points.csv, a small points.csv of the kernels of
 //! the committed sm_90 image tests/fixtures/images/kernels.sm_90.offload.
 
@@ -16,6 +17,7 @@ use gridsel::kernel::KernelDesc;
 use gridsel::policy;
 use gridsel::tune::cache::{Key, Table, class};
 use gridsel::tune::search::{Candidate, Kind, Step};
+use gridsel_cli::csv;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,15 +37,16 @@ fn binaries(test: &str) -> PathBuf {
     dir
 }
 
-/// Runs `gridsel ARGS` with `stdin`; asserts success; (stdout, stderr).
-fn gridsel(args: &[&str], stdin: &str) -> (String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel"))
+/// Runs `gridsel-research ARGS` with `stdin`; asserts success; (stdout,
+/// stderr).
+fn research(args: &[&str], stdin: &str) -> (String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel-research"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("running gridsel");
+        .expect("running gridsel-research");
     child
         .stdin
         .take()
@@ -52,20 +55,23 @@ fn gridsel(args: &[&str], stdin: &str) -> (String, String) {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(out.status.success(), "gridsel {args:?} failed: {stderr}");
+    assert!(
+        out.status.success(),
+        "gridsel-research {args:?} failed: {stderr}"
+    );
     (String::from_utf8(out.stdout).unwrap(), stderr)
 }
 
 /// CSV text as one map per row, by header name.
 fn rows(text: &str) -> Vec<HashMap<String, String>> {
     let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let header = csv::split(lines.next().unwrap()).unwrap();
     lines
         .map(|l| {
             header
                 .iter()
-                .zip(l.split(','))
-                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .zip(csv::split(l).unwrap())
+                .map(|(h, v)| (h.to_string(), v.into_owned()))
                 .collect()
         })
         .collect()
@@ -99,7 +105,7 @@ fn grid(row: &HashMap<String, String>) -> Geometry {
 #[test]
 fn features_are_the_forests_own_for_every_point_and_candidate() {
     let dir = binaries("features_are_the_forests_own");
-    let (out, stderr) = gridsel(
+    let (out, stderr) = research(
         &[
             "features",
             "--candidates",
@@ -177,7 +183,7 @@ fn features_are_the_forests_own_for_every_point_and_candidate() {
 #[test]
 fn features_of_a_point_worked_out_by_hand() {
     let dir = binaries("features_worked_out_by_hand");
-    let (out, _) = gridsel(
+    let (out, _) = research(
         &[
             "features",
             "--points",
@@ -222,7 +228,7 @@ fn features_of_a_point_worked_out_by_hand() {
 #[test]
 fn chunks_follow_each_kernels_distribute_chunk() {
     let dir = binaries("chunks_follow_each_kernels");
-    let (out, stderr) = gridsel(
+    let (out, stderr) = research(
         &[
             "chunks",
             "--points",
@@ -256,7 +262,7 @@ fn cache_entries_writes_tunes_own_format() {
     );
     let dir = support::temp_dir("cache_entries_writes_tunes_own_format");
     let out = dir.join("cache.json");
-    gridsel(
+    research(
         &["cache-entries", "-", "--out", out.to_str().unwrap()],
         &csv,
     );
@@ -281,7 +287,7 @@ fn cache_entries_writes_tunes_own_format() {
     // Byte for byte what tune itself writes for these entries.
     assert_eq!(text, table.render());
     // Without --out, the same text on stdout.
-    let (stdout, _) = gridsel(&["cache-entries", "-"], &csv);
+    let (stdout, _) = research(&["cache-entries", "-"], &csv);
     assert_eq!(stdout, text);
 }
 
@@ -294,14 +300,14 @@ fn cache_entries_refuses_what_tune_would_not_read() {
         ),
         (
             "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\nk,d,90,-1,1,1,1,0\n",
-            "line 2: trip_count `-1` is not a number",
+            "stdin line 2: trip_count `-1` is not a whole number",
         ),
         (
             "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\nk,d,90,1,1,1,1,0\nk,d,90,1,2,2,2,0\n",
-            "line 3: a second grid for kernel k, device d, sm_90, trip-count class 1 (trip counts 1 and 1)",
+            "stdin line 3: a second grid for kernel k, device d, sm_90, trip-count class 1 (trip counts 1 and 1)",
         ),
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gridsel-research"))
             .args(["cache-entries", "-"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -1,0 +1,190 @@
+//! Facts the benchmark tools ask for instead of recomputing what the
+//! library owns: `features` (the forest's feature rows, for
+//! bench/forest/train.py), `chunks` (each case's distribute chunk, for the
+//! harness's `ceiling`) and `cache-entries` (a store pinning grids, for the
+//! harness's `best-cache`).
+
+use crate::sweep::{KernelIndex, Measured, warn_undescribed};
+use gridsel::forest::{FEATURES, N_FEATURES, features as feature_row};
+use gridsel::geometry::{Geometry, LaunchDesc};
+use gridsel::policy::{self, sweep};
+use gridsel::tune;
+use gridsel_cli::csv::{self, Reader};
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+
+/// `features`: see the command's doc.
+pub fn features(sweep: &Measured, candidates: bool) -> Result<(), String> {
+    let device = sweep.device()?;
+    let kernels = KernelIndex::load(&sweep.binaries, device.sm_arch)?;
+    let source = sweep.points.display().to_string();
+    let text = sweep.points_text()?;
+    let reader = Reader::new(&source, &text)?;
+    let names = [
+        "program",
+        "kernel",
+        "trip_count",
+        "label",
+        "threads",
+        "blocks",
+        "median_ms",
+    ];
+    let columns = reader.columns(names)?;
+    let [_, _, trip_count, _, threads, blocks, _] = columns;
+    let features_header: Vec<String> = FEATURES.iter().map(|f| format!("x.{f}")).collect();
+    println!("{},{}", names.join(","), features_header.join(","));
+    // An f32 widened to f64 prints exactly, so a reader parsing the value as
+    // a double gets the very f32 the model compares.
+    let row = |fields: &[&str], x: [f32; N_FEATURES]| {
+        let fields: Vec<_> = fields.iter().map(|f| csv::field(f)).collect();
+        let x: Vec<String> = x.iter().map(|&v| f64::from(v).to_string()).collect();
+        println!("{},{}", fields.join(","), x.join(","));
+    };
+    // The described cases in order of appearance, for the candidate rows.
+    let (mut cases, mut seen) = (Vec::new(), HashSet::new());
+    let (mut measured, mut missing) = (HashSet::new(), BTreeSet::new());
+    for record in reader {
+        let r = record?;
+        let fields = columns
+            .iter()
+            .map(|&c| r.text(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (program, kernel_name) = (fields[0], fields[1]);
+        measured.insert(kernel_name.to_string());
+        let Some(kernel) = kernels.get(program, kernel_name) else {
+            missing.insert(kernel_name.to_string());
+            continue;
+        };
+        let trip: u64 = r.number(trip_count)?;
+        let grid = Geometry::new(r.number(threads)?, r.number(blocks)?);
+        row(&fields, feature_row(&device, kernel, trip, grid));
+        if seen.insert((program.to_string(), kernel_name.to_string(), trip)) {
+            cases.push((program.to_string(), kernel, trip));
+        }
+    }
+    if candidates {
+        for (program, kernel, trip) in &cases {
+            let trip_text = trip.to_string();
+            for g in policy::forest::candidates(&device, kernel, &LaunchDesc::open(*trip)) {
+                let (threads, blocks) = (g.threads.to_string(), g.blocks.to_string());
+                let fields = [
+                    program,
+                    &kernel.name,
+                    &trip_text,
+                    "candidate",
+                    &threads,
+                    &blocks,
+                    "",
+                ];
+                row(&fields, feature_row(&device, kernel, *trip, g));
+            }
+        }
+    }
+    warn_undescribed("features", &missing, measured.len());
+    Ok(())
+}
+
+/// `chunks`: see the command's doc.
+pub fn chunks(sweep: &Measured) -> Result<(), String> {
+    let (device, cases, kernels) = sweep.load()?;
+    println!("program,kernel,trip_count,chunk,chunks,max_blocks");
+    let mut missing = BTreeSet::new();
+    for case in &cases {
+        let Some(kernel) = kernels.get(&case.kernel) else {
+            missing.insert(case.kernel.clone());
+            continue;
+        };
+        let launch = LaunchDesc::open(case.trip_count);
+        let max_blocks = sweep::grid(&device, kernel, &launch)
+            .iter()
+            .map(|g| g.blocks)
+            .max()
+            .map_or_else(String::new, |b| b.to_string());
+        let (chunk, chunks) = kernel.distribute_chunk().map_or_else(
+            || (String::new(), String::new()),
+            |c| {
+                let chunks = case.trip_count.max(1).div_ceil(u64::from(c.max(1)));
+                (c.to_string(), chunks.to_string())
+            },
+        );
+        println!(
+            "{},{},{},{chunk},{chunks},{max_blocks}",
+            csv::field(&case.program),
+            csv::field(&case.kernel),
+            case.trip_count
+        );
+    }
+    let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
+    warn_undescribed("chunks", &missing, measured.len());
+    Ok(())
+}
+
+/// `cache-entries`: see the command's doc.
+pub fn cache_entries(csv: &Path, out: Option<&Path>) -> Result<(), String> {
+    let (source, text) = if csv.as_os_str() == "-" {
+        let text = std::io::read_to_string(std::io::stdin()).map_err(|e| format!("stdin: {e}"))?;
+        ("stdin".to_string(), text)
+    } else {
+        let source = csv.display().to_string();
+        let text = std::fs::read_to_string(csv).map_err(|e| format!("{source}: {e}"))?;
+        (source, text)
+    };
+    let reader = Reader::new(&source, &text)?;
+    let [
+        kernel,
+        device,
+        sm_arch,
+        trip_count,
+        threads,
+        blocks,
+        ns,
+        launches,
+    ] = reader.columns([
+        "kernel",
+        "device",
+        "sm_arch",
+        "trip_count",
+        "threads",
+        "blocks",
+        "ns",
+        "launches",
+    ])?;
+    let mut table = tune::cache::Table::default();
+    for record in reader {
+        let r = record?;
+        let trip: u64 = r.number(trip_count)?;
+        let grid = Geometry::new(r.number(threads)?, r.number(blocks)?);
+        let ns: u64 = r.number(ns)?;
+        let _: u32 = r.number(launches)?;
+        let key =
+            tune::cache::Key::for_trip(r.text(kernel)?, r.text(device)?, r.number(sm_arch)?, trip);
+        if let Some(existing) = table.get(&key) {
+            return Err(r.record_error(format_args!(
+                "a second grid for kernel {}, device {}, sm_{}, trip-count class {} (trip counts {} and {trip})",
+                key.kernel, key.device, key.sm_arch, key.class, existing.trips.0
+            )));
+        }
+        let pinned = tune::search::Candidate::Grid(grid);
+        let mut update = tune::cache::Update::new(key);
+        update.trips = (trip, trip);
+        update.pinned = Some(pinned);
+        update.samples = vec![(pinned, tune::search::Kind::Warm, ns)];
+        table.apply(&update);
+    }
+    let rendered = table.render();
+    if rendered.len() as u64 > tune::cache::MAX_BYTES {
+        return Err(format!(
+            "{} records make {} bytes, over the store's limit of {} (the runtime would not read it)",
+            table.len(),
+            rendered.len(),
+            tune::cache::MAX_BYTES
+        ));
+    }
+    match out {
+        Some(path) => {
+            std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => print!("{rendered}"),
+    }
+    Ok(())
+}

@@ -3,14 +3,16 @@
 
     python3 bench/harness/patterns_report.py [RESULTS] > /tmp/patterns-tables.md   (RESULTS: bench/results/h100)
 
-Cases: the (program, kernel, trip count) rows of summary.csv whose program is in
-bench/kernels/suite-patterns.tsv, plus probe_nested_simd. A policy's time is the
+Cases: the (program, kernel, trip count) rows of summary.csv whose program is in one of the
+pattern lists, bench/kernels/suite-patterns*.tsv, plus probe_nested_simd; each is grouped by
+the pattern its description names. A policy's time is the
 measured median of the grid it picks (summary.csv, as `add-policy` put it there);
 speedups are over LLVM's grid, `1/x` for slowdowns. Launches that gridsel keeps as
 given (trip count 0) are listed from raw/ with LLVM's grid alone.
 """
 
 import csv
+import glob
 import gzip
 import json
 import math
@@ -21,8 +23,7 @@ from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-R = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "bench", "results", "h100")
-PATTERNS = os.path.join(REPO, "bench", "kernels", "suite-patterns.tsv")
+KERNELS = os.path.join(REPO, "bench", "kernels")
 
 GROUPS = [
     ("Generic-SPMD", "Generic-SPMD"),
@@ -30,20 +31,25 @@ GROUPS = [
     ("nested parallelism", "nested parallelism"),
     ("time stepping", "time stepping"),
     ("long loop", "long loop"),
+    ("small tiled kernel", "small tiled kernel"),
+    ("few heavy iterations", "few heavy iterations"),
 ]
 
 
-def pattern_of():
+def pattern_of(kernels=KERNELS):
+    """{program: pattern} over every pattern list in `kernels` (suite-patterns*.tsv): the
+    group whose words the description starts with ("pattern long loop: ..."), else "other"."""
     out = {}
-    with open(PATTERNS, newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            d = row["description"]
-            for key, name in GROUPS:
-                if d.startswith("pattern " + key):
-                    out[row["program"]] = name
-                    break
-            else:
-                out[row["program"]] = "other"
+    for path in sorted(glob.glob(os.path.join(kernels, "suite-patterns*.tsv"))):
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                d = row["description"]
+                for key, name in GROUPS:
+                    if d.startswith("pattern " + key):
+                        out[row["program"]] = name
+                        break
+                else:
+                    out[row["program"]] = "other"
     out["probe_nested_simd"] = "nested parallelism (probe)"
     return out
 
@@ -73,6 +79,7 @@ def pct(xs, q):
 
 
 def main():
+    R = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "bench", "results", "h100")
     pat = pattern_of()
     progs = set(pat)
     cases = defaultdict(dict)   # (prog, kernel, trip) -> policy -> (T, B, ms, spread)
@@ -97,7 +104,7 @@ def main():
             npts[pk] += 1
             labelled[(pk, int(r["threads"]), int(r["blocks"]))].append((r["label"], float(r["median_ms"])))
 
-    order = [g[1] for g in GROUPS] + ["nested parallelism (probe)"]
+    order = [g[1] for g in GROUPS] + ["nested parallelism (probe)", "other"]
     by_pat = defaultdict(list)
     for pk in sorted(cases):
         by_pat[pat[pk[0]]].append(pk)

@@ -21,10 +21,10 @@ use crate::ffi::dl;
 use crate::geometry::LaunchDesc;
 use crate::guard::boundary;
 use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
+use crate::logging::Reported;
 use crate::policy::{self, Policy};
 use crate::runtime::{LaunchRequest, Runtime};
 use std::ffi::{CStr, c_char, c_int, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// libomptarget's `OFFLOAD_FAIL`: the host runs its fallback for the region.
 const OFFLOAD_FAIL: c_int = !0;
@@ -162,8 +162,8 @@ pub unsafe fn launch_with(
 }
 
 fn report_abi_once(e: &abi::AbiError) {
-    static REPORTED: AtomicBool = AtomicBool::new(false);
-    if !REPORTED.swap(true, Ordering::Relaxed) {
+    static REPORTED: Reported<()> = Reported::new();
+    if REPORTED.first(()) {
         log::warn!("__tgt_target_kernel: {e}; launches pass through");
     }
 }

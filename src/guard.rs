@@ -14,10 +14,10 @@
 //! [`crate::logging::error_line`] (written without SIGPIPE) and hands every
 //! other panic to the hook that was there before (a Rust program's own).
 
+use crate::logging::Reported;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, PanicHookInfo, catch_unwind};
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 thread_local! {
     /// How this thread is running gridsel's code: inside how many
@@ -75,8 +75,8 @@ fn install_hook() {
 
 /// One line for the process's first panic inside a boundary.
 fn report(info: &PanicHookInfo) {
-    static REPORTED: AtomicBool = AtomicBool::new(false);
-    if REPORTED.swap(true, Ordering::Relaxed) {
+    static REPORTED: Reported<()> = Reported::new();
+    if !REPORTED.first(()) {
         return;
     }
     let payload = info.payload();

@@ -8,14 +8,16 @@
 //! the launch's [`Limits`], forwards, and times, profiles and feeds the
 //! policy back where asked. Everything here is safe code over plain data.
 
+use crate::IntMap;
 use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
 use crate::ffi::{cuda, dl};
 use crate::files;
-use crate::geometry::{Geometry, LaunchDesc};
+use crate::geometry::{Geometry, Iterations, LaunchDesc};
 use crate::guard::boundary;
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
+use crate::logging::Reported;
 use crate::plan::{self, Choice, Keep};
 use crate::policy::forest::ForestPolicy;
 use crate::policy::sweep::SweepPolicy;
@@ -26,10 +28,10 @@ use crate::policy::{
 use crate::profile::Profile;
 use crate::tune::TunePolicy;
 use crate::writer::StoreWriter;
-use crate::{IntMap, IntSet};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
 
 /// One kernel known from a registered image.
@@ -40,8 +42,8 @@ pub struct KernelEntry {
     pub serial: u64,
     /// One descriptor per device image that holds the kernel (e.g. sm_80 and sm_90).
     pub descs: Vec<KernelDesc>,
-    /// (device, trip count) pairs already logged.
-    logged: Mutex<IntSet<(i64, u64)>>,
+    /// (device, trip count) pairs whose decision is logged.
+    logged: Reported<(i64, u64)>,
 }
 
 impl KernelEntry {
@@ -50,7 +52,7 @@ impl KernelEntry {
             name,
             serial,
             descs,
-            logged: Mutex::default(),
+            logged: Reported::new(),
         }
     }
 
@@ -74,7 +76,7 @@ impl KernelEntry {
 
     /// Whether (device, trip) is seen for the first time (then logged).
     fn first_sighting(&self, device_id: i64, trip: u64) -> bool {
-        crate::lock(&self.logged).insert((device_id, trip))
+        self.logged.first((device_id, trip))
     }
 }
 
@@ -148,6 +150,13 @@ enum Once {
     /// A kernel's launches kept for a rule the user can lift (once per
     /// kernel and rule, whatever its trip counts).
     KeptWithOptIn(usize, Keep),
+    /// A `fixed:T,B` grid was cut to a launch's limits.
+    FixedCut,
+    /// Launches go to a device that is not a CUDA device: their grids have
+    /// no effect.
+    HostOffload,
+    /// Device images without a cubin: the kernels' resources are unknown.
+    NoCubin,
 }
 
 /// The grid rule of the libomptarget that gridsel forwards launches to,
@@ -199,9 +208,9 @@ pub struct Runtime {
     kernels: RwLock<IntMap<usize, Arc<KernelEntry>>>,
     next_serial: AtomicU64,
     devices: RwLock<IntMap<i64, Option<Arc<DeviceDesc>>>>,
-    reported: Mutex<HashSet<Once>>,
-    /// A `fixed:T,B` grid was cut to a launch's limits and said so.
-    fixed_cut_reported: AtomicBool,
+    reported: Reported<Once>,
+    /// Some registered binary has a cubin: the kernels' resources are known.
+    cubin_seen: AtomicBool,
     profile: Option<Profile>,
 }
 
@@ -259,8 +268,8 @@ impl Runtime {
             kernels: RwLock::default(),
             next_serial: AtomicU64::new(0),
             devices: RwLock::default(),
-            reported: Mutex::default(),
-            fixed_cut_reported: AtomicBool::new(false),
+            reported: Reported::new(),
+            cubin_seen: AtomicBool::new(false),
             profile,
         }
     }
@@ -294,7 +303,7 @@ impl Runtime {
     }
 
     fn report_once(&self, what: Once) -> bool {
-        crate::lock(&self.reported).insert(what)
+        self.reported.first(what)
     }
 
     /// The grid the user fixed is one `kernel` cannot launch, cut to
@@ -302,9 +311,7 @@ impl Runtime {
     /// kernel's cut is in its info line). Other policies' grids are cut
     /// silently: they are gridsel's own proposals.
     fn report_fixed_cut(&self, kernel: &str, grid: Geometry, limits: &Limits) {
-        if matches!(self.config.policy, Policy::Fixed(_))
-            && !self.fixed_cut_reported.swap(true, Ordering::Relaxed)
-        {
+        if matches!(self.config.policy, Policy::Fixed(_)) && self.report_once(Once::FixedCut) {
             log::warn!(
                 "{ENV_POLICY}={}: {kernel} cannot launch that grid ({limits}); its launches get {grid} (GRIDSEL_LOG=info shows each kernel's)",
                 self.config.policy
@@ -331,6 +338,20 @@ impl Runtime {
         let has_cubin = parsed
             .iter()
             .any(|i| matches!(i.kind, ImageKind::Cubin { .. }));
+        if has_cubin {
+            self.cubin_seen.store(true, Ordering::Relaxed);
+        }
+        // Host images are said at the first launch, where gridsel learns
+        // that no CUDA device runs them ([`Self::forced_for`]); a GPU image
+        // without a cubin (LLVM bitcode) is said here, once.
+        let host_only = parsed
+            .iter()
+            .all(|i| matches!(i.kind, ImageKind::HostElf { .. }));
+        if !has_cubin && !host_only && self.report_once(Once::NoCubin) {
+            log::info!(
+                "no cubin in the program's device images (LLVM bitcode, or an image gridsel cannot read): its kernels' grids are chosen without their registers, memory use and thread caps"
+            );
+        }
         let mut by_name: HashMap<&str, Vec<KernelDesc>> = HashMap::new();
         for k in parsed.iter().flat_map(|i| i.kernels.iter()) {
             by_name.entry(k.name.as_str()).or_default().push(k.clone());
@@ -345,19 +366,21 @@ impl Runtime {
             }
             let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
             let entry = KernelEntry::new(name.clone(), serial, descs);
-            let unknown = entry
-                .descs
-                .iter()
-                .find(|d| d.sm_arch.is_some())
-                .unwrap_or(&entry.descs[0])
-                .unknown_fields();
-            if !unknown.is_empty() {
-                let why = if has_cubin {
-                    "not found in the cubin"
-                } else {
-                    "no cubin in this binary"
-                };
-                log::info!("kernel {name}: {why}; unknown: {}", unknown.join(", "));
+            if has_cubin {
+                match entry.descs.iter().find(|d| d.sm_arch.is_some()) {
+                    None => log::info!(
+                        "kernel {name}: not in the binary's cubin; its grids are chosen without its registers, memory use and thread cap"
+                    ),
+                    Some(desc) => {
+                        let unknown = desc.unknown_fields();
+                        if !unknown.is_empty() {
+                            log::info!(
+                                "kernel {name}: the cubin does not give its {}",
+                                unknown.join(", ")
+                            );
+                        }
+                    }
+                }
             }
             built.push((*addr, Arc::new(entry)));
         }
@@ -397,7 +420,7 @@ impl Runtime {
             return found.clone();
         }
         let desc = match &self.config.device {
-            Some(forced) => Ok(forced_for(forced, id)),
+            Some(forced) => Ok(self.forced_for(forced, id)),
             None => i32::try_from(id)
                 .map_err(|_| format!("device id {id} out of range"))
                 .and_then(cuda::device_in_process),
@@ -420,6 +443,45 @@ impl Runtime {
             .entry(id)
             .or_insert(desc)
             .clone()
+    }
+
+    /// The device `GRIDSEL_DEVICE` forces, for device `id`: as given where a
+    /// CUDA device of this process runs `id`'s launches. Elsewhere (host
+    /// offload, or a plugin other than CUDA's) the grid has no effect and
+    /// the device only models the launches: it is named apart
+    /// (`H100 (forced; no CUDA device)`), so that the times `tune` measures
+    /// there are stored under a device no GPU's runs read, never as that
+    /// GPU's. One info line per process says so, and what gridsel cannot
+    /// know there.
+    fn forced_for(&self, forced: &DeviceDesc, id: i64) -> DeviceDesc {
+        if i32::try_from(id).is_ok_and(cuda::has_device) {
+            return forced.clone();
+        }
+        let name = format!("{} (forced; no CUDA device)", forced.name);
+        if self.report_once(Once::HostOffload) {
+            // From LLVM 21 on the host plugin runs every kernel as Generic,
+            // 1 block of 1 thread (docs/llvm-grid.md §1); 19's launches the
+            // grid it is given, on the CPU.
+            let effect = if self.llvm.release() >= 21 {
+                "and LLVM's host plugin runs every kernel as 1 block of 1 thread, so the grids gridsel chooses have no effect"
+            } else {
+                "so the grids gridsel chooses run on the CPU and tell nothing of a GPU's speed"
+            };
+            let facts = if self.cubin_seen.load(Ordering::Relaxed) {
+                ""
+            } else {
+                ", from the trip count alone (the program has no cubin to give its kernels' registers, memory use and thread caps)"
+            };
+            log::info!(
+                "device {id}: no CUDA device runs its launches (host offload?), {effect}; the grids below are those gridsel would launch on the {} that GRIDSEL_DEVICE names{facts}, and tune keeps their times under `{name}`, apart from a real {}'s",
+                forced.name,
+                forced.name
+            );
+        }
+        DeviceDesc {
+            name,
+            ..forced.clone()
+        }
     }
 
     /// `llvm` without a profile: every launch is forwarded untouched.
@@ -588,31 +650,11 @@ impl Runtime {
     }
 }
 
-/// The device `GRIDSEL_DEVICE` forces, for device `id`: as given where a
-/// CUDA device of this process runs `id`'s launches. Elsewhere (host
-/// offload, or a plugin other than CUDA's) it only models the launches: it
-/// is named apart (`H100 (forced; no CUDA device)`), so that the times
-/// `tune` measures there are stored under a device no GPU's runs read,
-/// never as that GPU's (one info line says so).
-fn forced_for(forced: &DeviceDesc, id: i64) -> DeviceDesc {
-    if i32::try_from(id).is_ok_and(cuda::has_device) {
-        return forced.clone();
-    }
-    let name = format!("{} (forced; no CUDA device)", forced.name);
-    log::info!(
-        "device {id}: GRIDSEL_DEVICE forces {}, but no CUDA device {id} runs its launches (host offload?): it is called `{name}`, and what tune measures on it is kept apart from a real {}'s",
-        forced.name,
-        forced.name
-    );
-    DeviceDesc {
-        name,
-        ..forced.clone()
-    }
-}
-
-/// The info line for one decision: what LLVM would do, what gridsel does
-/// and why, the launch's limits where they are narrower than the kernel's
-/// own, and everything known about the kernel.
+/// The info line for one decision, in the user's terms: the grid the
+/// policy launches instead of LLVM's, or that it keeps LLVM's, and why; the
+/// launch's limits where they are narrower than the kernel's own; and what
+/// the cubin says of the kernel (a kernel without one has nothing to show,
+/// and one line per process says so).
 pub fn describe(
     name: &str,
     kernel: &KernelDesc,
@@ -622,25 +664,30 @@ pub fn describe(
     choice: &Choice,
 ) -> String {
     let d = &choice.decision;
-    let limits = Limits::of(device, kernel, launch);
-    format!(
-        "{name}: trip {} ({} loop on {}, {} SMs): LLVM {} -> {policy} {}; {}{}{}; kernel: {kernel}",
-        launch.trip_count,
-        d.class,
+    let mut line = format!(
+        "{name} on {}, {}",
         device.name,
-        device.sm_count,
-        choice.llvm,
-        d.geometry,
-        d.rule,
-        if d.clamped {
-            " (clamped to the launch's limits)"
-        } else {
-            ""
-        },
-        if limits.narrowed.is_some() {
-            format!("; limits: {limits}")
-        } else {
-            String::new()
-        },
-    )
+        Iterations(launch.trip_count)
+    );
+    let llvm = choice.llvm;
+    let _ = if d.geometry == llvm {
+        write!(line, ": {policy} keeps LLVM's grid, {llvm}: {}", d.rule)
+    } else {
+        write!(
+            line,
+            ": {policy} launches {} instead of LLVM's {llvm}: {}",
+            d.geometry, d.rule
+        )
+    };
+    if d.clamped {
+        line.push_str(", cut to what the launch allows");
+    }
+    let limits = Limits::of(device, kernel, launch);
+    if limits.narrowed.is_some() {
+        let _ = write!(line, "; the launch allows {limits}");
+    }
+    if kernel.sm_arch.is_some() {
+        let _ = write!(line, "; kernel: {kernel}");
+    }
+    line
 }

@@ -21,9 +21,9 @@
 //! drops them and starts over with a queue and (at its first update) a
 //! writer thread of its own: it never waits for the parent's.
 
+use crate::logging::Reported;
 use crate::tune::cache::{CacheError, Contents, Update};
 use crate::tune::{Saver, Store};
-use std::collections::HashSet;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -77,7 +77,7 @@ struct State {
     /// writes what is left at once and then ends.
     exit_deadline: Option<Instant>,
     /// Causes of failed writes already logged: one line per cause.
-    reported: HashSet<String>,
+    reported: Reported<String>,
 }
 
 impl StoreWriter {
@@ -184,7 +184,7 @@ impl Shared {
 
     /// Logs a failed write, once per cause.
     fn report(&self, state: &mut State, e: &CacheError) {
-        if state.reported.insert(e.to_string()) {
+        if state.reported.first(e.to_string()) {
             log::warn!(
                 "tune: cannot save to the store {}: {e}",
                 self.store.location()
@@ -226,7 +226,7 @@ impl Saver for StoreWriter {
             let mut state = self.shared.state();
             state.thread = false;
             let cause = format!("no thread to write it while the program runs ({e})");
-            if state.reported.insert(cause.clone()) {
+            if state.reported.first(cause.clone()) {
                 log::warn!(
                     "tune: store {}: {cause}; written at exit",
                     self.shared.store.location()

@@ -64,11 +64,13 @@ fn llvm_runtimes() -> PathBuf {
         .map_or_else(|| repo().join("target/llvm-runtimes"), PathBuf::from)
 }
 
-/// gridsel's info lines with a decision for kernels whose name contains `part`.
+/// gridsel's info lines with a decision for kernels whose name contains
+/// `part`: `<kernel> on <device>, <n> iterations: <policy> launches <grid>
+/// instead of LLVM's <grid>: <why>`, or `... keeps LLVM's grid, <grid>: <why>`.
 fn decisions<'a>(run: &'a support::Run, part: &str) -> Vec<&'a str> {
     run.gridsel_lines_with(part)
         .into_iter()
-        .filter(|l| l.contains(": trip "))
+        .filter(|l| l.contains(" instead of LLVM's ") || l.contains(" keeps LLVM's grid, "))
         .collect()
 }
 
@@ -145,14 +147,13 @@ fn libomptarget_launches_gridsels_grid() {
     assert!(
         decided[0].starts_with("gridsel: info: ")
             && decided[0].contains(
-                "trip 1000 (ideal loop on H100 (forced; no CUDA device), 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"
+                " on H100 (forced; no CUDA device), 1000 iterations: lloyd launches 11 blocks x 96 threads instead of LLVM's 32 blocks x 32 threads"
             ),
         "{}",
         decided[0]
     );
     assert!(
-        decided[1].contains("trip 20 (short loop on H100 (forced; no CUDA device), 132 SMs)")
-            && decided[1].contains("-> lloyd 20 blocks x 1 threads")
+        decided[1].contains(", 20 iterations: lloyd launches 20 blocks x 1 threads instead of LLVM's 1 blocks x 32 threads: a short loop")
     );
 }
 
@@ -262,7 +263,7 @@ fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() 
     fixed.assert_launches_of("_mv_rows_l", &[(16, 64); 3]);
     let decided = one_decision(&fixed, "_mv_rows_l");
     assert!(
-        decided.contains("trip 0 (none loop on H100 (forced; no CUDA device), 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,16 16 blocks x 64 threads; fixed grid"),
+        decided.contains(" on H100 (forced; no CUDA device), no distribute loop: fixed:64,16 launches 16 blocks x 64 threads instead of LLVM's 3200 blocks x 128 threads: fixed grid"),
         "{decided}"
     );
 
@@ -280,7 +281,7 @@ fn teams_regions_without_a_loop_are_kept_unless_the_user_says_they_may_change() 
         let decided = one_decision(&run, "_mv_rows_l");
         assert!(
             decided.contains(&format!(
-                "LLVM 3200 blocks x 128 threads -> {policy} 3200 blocks x 128 threads; no trip count"
+                "{policy} keeps LLVM's grid, 3200 blocks x 128 threads: no trip count"
             )),
             "{decided}"
         );
@@ -312,7 +313,7 @@ fn a_teams_region_without_a_loop_is_generic_spmd_with_no_trip_count_on_sm90() {
     assert_contains_all(
         one_decision(&run, "_mv_rows_l"),
         &[
-            "trip 0 (none loop on H100 (forced; no CUDA device), 132 SMs): LLVM 3200 blocks x 128 threads -> fixed:64,528 528 blocks x 64 threads",
+            " on H100 (forced; no CUDA device), no distribute loop: fixed:64,528 launches 528 blocks x 64 threads instead of LLVM's 3200 blocks x 128 threads",
             "kernel: Generic-SPMD,",
             "environment: mode byte 3, generic state machine no, nested parallelism no",
         ],
@@ -331,7 +332,11 @@ fn tune_searches_a_teams_region_without_a_loop_when_it_may_change() {
     assert_eq!(run.stdout, expected);
     assert_contains_all(
         run.assert_one_gridsel_line_with("settled on"),
-        &["_mv_rows_l", " trip 0 on H100", "12 candidates measured"],
+        &[
+            "_mv_rows_l",
+            " on H100 (forced; no CUDA device), no distribute loop: settled on ",
+            "12 grids measured",
+        ],
     );
     // Its own class, 0: never mixed with a loop's trip counts.
     assert_contains_all(
@@ -377,7 +382,8 @@ fn concurrent_launchers_get_correct_results_and_one_line_per_trip() {
     let mut trips: Vec<u64> = decided
         .iter()
         .map(|l| {
-            let rest = &l[l.find(": trip ").expect(l) + 7..];
+            // `<kernel> on H100 (forced; no CUDA device), <n> iterations: ...`
+            let rest = &l[l.find("device), ").expect(l) + 9..];
             rest.split_whitespace().next().unwrap().parse().unwrap()
         })
         .collect();
@@ -393,10 +399,10 @@ fn concurrent_launchers_get_correct_results_and_one_line_per_trip() {
     // from several threads interleave with gridsel's.)
     let trip800: Vec<_> = decided
         .iter()
-        .filter(|l| l.contains(": trip 800 "))
+        .filter(|l| l.contains(", 800 iterations: "))
         .collect();
     assert!(
-        trip800[0].contains("-> lloyd 9 blocks x 96 threads"),
+        trip800[0].contains("lloyd launches 9 blocks x 96 threads instead of"),
         "{}",
         trip800[0]
     );
@@ -404,9 +410,10 @@ fn concurrent_launchers_get_correct_results_and_one_line_per_trip() {
 
 // ---- 6. shared libraries with their own kernels -------------------------------
 
-#[test]
-fn kernels_of_a_shared_library_get_gridsels_grid() {
-    let program = cached("uselib", |out| {
+/// tests/c/uselib.c, whose library tests/c/libkern.c has kernels of its own:
+/// two binaries register.
+fn uselib() -> PathBuf {
+    cached("uselib", |out| {
         let dir = out.parent().unwrap().join("uselib.d");
         std::fs::create_dir_all(&dir).unwrap();
         let mut lib_args = host_offload_flags();
@@ -427,7 +434,12 @@ fn kernels_of_a_shared_library_get_gridsels_grid() {
         ]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         build(out, "clang-19", &args)
-    });
+    })
+}
+
+#[test]
+fn kernels_of_a_shared_library_get_gridsels_grid() {
+    let program = uselib();
     let plain = run_plain(&program, &[], &[]).ok();
     let run = run_gridsel(&program, &[], &[H100, INFO16, LOG_INFO]).ok();
     assert_eq!(run.stdout, plain.stdout);
@@ -440,6 +452,57 @@ fn kernels_of_a_shared_library_get_gridsels_grid() {
         2,
         "{}",
         run.stderr
+    );
+}
+
+/// Host offload: no CUDA device runs the launches, so gridsel's grids run
+/// on the CPU (LLVM 19) or not at all (21 on), and without a cubin it knows
+/// nothing of the kernels' resources. One line per process says so (here
+/// two binaries register); each decision is then one short line, and a grid
+/// equal to LLVM's reads as kept, not as a change.
+#[test]
+fn host_offload_is_said_once_and_decisions_read_in_the_users_terms() {
+    let run = run_gridsel(&uselib(), &[], &[H100, LOG_INFO]).ok();
+    let said = run.assert_one_gridsel_line_with("no CUDA device runs its launches");
+    assert_contains_all(
+        said,
+        &[
+            "gridsel: info: device 0: ",
+            "(host offload?), so the grids gridsel chooses run on the CPU",
+            "the H100 that GRIDSEL_DEVICE names, from the trip count alone",
+        ],
+    );
+    for part in ["_exe_loop_l", "_lib_loop_l"] {
+        let decided = one_decision(&run, part);
+        assert!(
+            decided.ends_with(
+                " on H100 (forced; no CUDA device), 1000 iterations: lloyd launches 11 blocks x 96 threads instead of LLVM's 32 blocks x 32 threads: a loop the GPU holds at once gets blocks of ThreadsPerBlock threads, one thread per iteration"
+            ),
+            "{decided}"
+        );
+    }
+    // Nothing else: the start, the runtime, the two binaries, the line
+    // above and the two decisions.
+    assert_eq!(run.gridsel_lines().len(), 7, "{}", run.stderr);
+
+    // A grid equal to LLVM's is kept, and said so.
+    let run = run_gridsel(
+        &teams_region(),
+        &["3"],
+        &[
+            H100,
+            LOG_INFO,
+            ("GRIDSEL_TEAMS_REGIONS", "change"),
+            ("GRIDSEL_POLICY", "auto"),
+        ],
+    )
+    .ok();
+    let decided = one_decision(&run, "_mv_rows_l");
+    assert!(
+        decided.contains(
+            " on H100 (forced; no CUDA device), no distribute loop: auto keeps LLVM's grid, 3200 blocks x 128 threads: no trip count"
+        ),
+        "{decided}"
     );
 }
 
@@ -621,7 +684,7 @@ fn every_kernel_args_version_gets_the_grid() {
             "LLVM {version}: {}",
             run.stderr
         );
-        run.assert_one_gridsel_line_with("-> lloyd 11 blocks x 96 threads");
+        run.assert_one_gridsel_line_with("lloyd launches 11 blocks x 96 threads instead of");
         let launched: Vec<(u32, u32)> = tested.host_launch.into_iter().collect();
         run.assert_launches_of("_teams_loop_l", &launched);
         // Under the llvm policy the launch arrives as the program made it.
@@ -639,7 +702,8 @@ fn every_kernel_args_version_gets_the_grid() {
 
 /// The libomptarget in the process is named once at start, with the LLVM
 /// release whose grid rule gridsel then models; releases it does not model
-/// (15, 16) get LLVM 19's rule, and the line says so. Each release's program
+/// (15, 16) get LLVM 19's rule, and the line says so. One line says what
+/// the release's host plugin makes of a grid. Each release's program
 /// runs on its own runtime: 21-23 inside the root, where the library's path
 /// is the root's.
 #[test]
@@ -678,6 +742,15 @@ fn the_libomptarget_in_the_process_is_identified_at_start() {
                 )
             );
         }
+        // Its host plugin runs the launches: on the CPU with the grid given
+        // up to 19, as 1 block of 1 thread whatever the grid from 21 on.
+        let host = run.assert_one_gridsel_line_with("no CUDA device runs its launches");
+        let effect = if version >= 21 {
+            "host plugin runs every kernel as 1 block of 1 thread, so the grids gridsel chooses have no effect"
+        } else {
+            "so the grids gridsel chooses run on the CPU"
+        };
+        assert!(host.contains(effect), "LLVM {version}: {host}");
         checked.push(version);
     }
     eprintln!("checked LLVM {checked:?}");
@@ -1066,9 +1139,9 @@ fn sm90_kernels_are_described(version: u32, built: &Built, expected: &str) {
             "{line}"
         );
     }
-    assert!(decided[0].contains("trip 1000 (ideal loop on H100 (forced; no CUDA device), 132 SMs): LLVM 32 blocks x 32 threads -> lloyd 11 blocks x 96 threads"));
-    // Every kernel was found in the cubin.
-    run.assert_no_gridsel_line_with("unknown:");
+    assert!(decided[0].contains(" on H100 (forced; no CUDA device), 1000 iterations: lloyd launches 11 blocks x 96 threads instead of LLVM's 32 blocks x 32 threads"));
+    // Every kernel was found in the cubin, with every fact.
+    run.assert_no_gridsel_line_with("cubin");
 }
 
 // ---- 11. tune --------------------------------------------------------------------
@@ -1099,7 +1172,12 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     assert_eq!(first.stdout, expected);
     assert_contains_all(
         first.assert_one_gridsel_line_with("settled on"),
-        &["trip 1000", "Warm samples", "over 1 runs", "queued for"],
+        &[
+            ", 1000 iterations: settled on ",
+            "over 1 runs",
+            "medians of repeated launches",
+            "queued for",
+        ],
     );
     let text = std::fs::read_to_string(&cache).unwrap();
     assert_contains_all(&text, &["\"version\": 2", "\"trips\":[1000,1000]"]);
@@ -1107,9 +1185,8 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     // apart from a real H100's (issue 25, 9), with one line saying so.
     assert_contains_all(&text, &["\"device\":\"H100 (forced; no CUDA device)\""]);
     assert!(!text.contains("\"device\":\"H100\""), "{text}");
-    first.assert_one_gridsel_line_with(
-        "GRIDSEL_DEVICE forces H100, but no CUDA device 0 runs its launches",
-    );
+    first
+        .assert_one_gridsel_line_with("device 0: no CUDA device runs its launches (host offload?)");
 
     // The next run goes on from the store: settled from its first warm
     // launch, one line saying so, nothing explored.
@@ -1217,7 +1294,9 @@ fn the_default_policy_is_auto_one_chunk_sized_block_per_chunk() {
     run.assert_launches_of("_teams_loop_l", &[(8, 128), (1, 128)]);
     let decided = decisions(&run, "_teams_loop_l");
     assert!(
-        decided[0].contains("LLVM 32 blocks x 32 threads -> auto 8 blocks x 128 threads"),
+        decided[0].contains(
+            "auto launches 8 blocks x 128 threads instead of LLVM's 32 blocks x 32 threads"
+        ),
         "{}",
         decided[0]
     );
@@ -1296,7 +1375,7 @@ fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
         if policy == "auto" {
             assert!(
                 decided[0]
-                    .contains("-> auto 64 blocks x 32 threads; kernel may nest parallel regions"),
+                    .contains("auto keeps LLVM's grid, 64 blocks x 32 threads: a kernel that may nest parallel regions"),
                 "{}",
                 decided[0]
             );
@@ -1312,8 +1391,7 @@ fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
         }
         if policy.starts_with("fixed") {
             assert!(
-                decided[0].contains("-> fixed:128,192 64 blocks x 32 threads")
-                    && decided[0].contains("(clamped to the launch's limits); limits: threads 1..32, blocks <= 64 (LLVM's grid at most: the kernel may use nested parallelism)"),
+                decided[0].contains("fixed:128,192 keeps LLVM's grid, 64 blocks x 32 threads: fixed grid, cut to what the launch allows; the launch allows threads 1..32, blocks <= 64 (LLVM's grid at most: the kernel may use nested parallelism)"),
                 "{}",
                 decided[0]
             );

@@ -45,6 +45,21 @@ impl LaunchDesc {
     }
 }
 
+/// A launch's trip count as the log says it: `1000 iterations`, or `no
+/// distribute loop` for 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Iterations(pub u64);
+
+impl fmt::Display for Iterations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            0 => f.write_str("no distribute loop"),
+            1 => f.write_str("1 iteration"),
+            n => write!(f, "{n} iterations"),
+        }
+    }
+}
+
 /// The paper's loop classes (Lloyd et al. 2018, §IV).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

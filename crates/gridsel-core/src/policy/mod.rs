@@ -109,18 +109,48 @@ impl fmt::Display for Policy {
 }
 
 /// Which rule of a policy produced a grid.
+///
+/// Its text ([`fmt::Display`]) is what the info log and `gridsel select` say
+/// of a decision: what the rule does, in terms a user of the program knows.
+/// Why each rule exists, with the measurement behind it, is in the variants'
+/// documentation here and in docs/policies.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
     /// The launch keeps LLVM's own grid, by this release's rule.
     LlvmDefault(llvm::LlvmRule),
+    /// Lloyd et al. 2018, Fig. 7, a loop of at most one iteration per SM:
+    /// one single-thread block per iteration.
     LloydShort,
+    /// Fig. 7, a loop the device holds at once: ThreadsPerBlock threads,
+    /// one per iteration.
     LloydIdeal,
+    /// Fig. 7, a longer loop: as many blocks as the device holds at once.
     LloydLong,
+    /// `auto` rules 1-2 ([`auto`]): blocks the width of the `distribute`
+    /// chunk, one per chunk. LLVM 19's 32-thread blocks run a 128-iteration
+    /// chunk serially; 128-thread blocks were 1.5-3.3x faster on those
+    /// loops on the H100 (bench/results/h100/NOTES.md §2).
     AutoOneTeamPerChunk,
+    /// `auto` rule 3: a long loop's blocks capped at `max(waves x resident
+    /// blocks, 3200)`. One wave (the paper's rule) made stencils 10-24 %
+    /// faster but load-imbalanced kernels up to 30 % slower
+    /// (bench/results/h100/NOTES.md §2); `waves` is calibrated.
     AutoResidentWaves,
+    /// `auto` rule 4: Generic and Generic-SPMD kernels keep LLVM's grid; no
+    /// grid of the H100 sweep beat it beyond the noise on such kernels
+    /// (bench/results/h100/NOTES.md §2).
     AutoKeepsLlvm,
+    /// `auto` rule 5: a kernel that may nest parallel regions (or whose
+    /// image cannot tell) keeps LLVM's grid: more threads need device heap,
+    /// can exhaust it, and ran 2-20x slower on the H100 where it sufficed
+    /// (bench/results/h100/NOTES.md §9).
     AutoNestingKeepsLlvm,
+    /// `auto` rule 6: long cross-team reductions get 32-thread blocks, one
+    /// wave; 1.65x over LLVM's grid on the H100's reduction programs,
+    /// chosen leave-one-program-out (bench/results/h100/auto-patterns.md).
     AutoReductionWave,
+    /// A launch without a trip count keeps LLVM's grid under the static
+    /// policies, which all size the grid by the trip count.
     NoTripCount,
     Occupancy,
     Fixed,
@@ -135,25 +165,29 @@ impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::LlvmDefault(rule) => return write!(f, "{rule}"),
-            Self::LloydShort => "short loop: 1 thread per block, one block per iteration (Fig. 7)",
-            Self::LloydIdeal => {
-                "ideal loop: ThreadsPerBlock threads, ceil(trip/threads) blocks (Fig. 7)"
+            Self::LloydShort => {
+                "a short loop (at most one iteration per SM) gets one 1-thread block per iteration"
             }
-            Self::LloydLong => "long loop: blocks capped at the resident maximum (Fig. 7)",
+            Self::LloydIdeal => {
+                "a loop the GPU holds at once gets blocks of ThreadsPerBlock threads, one thread per iteration"
+            }
+            Self::LloydLong => {
+                "a loop longer than the GPU holds at once gets as many blocks as it holds"
+            }
             Self::AutoOneTeamPerChunk => {
-                "one block per distribute chunk, chunk-sized blocks (bench/results/h100/NOTES.md §2)"
+                "one block per chunk of iterations that OpenMP hands a team, as wide as the chunk"
             }
             Self::AutoResidentWaves => {
-                "blocks capped at max(waves x resident blocks, LLVM's 3200) (bench/results/h100/NOTES.md §2)"
+                "a long loop's blocks are capped at a few waves of the blocks the GPU holds at once (at least LLVM's 3200), leaving the hardware to balance the load"
             }
             Self::AutoKeepsLlvm => {
-                "Generic/Generic-SPMD kernel: LLVM's grid (bench/results/h100/NOTES.md §2)"
+                "a Generic or Generic-SPMD kernel (code between `teams` and `parallel`) keeps LLVM's grid, which no other grid beat on such kernels"
             }
             Self::AutoNestingKeepsLlvm => {
-                "kernel may nest parallel regions (or the image cannot tell): LLVM's grid, since more threads need device heap and run slower (bench/results/h100/NOTES.md §9)"
+                "a kernel that may nest parallel regions (or whose image cannot tell) keeps LLVM's grid, since more threads need device heap and run slower"
             }
             Self::AutoReductionWave => {
-                "long cross-team reduction: 32-thread blocks, one wave of resident blocks (bench/results/h100/auto-patterns.md)"
+                "a long loop with a cross-team reduction gets 32-thread blocks, one wave of the blocks the GPU holds at once"
             }
             Self::NoTripCount => {
                 "no trip count (a `target teams` region without a distribute loop): LLVM's grid, since no rule can size it (`tune` measures, `fixed:T,B` sets one)"
@@ -161,9 +195,9 @@ impl fmt::Display for Rule {
             Self::Occupancy => "block size of maximum occupancy, one wave of blocks",
             Self::Fixed => "fixed grid",
             Self::SweepPoint => "sweep point",
-            Self::TuneTrial => "trial launch of online tuning",
+            Self::TuneTrial => "a trial: tune measures candidate grids on the first launches",
             Self::TuneRecheck => "the runner-up, re-checked after online tuning settled",
-            Self::TuneWinner => "fastest measured grid (online tuning)",
+            Self::TuneWinner => "the fastest grid tune measured",
             Self::Forest => "least predicted time under the random forest",
         })
     }

@@ -36,7 +36,9 @@ fn help_lists_the_user_commands_only() {
         .collect();
     assert_eq!(
         commands,
-        ["select", "devices", "inspect", "cache", "compare", "env", "help"],
+        [
+            "select", "devices", "inspect", "cache", "compare", "env", "help"
+        ],
         "{help}"
     );
 }

@@ -2,7 +2,7 @@
 //! (panic boundary, KernelArgs read, kernel and device look-up, policy,
 //! write-back) against a stand-in runtime that returns at once.
 //!
-//! `cargo bench --bench launch_path`; the README quotes the medians.
+//! `cargo bench --bench launch_path`; docs/measurements.md §4 quotes the medians.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gridsel::api::launch_with;

@@ -7,7 +7,7 @@
 //! the like of; above four warps only power-of-two thread counts are
 //! searched ([`searched_threads`]). The runtime caches each decision per
 //! (kernel, trip count, device); the first one walks each tree once per
-//! thread count (README: launch-path cost).
+//! thread count (docs/measurements.md §4: launch-path cost).
 
 use super::per_launch::PerLaunch;
 use super::{GridPolicy, Launch, Proposal, Rule, sweep};

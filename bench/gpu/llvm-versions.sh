@@ -13,8 +13,9 @@
 #   bench/gpu/llvm-versions.sh --stage [VERSION]
 #     builds gridsel, the programs by clang 19 and clang VERSION (build.sh),
 #     the runtime bundle (runtime-llvm.sh, kept while it is newer than that
-#     script), and the decisions expected here (host fallback, H100 preset),
-#     into .stage-llvmVERSION/payload.tar.xz and .runtime-llvmVERSION.tar.xz.
+#     script and bundle.sh), and the decisions expected here (host
+#     fallback, H100 preset), into .stage-llvmVERSION/payload.tar.xz and
+#     .runtime-llvmVERSION.tar.xz.
 # On the GPU machine, carrying those two:
 #   bench/gpu/llvm-versions.sh [VERSION]
 #     prints one line per run and the table; with OUT set, puts every log,
@@ -71,7 +72,7 @@ if [[ ${1:-} == --stage ]]; then
   GRIDSEL_PROGRAMS="${programs[*]}" bash bench/toolchain/build.sh
   GRIDSEL_PROGRAMS="${programs[*]}" GRIDSEL_LLVM_VERSION=$version bash bench/toolchain/build.sh
   bundle=$repo/.runtime-llvm$version.tar.xz
-  if [[ ! -f $bundle || bench/toolchain/runtime-llvm.sh -nt $bundle ]]; then
+  if [[ ! -f $bundle || bench/toolchain/runtime-llvm.sh -nt $bundle || bench/toolchain/bundle.sh -nt $bundle ]]; then
     bash bench/toolchain/runtime-llvm.sh "$version" >/dev/null
   fi
   rm -rf "$stage"

@@ -6,22 +6,21 @@
 # unstable's loader, which runs the programs:
 #   OUT/ld-linux-x86-64.so.2 --library-path OUT ./prog
 # (The plugins are linked into libomptarget.) Everything is stripped, z3 is
-# replaced by a stand-in (below), then packed as OUT.tar.xz (the carry limit
-# is 64 MiB).
+# replaced by a stand-in (bench/toolchain/bundle.sh), then packed as
+# OUT.tar.xz (the carry limit is 64 MiB).
 #
 #   bench/toolchain/runtime-llvm.sh VERSION [OUT]     (default <repo>/.runtime-llvmVERSION)
 #   bench/toolchain/runtime-llvm.sh --extract TARBALL DIR   (on the GPU machine)
 set -euo pipefail
-repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd -- "$here/../.." && pwd)
+source "$here/bundle.sh"
 log() { printf 'runtime-llvm.sh: %s\n' "$*" >&2; }
 
 if [[ ${1:-} == --extract ]]; then
   tarball=$2 dir=$3
   if [[ ! -f $dir/MANIFEST || $tarball -nt $dir/MANIFEST ]]; then
-    mkdir -p "$dir"
-    # Without an xz binary, Python's lzma reads it.
-    tar -xJf "$tarball" -C "$dir" 2>/dev/null ||
-      python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$tarball" "$dir"
+    bundle_unpack "$tarball" "$dir"
   fi
   printf '%s\n' "$dir"
   exit 0
@@ -47,27 +46,11 @@ mkdir -p "$out"
 for r in "${roots[@]}"; do cp -L "$root$r" "$out/"; done
 find "$out" -type f ! -name 'ld-linux*' -exec strip --strip-unneeded {} +
 # libLLVM links z3 only for the static analyzer's SMT solver, which the
-# offload runtime never calls; z3 is 28 MB of the bundle (8.5 MB packed), so a
-# stand-in of the same name takes its place: every Z3_ function libLLVM
-# imports, each ending the process with one line should it ever be called.
-if [[ -f $out/libz3.so.4 ]]; then
-  stub=$(mktemp -d)
-  {
-    printf '#include <stdio.h>\n#include <stdlib.h>\n'
-    printf 'static void gone(const char *f) {\n'
-    printf '  fprintf(stderr, "libz3.so.4 of the LLVM runtime bundle is a stand-in: %%s called\\n", f);\n'
-    printf '  abort();\n}\n'
-    nm -D --undefined-only "$out"/*.so* 2>/dev/null | awk '$2 ~ /^Z3_/ { print $2 }' | sort -u |
-      while read -r f; do printf 'void %s(void) { gone("%s"); }\n' "$f" "$f"; done
-  } >"$stub/z3.c"
-  gcc -O2 -shared -fPIC -Wl,-soname,libz3.so.4 -o "$out/libz3.so.4" "$stub/z3.c"
-  strip --strip-unneeded "$out/libz3.so.4"
-  rm -rf "$stub"
-fi
+# offload runtime never calls; z3 is 28 MB of the bundle (8.5 MB packed).
+[[ ! -f $out/libz3.so.4 ]] || bundle_standin "$out" libz3.so.4
 (cd "$out" && ls | sort >MANIFEST)
-# xz -6 with the x86 filter, in two threads: about a minute on the dev VM for
-# LLVM 21 (31.2 MB); -9 saves 0.4 MB in several minutes.
-tar -C "$out" -cf - . | xz --x86 --lzma2=preset=6 -T2 >"$out.tar.xz"
+# About a minute on the dev VM for LLVM 21 (31.2 MB).
+bundle_pack "$out" "$out.tar.xz"
 log "LLVM $version: $(wc -l <"$out/MANIFEST") files, $(($(du -sb "$out" | cut -f1) / 1000000)) MB," \
   "$(($(stat -c %s "$out.tar.xz") / 1000000)) MB as $out.tar.xz"
 printf '%s\n' "$out.tar.xz"

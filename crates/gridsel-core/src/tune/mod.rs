@@ -939,9 +939,17 @@ pub trait Store: Send + Sync {
     /// Every record stored that validates, and what was dropped; empty
     /// when there is nothing yet.
     fn load(&self) -> Result<cache::Contents, cache::CacheError>;
-    /// Merges `updates` in, waiting at most `patience` for other writers
-    /// (then [`cache::CacheError::Busy`]).
+    /// Adds `updates`, waiting at most `patience` for other writers (then
+    /// [`cache::CacheError::Busy`]); and the upkeep the last load asked
+    /// for ([`Self::upkeep_due`]), even with no updates.
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
+    /// Whether the last [`Self::load`] found the store in want of upkeep
+    /// that its next [`Self::store`] does, and which had better not wait
+    /// for the process's exit: the store file's journal long enough to be
+    /// merged into it, or entries left out to be set aside.
+    fn upkeep_due(&self) -> bool {
+        false
+    }
 }
 
 /// A [`Store`] that takes a running process's updates without making the
@@ -993,9 +1001,10 @@ impl Session {
                     );
                     if !contents.dropped.is_empty() {
                         log::warn!(
-                            "tune: store {}: {}; the rest is used, and the file as it is now is kept as {}.bad when the store is next written",
+                            "tune: store {}: {}; the rest is used, and the file as it is now is kept as {}.bad ({}.journal.bad for journal lines) when the store is next written",
                             store.location(),
                             dropped_summary(&contents.dropped),
+                            store.location(),
                             store.location()
                         );
                     }

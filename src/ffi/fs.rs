@@ -1,6 +1,6 @@
 //! Safe file operations for every file an environment variable names
-//! (`GRIDSEL_DEVICE`, `GRIDSEL_MODEL`, `GRIDSEL_CACHE` and its lock,
-//! `GRIDSEL_PROFILE`).
+//! (`GRIDSEL_DEVICE`, `GRIDSEL_MODEL`, `GRIDSEL_CACHE` and its lock and
+//! journal, `GRIDSEL_PROFILE`).
 //!
 //! gridsel runs inside other people's programs, often as root, on paths it
 //! takes from the environment, so it only ever reads or writes **regular

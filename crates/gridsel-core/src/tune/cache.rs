@@ -3,7 +3,7 @@
 //! A JSON object, one record a line:
 //!
 //! ```json
-//! {"version": 2, "records": [
+//! {"version": 2, "journal": "5f0c29e4a1b3d870", "records": [
 //! {"kernel": "__omp_offloading_..._l7", "device": "NVIDIA H100 80GB HBM3", "sm_arch": 90,
 //!  "class": 21, "trips": [1000, 1000], "used": 1795000000, "runs": 3,
 //!  "launches_per_run": 20, "explored": [1, 34], "settled": [false, true], "pinned": null,
@@ -15,10 +15,26 @@
 //! and kind, how many launches explored, how many runs and launches per run
 //! fed it. It is keyed by (kernel, device name, sm_arch, trip-count
 //! [`class`]). This module is the format and the merge; the preload
-//! library's `files::CacheFile` reads the file once per process and merges
-//! each process's new samples in under a lock, atomically, so processes
-//! running at once add to the same searches and lose nothing. The file is
-//! kept under [`MAX_BYTES`] by dropping the records used least recently.
+//! library's `files::CacheFile` reads the file once per process and adds
+//! each process's new samples under a lock, so processes running at once
+//! add to the same searches and lose nothing. The file is kept under
+//! [`MAX_BYTES`] by dropping the records used least recently.
+//!
+//! Beside it, the store's journal: what processes added since the file was
+//! last written, one [`Update`] a line in a record's own fields
+//! ([`journal_line`]), after a first line naming the store it extends
+//! ([`journal_header`]):
+//!
+//! ```json
+//! {"gridsel_journal": 2, "store": "5f0c29e4a1b3d870"}
+//! {"kernel": "__omp_offloading_..._l7", "device": ..., "runs": 1, ..., "grids": {"auto": {"cold": [51200], "warm": []}}}
+//! ```
+//!
+//! Appending a line costs the same whatever the store's size; rewriting
+//! the file costs a parse and a render of all of it. Readers apply the
+//! journal over the file ([`Contents::extend`]) when its id is the one the
+//! file names ([`JournalId`]: drawn anew at each rewrite, which merges the
+//! journal in), so a journal already merged is never read twice.
 //!
 //! Only a gridsel store is ever replaced ([`parse`] says what is one): a
 //! file that is not (a mistyped `GRIDSEL_CACHE`), one of a newer version
@@ -730,7 +746,8 @@ pub struct Contents {
 /// the rest:
 ///
 /// - A JSON object with an integer `version` and, at this version, an array
-///   `records` (version 1 had `entries`) is a store. Anything else (text,
+///   `records` (version 1 had `entries`) is a store. Its `journal`, when it
+///   is one, is [`Contents::journal`]. Anything else (text,
 ///   other JSON, a key of the object given twice) is
 ///   [`CacheError::NotAStore`]: neither read nor replaced.
 /// - An empty file (nothing but white space) is a new store, empty: gridsel

@@ -954,10 +954,10 @@ pub trait Store: Send + Sync {
 
 /// A [`Store`] that takes a running process's updates without making the
 /// caller wait: the preload library's store writer (`writer::StoreWriter`),
-/// which writes them on a thread of its own. Merging an update into a store
-/// file re-reads, re-parses and rewrites the whole file: near the store's
-/// 4 MiB cap that took 112-119 ms in a release build, about 1 s in a debug
-/// build on a 2-core VM, which a launch thread must not spend.
+/// which writes them on a thread of its own. A write appends to the store
+/// file's journal and fsyncs it, and now and then rewrites the whole file
+/// (near the store's 4 MiB cap 112-119 ms in a release build, about 1 s in
+/// a debug build on a 2-core VM): a launch thread must spend neither.
 pub trait Saver: Store {
     /// Takes `update` to be written soon, off the calling thread (a launch
     /// thread, at the launch where a search settled); returns at once.

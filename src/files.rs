@@ -117,9 +117,8 @@ impl Store for CacheFile {
     fn load(&self) -> Result<Contents, CacheError> {
         let read = read_cache(&self.path)?;
         let long = read.journal_len >= cache::JOURNAL_COMPACT_BYTES;
-        if long || !read.contents.dropped.is_empty() {
-            *crate::lock(&self.due) = read.contents.journal;
-        }
+        let due = long || !read.contents.dropped.is_empty();
+        *crate::lock(&self.due) = read.contents.journal.filter(|_| due);
         Ok(read.contents)
     }
 
@@ -179,15 +178,19 @@ struct Read {
 const READ_ATTEMPTS: usize = 3;
 
 /// Reads the store at `path` and its journal. Without the lock a
-/// compaction may come between the two reads: a journal of another id is
-/// then read again with the new store, and one still of another id after
-/// the store was read twice the same is stale (a compaction was killed
-/// before removing it) and left out.
+/// compaction may come between the two reads, merging the journal into a
+/// newer store: a journal of another id, or none, is then read again with
+/// the new store. One still of another id while the store is the same is
+/// stale (a compaction was killed before removing it) and left out.
 fn read_cache(path: &Path) -> Result<Read, CacheError> {
     let (mut contents, mut text) = read_store(path)?;
     for _ in 0..READ_ATTEMPTS {
         let Some((bytes, journal)) = read_journal(path)? else {
-            return Ok(Read::of_store(contents, text, 0));
+            if store_unchanged(path, &contents)? {
+                return Ok(Read::of_store(contents, text, 0));
+            }
+            (contents, text) = read_store(path)?;
+            continue;
         };
         let journal_len = bytes.len() as u64;
         let store_invalid = !contents.dropped.is_empty();
@@ -202,11 +205,10 @@ fn read_cache(path: &Path) -> Result<Read, CacheError> {
                 journal_len,
             });
         }
-        let (again, again_text) = read_store(path)?;
-        if again.journal == contents.journal {
+        if store_unchanged(path, &contents)? {
             return Ok(Read::of_store(contents, text, journal_len));
         }
-        (contents, text) = (again, again_text);
+        (contents, text) = read_store(path)?;
     }
     // Compacted at each attempt: this store, without its latest updates.
     Ok(Read::of_store(contents, text, 0))
@@ -225,6 +227,18 @@ impl Read {
             journal_len,
         }
     }
+}
+
+/// Whether the store at `path` is still paired with the journal
+/// `contents` was read with (a compaction pairs it anew; a missing store
+/// is unpaired).
+fn store_unchanged(path: &Path, contents: &Contents) -> Result<bool, CacheError> {
+    let head = match fs::read_head(path, cache::PAIRED_HEADER_BYTES) {
+        Ok(head) => head,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(CacheError::Io(e)),
+    };
+    Ok(cache::journal_of(&head) == contents.journal)
 }
 
 /// The store at `path` alone, and its text (`None` when missing).

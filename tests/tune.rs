@@ -1055,6 +1055,59 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     assert_eq!(runs(&path, "k", 1), 6);
 }
 
+/// Readers take no lock: one that reads the store, then the journal, while
+/// another process merges the journal in between, must neither count its
+/// updates twice (the old journal over the new store) nor miss them for
+/// good. Writers append and compact while a reader checks that it never
+/// sees more runs than were written; at the end every run is there.
+#[test]
+fn readers_racing_compactions_never_count_an_update_twice() {
+    let path = temp("journal_race");
+    files::store_cache(&path, &[], PATIENCE).unwrap();
+    let written = AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (mut reads, mut journaled, mut over) = (0, 0, Vec::new());
+    std::thread::scope(|s| {
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        // Counted before: the reader may see it at once.
+                        written.fetch_add(1, Ordering::SeqCst);
+                        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+                    }
+                })
+            })
+            .collect();
+        s.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        });
+        // Checked after the scope: a panic here would leave the compactor
+        // running and the scope waiting for it.
+        while !done.load(Ordering::SeqCst) {
+            let seen = runs(&path, "k", 1) as usize;
+            let now = written.load(Ordering::SeqCst);
+            if seen > now {
+                over.push((seen, now));
+            }
+            reads += 1;
+            journaled += usize::from(files::journal_path(&path).exists());
+            if writers.iter().all(|w| w.is_finished()) {
+                done.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    assert!(over.is_empty(), "runs read, written: {over:?}");
+    assert_eq!(runs(&path, "k", 1), 200);
+    assert!(
+        reads > 10 && journaled > 0,
+        "{reads} reads, {journaled} with a journal"
+    );
+}
+
 /// A journal line that does not validate is dropped alone, and the
 /// journal as it was kept as `<store>.journal.bad` before a process's
 /// write merges the rest into the store. A `.journal` that is not a

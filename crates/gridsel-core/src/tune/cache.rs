@@ -737,8 +737,9 @@ pub struct Contents {
     /// k_l7): ...`, `journal line 2: ...`), or one for a whole store of an
     /// older format.
     pub dropped: Vec<String>,
-    /// The journal the store is paired with (its `journal` field): only a
-    /// journal of this id extends it ([`Journal::store`]).
+    /// The journal the store is paired with (named by its first line,
+    /// [`journal_of`]): only a journal of this id extends it
+    /// ([`Journal::store`]).
     pub journal: Option<JournalId>,
 }
 
@@ -746,8 +747,8 @@ pub struct Contents {
 /// the rest:
 ///
 /// - A JSON object with an integer `version` and, at this version, an array
-///   `records` (version 1 had `entries`) is a store. Its `journal`, when it
-///   is one, is [`Contents::journal`]. Anything else (text,
+///   `records` (version 1 had `entries`) is a store. The journal its first
+///   line names ([`journal_of`]) is [`Contents::journal`]. Anything else (text,
 ///   other JSON, a key of the object given twice) is
 ///   [`CacheError::NotAStore`]: neither read nor replaced.
 /// - An empty file (nothing but white space) is a new store, empty: gridsel
@@ -797,11 +798,7 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
         return Err(CacheError::NotAStore("no `records`".into()));
     };
     let mut contents = Contents {
-        journal: doc
-            .fields
-            .get("journal")
-            .and_then(Value::as_str)
-            .and_then(JournalId::parse),
+        journal: journal_of(text.as_bytes()),
         ..Contents::default()
     };
     for (n, record) in records.into_iter().enumerate() {

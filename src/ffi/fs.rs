@@ -330,8 +330,9 @@ fn take_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
     ))
 }
 
-/// [`take_mode_and_owner`] for an open `file` that stands in for `like`
-/// (the store's journal for the store), where its mode or owner differs.
+/// Gives the open `file`, which stands in for `like` (the store's journal
+/// for the store), `like`'s mode and owner where they differ, as
+/// [`replace_atomically`] gives a new file.
 pub fn keep_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
     let meta = file.metadata()?;
     let same = (meta.uid(), meta.gid()) == (like.uid(), like.gid())

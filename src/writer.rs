@@ -157,7 +157,11 @@ impl Shared {
             let written = crate::guard::boundary(|| self.write(&batch, patience));
             state = self.state();
             state.writing = false;
-            state.last_write = Some(Instant::now());
+            if !batch.is_empty() {
+                // Upkeep alone (at the load) leaves the first update's
+                // write at once.
+                state.last_write = Some(Instant::now());
+            }
             match written {
                 Some(Ok(())) => {}
                 Some(Err(e)) => {

@@ -16,7 +16,7 @@ use gridsel::tune::{
     Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TunePolicy,
     candidates, replay, replay_program, resolve,
 };
-use gridsel::writer::{EXIT_PATIENCE, StoreWriter};
+use gridsel::writer::{EXIT_PATIENCE, SAVE_INTERVAL, StoreWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -149,8 +149,13 @@ impl Store for CountingFile {
 
 /// Waits (at most 10 s) until `done` holds, then checks it.
 fn eventually(what: &str, done: impl Fn() -> bool) {
+    within(Duration::from_secs(10), what, done);
+}
+
+/// Waits at most `limit` until `done` holds, then checks it.
+fn within(limit: Duration, what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
-    while !done() && start.elapsed() < Duration::from_secs(10) {
+    while !done() && start.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert!(done(), "{what}");
@@ -1011,9 +1016,16 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
         !files::journal_path(&path).exists()
     });
     assert_eq!(runs(&path, "k", 1), total);
+    // The first update is still written at once, not an interval (10 s)
+    // later.
+    writer.save(entry("k", 1, 32));
+    let soon = SAVE_INTERVAL / 4;
+    within(soon, "the first update written at once", || {
+        runs(&path, "k", 1) == total + 1
+    });
     writer.flush(vec![entry("k", 1, 32)]);
-    assert_eq!(runs(&path, "k", 1), total + 1);
-    assert_eq!(journal_text(&path).lines().count(), 2, "appended again");
+    assert_eq!(runs(&path, "k", 1), total + 2);
+    assert_eq!(journal_text(&path).lines().count(), 3, "appended again");
 }
 
 /// A compaction killed between replacing the store and removing the

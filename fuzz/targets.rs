@@ -24,11 +24,12 @@ use std::path::Path;
 pub type Target = (&'static str, fn(&[u8]) -> bool);
 
 /// Every target.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     ("device_image", device_image),
     ("device_toml", device_toml),
     ("forest_model", forest_model),
     ("tune_cache", tune_cache),
+    ("tune_journal", tune_journal),
     ("environment", environment),
 ];
 
@@ -205,6 +206,46 @@ pub fn tune_cache(data: &[u8]) -> bool {
         }
     }
     assert_eq!(tune::cache::Table::parse(&table.render()), Ok(table));
+    true
+}
+
+/// A `GRIDSEL_CACHE` store's journal: nothing past its last complete line
+/// is read; the lines that validate, written again, read back with nothing
+/// left out and add the same to a store; that store reads whole and
+/// renders back to the same text.
+pub fn tune_journal(data: &[u8]) -> bool {
+    use tune::cache::{self, Contents, Journal, JournalId, Table};
+    let Ok(journal) = cache::parse_journal(data) else {
+        return false;
+    };
+    assert!(journal.complete <= data.len());
+    assert!(journal.complete == 0 || data[journal.complete - 1] == b'\n');
+    let Some(store) = journal.store else {
+        assert!(journal.updates.is_empty() && journal.dropped.is_empty());
+        return true;
+    };
+    // The store the journal's lines make of none, as text (candidates in
+    // the store's order, whatever order the lines added them in).
+    let applied = |journal: Journal, store: JournalId| {
+        let mut contents = Contents {
+            journal: Some(store),
+            ..Contents::default()
+        };
+        assert!(contents.extend(journal));
+        contents.table.render()
+    };
+    let mut text = cache::journal_header(store);
+    for u in &journal.updates {
+        text += &cache::journal_line(u);
+    }
+    let again = cache::parse_journal(text.as_bytes()).expect("a journal gridsel wrote");
+    assert_eq!(again.store, Some(store));
+    assert!(again.dropped.is_empty(), "{:?}", again.dropped);
+    assert_eq!(again.updates.len(), journal.updates.len());
+    let rendered = applied(journal, store);
+    assert_eq!(applied(again, store), rendered);
+    let back = Table::parse(&rendered).expect("a store that reads whole");
+    assert_eq!(back.render(), rendered);
     true
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser with the stable runner (tests/fuzz.rs) in release mode:
 # each target's corpus (fuzz/corpus/<target>/) and GRIDSEL_FUZZ_RUNS mutants
-# of it (default 200000 a target: a million over the five), then the count
+# of it (default 200000 a target: 1.2 million over the six), then the count
 # per target and the total. GRIDSEL_FUZZ_SEED and GRIDSEL_FUZZ_TIMEOUT_MS
 # pass through (see tests/fuzz.rs). A failure names the target, the seed and
 # the mutant and gives the input in hex; fuzz/README.md says what to do next.

@@ -6,11 +6,11 @@ use crate::device::{DeviceDesc, DeviceError};
 use crate::ffi::fs;
 use crate::forest::{Forest, ForestError};
 use crate::tune::Store;
-use crate::tune::cache::{self, CacheError, Contents, Table, Update};
-use std::io;
+use crate::tune::cache::{self, CacheError, Contents, Journal, JournalId, Table, Update};
+use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The largest device profile read: a few dozen lines of TOML.
@@ -56,16 +56,47 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
     }
 }
 
-/// `GRIDSEL_CACHE`: `tune`'s searches in a file ([`cache`] is the format).
-/// Updates are merged in under an advisory lock on `<file>.lock` (flock)
-/// and the file is replaced atomically ([`fs::replace_atomically`]), so
-/// readers never see half a file and concurrent processes never lose each
-/// other's samples.
+/// `GRIDSEL_CACHE`: `tune`'s searches in a file ([`cache`] is the format)
+/// and its journal beside it, `<file>.journal`.
+///
+/// Every write takes an advisory lock on `<file>.lock` (flock), so
+/// concurrent processes never lose each other's samples. A process's
+/// updates are lines appended to the journal ([`store_cache`]): the lock
+/// is held for an append and an fsync, whatever the store's size, so that
+/// dozens of processes ending together (an MPI job's ranks) each get their
+/// turn within the exit's patience. Merging an update into the file
+/// instead re-reads, re-parses and rewrites all of it: 112-119 ms near its
+/// 4 MiB cap in a release build, about 1 s in a debug build on a 2-core
+/// VM, so 32 processes ending together on it waited out the exit's 5 s and
+/// lost their updates. Every reader applies the journal over the file.
+///
+/// The journal is merged into the file (compacted: [`edit_cache`]) when a
+/// process that read it long ([`cache::JOURNAL_COMPACT_BYTES`]) writes
+/// next, which its writer thread does right after the read (off the
+/// launches and, unless the program is short, off the exit); when an
+/// update would take it past [`cache::MAX_JOURNAL_BYTES`]; when the file
+/// is not paired with a journal yet (missing, or written by hand or by an
+/// older gridsel); when records or lines do not validate (set aside first,
+/// as [`OnInvalid`] says); and by `gridsel cache clear`. The file is then
+/// replaced atomically ([`fs::replace_atomically`]) and paired with a new
+/// journal id ([`cache::JournalId`]), and the journal is removed: a
+/// journal of another id is never read over the store, so one a killed
+/// compaction left behind counts nothing twice.
+///
+/// The journal follows the store's rules: a regular file, never through a
+/// link, read up to its cap, given the store's mode and owner, and
+/// written only when the store would be (a gridsel store of this version,
+/// not read-only, under its cap).
 pub struct CacheFile {
     path: PathBuf,
     /// Create the folder if missing (the default store under
     /// `$XDG_CACHE_HOME`); a folder the user named must exist.
     create_folder: bool,
+    /// Set by [`Store::load`] when the store asked to be compacted (a long
+    /// journal, entries that do not validate): the journal id it was
+    /// paired with, so that the next write compacts it unless another
+    /// process has since (which pairs it anew).
+    due: Mutex<Option<JournalId>>,
 }
 
 impl CacheFile {
@@ -73,6 +104,7 @@ impl CacheFile {
         Self {
             path,
             create_folder,
+            due: Mutex::new(None),
         }
     }
 }
@@ -83,10 +115,22 @@ impl Store for CacheFile {
     }
 
     fn load(&self) -> Result<Contents, CacheError> {
-        load_cache(&self.path)
+        let read = read_cache(&self.path)?;
+        let long = read.journal_len >= cache::JOURNAL_COMPACT_BYTES;
+        let due = long || !read.contents.dropped.is_empty();
+        *crate::lock(&self.due) = read.contents.journal.filter(|_| due);
+        Ok(read.contents)
+    }
+
+    fn upkeep_due(&self) -> bool {
+        crate::lock(&self.due).is_some()
     }
 
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+        let due = crate::lock(&self.due).take();
+        if updates.is_empty() && due.is_none() {
+            return Ok(());
+        }
         if self.create_folder
             && let Some(folder) = self.path.parent()
         {
@@ -97,18 +141,108 @@ impl Store for CacheFile {
                 .create(folder)
                 .map_err(CacheError::Io)?;
         }
-        store_cache(&self.path, updates, patience)
+        let written = write_cache(&self.path, updates, patience, due);
+        if written.is_err() && due.is_some() {
+            *crate::lock(&self.due) = due;
+        }
+        written
     }
 }
 
-/// Reads a store ([`cache::parse`]): its records that validate and what
+/// Reads a store ([`cache::parse`]) and its journal
+/// ([`cache::parse_journal`]) over it: the records that validate and what
 /// was left out; a missing file is an empty store.
 pub fn load_cache(path: &Path) -> Result<Contents, CacheError> {
-    read_cache(path).map(|(contents, _)| contents)
+    read_cache(path).map(|read| read.contents)
 }
 
-/// [`load_cache`], and the file's text (`None` when missing).
-fn read_cache(path: &Path) -> Result<(Contents, Option<String>), CacheError> {
+/// A store and its journal as read.
+struct Read {
+    /// The store's records with the journal's updates applied (when it is
+    /// the store's own).
+    contents: Contents,
+    /// The store's text (`None` when missing), and whether some of its
+    /// records did not validate.
+    store: Option<String>,
+    store_invalid: bool,
+    /// The journal's bytes when it is the store's own, and whether some of
+    /// its lines did not validate.
+    journal: Option<Vec<u8>>,
+    journal_invalid: bool,
+    /// The journal's length, whoever's it is.
+    journal_len: u64,
+}
+
+/// How often a reader tries again when the store was compacted between its
+/// read of the store and its read of the journal.
+const READ_ATTEMPTS: usize = 3;
+
+/// Reads the store at `path` and its journal. Without the lock a
+/// compaction may come between the two reads, merging the journal into a
+/// newer store: a journal of another id, or none, is then read again with
+/// the new store. One still of another id while the store is the same is
+/// stale (a compaction was killed before removing it) and left out.
+fn read_cache(path: &Path) -> Result<Read, CacheError> {
+    let (mut contents, mut text) = read_store(path)?;
+    for _ in 0..READ_ATTEMPTS {
+        let Some((bytes, journal)) = read_journal(path)? else {
+            if store_unchanged(path, &contents)? {
+                return Ok(Read::of_store(contents, text, 0));
+            }
+            (contents, text) = read_store(path)?;
+            continue;
+        };
+        let journal_len = bytes.len() as u64;
+        let store_invalid = !contents.dropped.is_empty();
+        let journal_invalid = !journal.dropped.is_empty();
+        if contents.extend(journal) {
+            return Ok(Read {
+                contents,
+                store: text,
+                store_invalid,
+                journal: Some(bytes),
+                journal_invalid,
+                journal_len,
+            });
+        }
+        if store_unchanged(path, &contents)? {
+            return Ok(Read::of_store(contents, text, journal_len));
+        }
+        (contents, text) = read_store(path)?;
+    }
+    // Compacted at each attempt: this store, without its latest updates.
+    Ok(Read::of_store(contents, text, 0))
+}
+
+impl Read {
+    /// A store read without a journal of its own (a journal of `journal_len`
+    /// bytes of another id, or none).
+    fn of_store(contents: Contents, store: Option<String>, journal_len: u64) -> Self {
+        Self {
+            store_invalid: !contents.dropped.is_empty(),
+            contents,
+            store,
+            journal: None,
+            journal_invalid: false,
+            journal_len,
+        }
+    }
+}
+
+/// Whether the store at `path` is still paired with the journal
+/// `contents` was read with (a compaction pairs it anew; a missing store
+/// is unpaired).
+fn store_unchanged(path: &Path, contents: &Contents) -> Result<bool, CacheError> {
+    let head = match fs::read_head(path, cache::PAIRED_HEADER_BYTES) {
+        Ok(head) => head,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(CacheError::Io(e)),
+    };
+    Ok(cache::journal_of(&head) == contents.journal)
+}
+
+/// The store at `path` alone, and its text (`None` when missing).
+fn read_store(path: &Path) -> Result<(Contents, Option<String>), CacheError> {
     match fs::read_capped(path, cache::MAX_BYTES) {
         Ok(text) => Ok((cache::parse(&text)?, Some(text))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Contents::default(), None)),
@@ -116,24 +250,129 @@ fn read_cache(path: &Path) -> Result<(Contents, Option<String>), CacheError> {
     }
 }
 
-/// Merges `updates` into the store at `path` (created if missing), under
-/// the lock, waiting for it at most `patience` (then [`CacheError::Busy`]);
-/// records that do not validate are set aside ([`OnInvalid::SetAside`]).
+/// The journal of the store at `path`, its bytes and as read; `None` when
+/// there is none.
+fn read_journal(path: &Path) -> Result<Option<(Vec<u8>, Journal)>, CacheError> {
+    let journal = journal_path(path);
+    let bytes = match fs::read_capped_bytes(&journal, cache::MAX_JOURNAL_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            let e = io::Error::new(e.kind(), format!("{}: {e}", journal.display()));
+            return Err(CacheError::Io(e));
+        }
+    };
+    let parsed = cache::parse_journal(&bytes)?;
+    Ok(Some((bytes, parsed)))
+}
+
+/// Adds `updates` to the store at `path` (created if missing), under the
+/// lock, waiting for it at most `patience` (then [`CacheError::Busy`]):
+/// appended to its journal, or merged into the file where the journal
+/// cannot take them (see [`CacheFile`]); records that do not validate are
+/// set aside ([`OnInvalid::SetAside`]).
 pub fn store_cache(path: &Path, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
-    edit_cache(path, patience, OnInvalid::SetAside, |table| {
+    write_cache(path, updates, patience, None)
+}
+
+/// [`store_cache`], compacting the store if it is still paired with the
+/// journal `due` names (a compaction since pairs it anew).
+fn write_cache(
+    path: &Path,
+    updates: &[Update],
+    patience: Duration,
+    due: Option<JournalId>,
+) -> Result<(), CacheError> {
+    let _lock = lock_cache(path, patience)?;
+    if let Some(id) = paired_journal(path)?.filter(|&id| Some(id) != due)
+        && (updates.is_empty() || append_journal(path, id, updates)?)
+    {
+        return Ok(());
+    }
+    edit_locked(path, OnInvalid::SetAside, |table| {
         for u in updates {
             table.apply(u);
         }
     })
 }
 
+/// Takes the store's lock, waiting at most `patience`.
+fn lock_cache(path: &Path, patience: Duration) -> Result<fs::FileLock, CacheError> {
+    fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
+        io::ErrorKind::WouldBlock => CacheError::Busy,
+        _ => CacheError::Io(e),
+    })
+}
+
+/// The journal the store at `path` is paired with, from its first line;
+/// `None` when it is not paired (see [`cache::journal_of`]), missing, over
+/// its cap, or read-only (refused when it is rewritten).
+fn paired_journal(path: &Path) -> Result<Option<JournalId>, CacheError> {
+    let Some(meta) = fs::ensure_regular_or_absent(path).map_err(CacheError::Io)? else {
+        return Ok(None);
+    };
+    if meta.len() > cache::MAX_BYTES || fs::ensure_writable(path, &meta).is_err() {
+        return Ok(None);
+    }
+    let head = fs::read_head(path, cache::PAIRED_HEADER_BYTES).map_err(CacheError::Io)?;
+    Ok(cache::journal_of(&head))
+}
+
+/// Appends `updates` to the journal of the store at `path`, paired with
+/// `id`, under the store's lock, and syncs it; creates the journal (with
+/// the store's mode and owner) if there is none. Returns false, changing
+/// nothing, where the store must be compacted instead: a journal of
+/// another id (stale) or one the updates would take past its cap. An
+/// unterminated last line (left by a process killed while appending) is
+/// cut off first; an append that fails is undone, so that a write that
+/// failed never counts when it is tried again.
+fn append_journal(path: &Path, id: JournalId, updates: &[Update]) -> Result<bool, CacheError> {
+    let journal = journal_path(path);
+    let lines: String = updates.iter().map(cache::journal_line).collect();
+    let file = match fs::open_read_append(&journal) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let text = cache::journal_header(id) + &lines;
+            if text.len() as u64 > cache::MAX_JOURNAL_BYTES {
+                return Ok(false);
+            }
+            fs::write_new(&journal, text.as_bytes(), path).map_err(CacheError::Io)?;
+            return Ok(true);
+        }
+        Err(e) => return Err(CacheError::Io(e)),
+    };
+    let bytes = fs::read_to_cap(&file, cache::MAX_JOURNAL_BYTES).map_err(CacheError::Io)?;
+    if cache::journal_store(&bytes)? != Some(id) {
+        return Ok(false);
+    }
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) as u64;
+    if complete + lines.len() as u64 > cache::MAX_JOURNAL_BYTES {
+        return Ok(false);
+    }
+    let store = fs::ensure_regular_or_absent(path)
+        .map_err(CacheError::Io)?
+        .ok_or_else(|| CacheError::Io(io::ErrorKind::NotFound.into()))?;
+    fs::keep_mode_and_owner(&file, &store).map_err(CacheError::Io)?;
+    let mut file = file;
+    let appended = file
+        .set_len(complete)
+        .and_then(|()| file.write_all(lines.as_bytes()))
+        .and_then(|()| file.sync_data());
+    if let Err(e) = appended {
+        let _ = file.set_len(complete);
+        return Err(CacheError::Io(e));
+    }
+    Ok(true)
+}
+
 /// What [`edit_cache`] does with a store some of whose records do not
 /// validate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnInvalid {
-    /// Keeps the file as it is as `<store>.bad`, then drops them. A `.bad`
-    /// already there is never replaced: it may hold the only copy of
-    /// records dropped before, so the store is then left as it is
+    /// Keeps the file as it is as `<store>.bad` (the journal as
+    /// `<store>.journal.bad`), then drops them. A `.bad` already there is
+    /// never replaced: it may hold the only copy of records dropped
+    /// before, so the store is then left as it is
     /// ([`CacheError::CopyNotKept`]) until the user moves that file away.
     SetAside,
     /// Changes nothing ([`CacheError::Invalid`]): for an edit the user
@@ -142,30 +381,44 @@ pub enum OnInvalid {
 }
 
 /// Changes the store at `path` with `edit`, under its lock (waiting at
-/// most `patience`), drops the least recently used records past
-/// [`cache::MAX_BYTES`] and replaces the file atomically, keeping its mode
-/// and owner. A missing file starts empty; one that cannot be read, that
-/// is not a gridsel store, that a newer gridsel wrote or that is read-only
-/// is left as it is (an error); records that do not validate go as
-/// `on_invalid` says.
+/// most `patience`): compacts it. The journal is applied over the file,
+/// `edit` runs, the least recently used records past [`cache::MAX_BYTES`]
+/// are dropped, the file is replaced atomically, keeping its mode and
+/// owner, paired with a new journal id, and the journal removed. A missing
+/// file starts empty; one that cannot be read, that is not a gridsel store,
+/// that a newer gridsel wrote or that is read-only is left as it is (an
+/// error), and so is a journal that is not gridsel's; records and lines
+/// that do not validate go as `on_invalid` says.
 pub fn edit_cache(
     path: &Path,
     patience: Duration,
     on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
 ) -> Result<(), CacheError> {
-    let _lock = fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
-        io::ErrorKind::WouldBlock => CacheError::Busy,
-        _ => CacheError::Io(e),
-    })?;
-    let (Contents { mut table, dropped }, text) = read_cache(path)?;
-    if !dropped.is_empty() {
-        match (on_invalid, text) {
-            (OnInvalid::Refuse, _) => return Err(CacheError::Invalid(dropped)),
-            (OnInvalid::SetAside, Some(text)) => set_aside(path, &text)?,
-            (OnInvalid::SetAside, None) => {}
+    let _lock = lock_cache(path, patience)?;
+    edit_locked(path, on_invalid, edit)
+}
+
+/// [`edit_cache`] under the lock.
+fn edit_locked(
+    path: &Path,
+    on_invalid: OnInvalid,
+    edit: impl FnOnce(&mut Table),
+) -> Result<(), CacheError> {
+    let read = read_cache(path)?;
+    let journal = journal_path(path);
+    if read.store_invalid || read.journal_invalid {
+        if on_invalid == OnInvalid::Refuse {
+            return Err(CacheError::Invalid(read.contents.dropped));
+        }
+        if let (true, Some(text)) = (read.store_invalid, &read.store) {
+            set_aside(path, text.as_bytes())?;
+        }
+        if let (true, Some(bytes)) = (read.journal_invalid, &read.journal) {
+            set_aside(&journal, bytes)?;
         }
     }
+    let mut table = read.contents.table;
     edit(&mut table);
     let evicted = table.evict_to(cache::MAX_BYTES, crate::tune::unix_seconds());
     if evicted > 0 {
@@ -175,17 +428,29 @@ pub fn edit_cache(
             cache::MAX_BYTES
         );
     }
-    fs::replace_atomically(path, table.render().as_bytes()).map_err(CacheError::Io)
+    let id = JournalId(fs::random_u64().map_err(CacheError::Io)?);
+    fs::replace_atomically(path, table.render_paired(id).as_bytes()).map_err(CacheError::Io)?;
+    // Written: the old journal, whether in the store now or stale, is read
+    // over it no more (it has another id), so a failure here costs nothing
+    // but the next write's compacting again.
+    if let Err(e) = fs::remove_regular(&journal) {
+        log::warn!(
+            "store {}: {} is merged in but cannot be removed ({e})",
+            path.display(),
+            journal.display()
+        );
+    }
+    Ok(())
 }
 
-/// Keeps `text`, the store at `path` as read, as `<path>.bad`, which must
-/// not exist yet ([`OnInvalid::SetAside`]), with the store's mode and owner.
-fn set_aside(path: &Path, text: &str) -> Result<(), CacheError> {
+/// Keeps `bytes`, the file at `path` as read, as `<path>.bad`, which must
+/// not exist yet ([`OnInvalid::SetAside`]), with the file's mode and owner.
+fn set_aside(path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
     let bad = sibling(path, ".bad");
-    match fs::write_new(&bad, text.as_bytes(), path) {
+    match fs::write_new(&bad, bytes, path) {
         Ok(()) => {
             log::info!(
-                "store {}: kept as it was as {} before leaving out what does not validate",
+                "{}: kept as it was as {} before leaving out what does not validate",
                 path.display(),
                 bad.display()
             );
@@ -202,6 +467,11 @@ fn set_aside(path: &Path, text: &str) -> Result<(), CacheError> {
             bad.display()
         ))),
     }
+}
+
+/// `<store>.journal`.
+pub fn journal_path(store: &Path) -> PathBuf {
+    sibling(store, ".journal")
 }
 
 /// `<path><suffix>`, next to the file.

@@ -1,20 +1,24 @@
 //! `tune`'s store written by a thread of its own, never by a launch.
 //!
-//! Merging an update into the store file re-reads, re-parses and rewrites
-//! the whole file under its lock, and fsyncs it: near the store's 4 MiB cap
-//! that took 112-119 ms in a release build (3.9 MB), about 1 s in a debug
-//! build on a 2-core VM, all of it on the launch thread where a search
-//! settled (the test `a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write`:
-//! that launch took 1.44 s, 16 ms with the writer thread). [`StoreWriter`] takes the update instead (a push onto a
-//! queue under a lock held for no I/O) and wakes its writer thread,
-//! spawned at the first update, once per process; the thread writes the
-//! queue at once the first time (a process killed later keeps that much),
-//! then at most once per [`SAVE_INTERVAL`]. At exit
-//! ([`Saver::flush`], from `__tgt_unregister_lib`, on whichever thread
-//! calls `exit`) the writer writes what is left without waiting for the
-//! interval, and the exit waits for it at most [`EXIT_PATIENCE`]; a write
-//! still going on then is abandoned with the process (the file is replaced
-//! atomically: the store keeps its last complete version).
+//! A write of the store takes its lock and appends the updates to its
+//! journal, then fsyncs (see `files::CacheFile`), and now and then merges
+//! the journal into the file, which re-reads, re-parses and rewrites all of
+//! it: near the store's 4 MiB cap 112-119 ms in a release build, about 1 s
+//! in a debug build on a 2-core VM, and every write did that before the
+//! journal. None of it belongs on the launch thread where a search
+//! settled. [`StoreWriter`] takes the update instead (a push onto a queue
+//! under a lock held for no I/O) and wakes its writer thread, spawned at
+//! the first update, once per process; the thread writes the queue at
+//! once the first time (a process killed later keeps that much), then at
+//! most once per [`SAVE_INTERVAL`]. A store whose load asks for upkeep
+//! (`Store::upkeep_due`: a long journal to merge) gets the thread at its
+//! load, which does it at once, during the program's run rather than at
+//! its exit. At exit ([`Saver::flush`], from `__tgt_unregister_lib`, on
+//! whichever thread calls `exit`) the writer writes what is left without
+//! waiting for the interval, and the exit waits for it at most
+//! [`EXIT_PATIENCE`]; a write still going on then is abandoned with the
+//! process (an append is cut off by the next writer, a rewrite is atomic:
+//! the store keeps its last complete version).
 //!
 //! A process that forks: the child has the parent's queue but not its
 //! thread. The queued updates are the parent's to write, so the child
@@ -29,8 +33,8 @@ use std::time::{Duration, Instant};
 
 /// How often a running process writes the store, after its first write.
 /// Off the launch threads a write costs the program no launch time, but it
-/// still costs a core (112-119 ms near the store's cap in a release build) and holds
-/// the store's lock against other processes: a solver's shrinking loops
+/// still costs a core (a rewrite of the store 112-119 ms near its cap in a
+/// release build) and takes the store's lock: a solver's shrinking loops
 /// settle a search per trip-count class (gramschmidt settled 17 per run on
 /// the H100, bench/results/h100/NOTES.md §15). A process ends with a write
 /// anyway; the ones before keep what a run learned if it is killed before
@@ -39,8 +43,10 @@ pub const SAVE_INTERVAL: Duration = Duration::from_secs(10);
 
 /// How long the exit waits for the writer: long enough for dozens of
 /// processes ending together to take their turns at the store's lock (each
-/// holds it for a read, a write and an fsync), short enough that a stopped
-/// process cannot hang the program's exit.
+/// holds it for an append to the journal and an fsync, a few ms; the test
+/// `thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch`
+/// runs 32 at the store's cap), and for a rewrite of the store where one is
+/// due; short enough that a stopped process cannot hang the program's exit.
 pub const EXIT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// The store file behind a writer thread ([`Saver`]).
@@ -66,6 +72,9 @@ struct State {
     pid: u32,
     /// Updates not yet in the file.
     queue: Vec<Update>,
+    /// The store's upkeep is due ([`Store::upkeep_due`]): a write is, even
+    /// of no updates.
+    upkeep: bool,
     /// A writer thread runs in this process.
     thread: bool,
     /// The writer thread has taken a batch off the queue and is writing it.
@@ -124,11 +133,12 @@ impl Shared {
                 (Some(_), _) | (None, None) => now,
                 (None, Some(last)) => last + self.interval,
             };
-            if state.queue.is_empty() || now < due {
+            let pending = !state.queue.is_empty() || state.upkeep;
+            if !pending || now < due {
                 if state.exit_deadline.is_some() {
                     break;
                 }
-                state = if state.queue.is_empty() {
+                state = if !pending {
                     self.changed.wait(state).unwrap_or_else(|p| p.into_inner())
                 } else {
                     self.changed
@@ -138,6 +148,7 @@ impl Shared {
                 continue;
             }
             let batch = std::mem::take(&mut state.queue);
+            state.upkeep = false;
             let patience = state
                 .exit_deadline
                 .map_or(EXIT_PATIENCE, |d| d.saturating_duration_since(now));
@@ -146,7 +157,11 @@ impl Shared {
             let written = crate::guard::boundary(|| self.write(&batch, patience));
             state = self.state();
             state.writing = false;
-            state.last_write = Some(Instant::now());
+            if !batch.is_empty() {
+                // Upkeep alone (at the load) leaves the first update's
+                // write at once.
+                state.last_write = Some(Instant::now());
+            }
             match written {
                 Some(Ok(())) => {}
                 Some(Err(e)) => {
@@ -198,19 +213,31 @@ impl Store for StoreWriter {
         self.shared.store.location()
     }
 
+    /// The store's contents; upkeep it asks for is done at once, by the
+    /// writer thread.
     fn load(&self) -> Result<Contents, CacheError> {
-        self.shared.store.load()
+        let contents = self.shared.store.load()?;
+        if self.shared.store.upkeep_due() {
+            let mut state = self.shared.state();
+            state.upkeep = true;
+            self.wake(state);
+        }
+        Ok(contents)
     }
 
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
         self.shared.store.store(updates, patience)
     }
+
+    fn upkeep_due(&self) -> bool {
+        self.shared.store.upkeep_due()
+    }
 }
 
-impl Saver for StoreWriter {
-    fn save(&self, update: Update) {
-        let mut state = self.shared.state();
-        state.queue.push(update);
+impl StoreWriter {
+    /// Wakes the writer thread for what `state` holds, spawning it if there
+    /// is none yet.
+    fn wake(&self, mut state: MutexGuard<'_, State>) {
         if state.thread || state.exit_deadline.is_some() {
             self.shared.changed.notify_all();
             return;
@@ -233,6 +260,14 @@ impl Saver for StoreWriter {
                 );
             }
         }
+    }
+}
+
+impl Saver for StoreWriter {
+    fn save(&self, update: Update) {
+        let mut state = self.shared.state();
+        state.queue.push(update);
+        self.wake(state);
     }
 
     fn flush(&self, updates: Vec<Update>) {

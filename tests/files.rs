@@ -24,16 +24,13 @@ const TUNE: (&str, &str) = ("GRIDSEL_POLICY", "tune");
 const LAUNCHES: &str = "64";
 
 /// The longest a launch may take in these tests. Launches that wait out a
-/// lock held by another process took over a second (the old lock timeout);
+/// lock held by another process took over a second (the old lock timeout),
+/// and one that rewrote a store at its cap about a second in a debug build;
 /// a cache write that waits for nobody takes milliseconds, and many
-/// processes on few cores add scheduling delays (200 ms measured with 32
-/// processes on 2 cores).
+/// processes on few cores add scheduling delays (with 32 processes on a
+/// store at its cap on a 2-core VM: 88 ms, 476 ms while other builds
+/// loaded it).
 const MAX_STALL: Duration = Duration::from_millis(750);
-
-/// The longest a launch may take while a few processes write a store at
-/// its cap: a write there took about a second in this debug build on a
-/// 2-core VM, and a few ms without one.
-const MAX_STALL_AT_CAP: Duration = Duration::from_millis(250);
 
 /// tests/c/trips.c for the host plugin.
 fn trips() -> PathBuf {
@@ -331,10 +328,10 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
 }
 
 /// Fills the store at `path` to about `bytes` with searches of kernels of
-/// another device, in the store's own format, each with 12 candidates of 8
-/// cold and 8 warm samples, and all last used at the epoch's first second:
-/// the least recently used, so that eviction near the cap drops them before
-/// any record a test's processes write. Returns how many.
+/// another device, written by gridsel, each with 12 candidates of 8 cold
+/// and 8 warm samples, and all last used at the epoch's first second: the
+/// least recently used, so that eviction near the cap drops them before any
+/// record a test's processes write. Returns how many.
 fn prefill(path: &Path, bytes: u64) -> usize {
     let update = |i: usize| {
         let mut u = Update::new(Key::for_trip(format!("prefill_{i}"), "other", 90, 1 << 20));
@@ -360,104 +357,29 @@ fn prefill(path: &Path, bytes: u64) -> usize {
     for i in 0..count {
         table.apply(&update(i));
     }
-    std::fs::write(path, table.render()).unwrap();
+    files::edit_cache(path, Duration::ZERO, files::OnInvalid::Refuse, |t| {
+        *t = table
+    })
+    .unwrap();
     count
 }
 
-/// 32 processes tuning at once, 3 rounds, into one store: every process's
-/// update is in the file at the end (each counts one run of every search it
-/// fed), and no launch waits for another process's lock.
-#[test]
-fn thirty_two_processes_lose_no_cache_entry_and_stall_no_launch() {
-    const PROCESSES: u32 = 32;
-    const ROUNDS: u32 = 3;
-    const TRIPS: u32 = 4;
-    let dir = temp_dir("concurrent_cache");
-    let cache_path = dir.join("tune.json");
-    let cache_s = path_str(&cache_path);
-    let start = Instant::now();
-    let mut longest = Duration::ZERO;
-    // One run per (process, trip-count class it launched).
-    let mut expected = 0;
-    for round in 0..ROUNDS {
-        let firsts: Vec<u32> = (0..PROCESSES)
-            .map(|p| 1000 + (round * PROCESSES + p) * TRIPS)
-            .collect();
-        expected += firsts
-            .iter()
-            .map(|&f| {
-                let classes: BTreeSet<u32> = (f..f + TRIPS).map(|t| class(u64::from(t))).collect();
-                classes.len() as u32
-            })
-            .sum::<u32>();
-        let runs: Vec<Run> = std::thread::scope(|s| {
-            let handles: Vec<_> = firsts
-                .iter()
-                .map(|&first| {
-                    let cache_s = &cache_s;
-                    s.spawn(move || {
-                        // One host thread per team: half the work of two.
-                        let env = [
-                            H100,
-                            TUNE,
-                            ("GRIDSEL_CACHE", cache_s),
-                            ("OMP_NUM_THREADS", "1"),
-                        ];
-                        run_trips(first, TRIPS, &env)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for run in runs {
-            let run = run.ok();
-            assert!(run.gridsel_lines().is_empty(), "{}", run.stderr);
-            longest = longest.max(longest_launch(&run));
-        }
-    }
-    let table = files::load_cache(&cache_path).unwrap().table;
-    let saved: u32 = table.records().map(|r| r.runs).sum();
-    let lost = expected - saved.min(expected);
-    eprintln!(
-        "{PROCESSES} processes x {ROUNDS} rounds: {lost} of {expected} process updates lost, longest launch {longest:?}, {:?} in all",
-        start.elapsed()
-    );
-    assert_eq!(lost, 0);
-    assert_eq!(saved, expected);
-    let lowest = table.records().map(|r| r.trips.0).min();
-    let highest = table.records().map(|r| r.trips.1).max();
-    assert_eq!(
-        (lowest, highest),
-        (
-            Some(1000),
-            Some(u64::from(1000 + ROUNDS * PROCESSES * TRIPS - 1))
-        )
-    );
-    assert!(longest < MAX_STALL, "{longest:?}");
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .filter(|n| n != "tune.json" && n != "tune.json.lock")
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-}
-
-/// Runs tuning into one store filled near its cap (4 MiB) with other
-/// searches: every run's update is in the file at the end (each counts one
-/// run of every search it fed), the other searches stay but for those
-/// evicted to make room, and no launch waits for a write of the store. At
-/// the cap a write re-reads, re-parses and rewrites 4 MiB, about a second
-/// in this debug build on a 2-core VM (120 ms in a release build): on the
-/// launch thread where a search settled that was the program's longest
-/// launch; the writer thread takes it off the launches.
+/// 32 processes tuning at once, 3 rounds, into one store filled near its
+/// cap (4 MiB) with other searches, as an MPI job's ranks ending together
+/// on a shared store: every process's update is in the store at the end
+/// (each counts one run of every search it fed; the store's journal read
+/// over the file, as every reader does), the other searches stay but for
+/// those evicted to make room, no process gives up on the store's lock at
+/// exit (that would be a warning), and no launch waits for a write.
 ///
-/// One process at a time: the store's writes are serialized by its lock,
-/// and even four processes ending together at the cap needed more than the
-/// exit's patience (5 s) in a debug build on that VM; the test above runs
-/// 32 at once on a small store.
+/// Merging an update into the file re-reads, re-parses and rewrites all
+/// of it under the lock: about a second in this debug build on a 2-core
+/// VM, so 32 processes ending together needed far more than the exit's
+/// patience (5 s) and most lost their runs. An update is a line appended
+/// to the store's journal instead.
 #[test]
-fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
-    const PROCESSES: u32 = 1;
+fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch() {
+    const PROCESSES: u32 = 32;
     const ROUNDS: u32 = 3;
     const TRIPS: u32 = 4;
     let dir = temp_dir("cache_at_cap");
@@ -465,7 +387,7 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
     let cache_s = path_str(&cache_path);
     let prefilled = prefill(&cache_path, cache::MAX_BYTES * 15 / 16);
     let start = Instant::now();
-    let mut longest = Duration::ZERO;
+    let (mut longest, mut slowest) = (Duration::ZERO, Duration::ZERO);
     // The runs each search of the program should count: one per process
     // that launched a trip count of its class.
     let mut expected: BTreeMap<u32, u32> = BTreeMap::new();
@@ -481,7 +403,7 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
                 *expected.entry(c).or_default() += 1;
             }
         }
-        let runs: Vec<Run> = std::thread::scope(|s| {
+        let runs: Vec<(Run, Duration)> = std::thread::scope(|s| {
             let handles: Vec<_> = firsts
                 .iter()
                 .map(|&first| {
@@ -494,16 +416,19 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
                             ("GRIDSEL_CACHE", cache_s),
                             ("OMP_NUM_THREADS", "1"),
                         ];
-                        run_trips(first, TRIPS, &env)
+                        let start = Instant::now();
+                        let run = run_trips(first, TRIPS, &env);
+                        (run, start.elapsed())
                     })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        for run in runs {
+        for (run, took) in runs {
             let run = run.ok();
             assert!(run.gridsel_lines().is_empty(), "{}", run.stderr);
             longest = longest.max(longest_launch(&run));
+            slowest = slowest.max(took);
         }
     }
     let table = files::load_cache(&cache_path).unwrap().table;
@@ -513,7 +438,7 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
     let saved: BTreeMap<u32, u32> = ours.iter().map(|r| (r.key.class, r.runs)).collect();
     let size = std::fs::metadata(&cache_path).unwrap().len();
     eprintln!(
-        "{PROCESSES} processes x {ROUNDS} rounds on a store of {size} bytes ({} of {prefilled} other searches kept): runs per class {saved:?}, expected {expected:?}, longest launch {longest:?}, {:?} in all",
+        "{PROCESSES} processes x {ROUNDS} rounds on a store of {size} bytes ({} of {prefilled} other searches kept): runs per class {saved:?}, expected {expected:?}, longest launch {longest:?}, slowest process {slowest:?}, {:?} in all",
         others.len(),
         start.elapsed()
     );
@@ -534,11 +459,13 @@ fn a_store_at_its_cap_loses_nothing_and_no_launch_waits_for_its_write() {
             Some(u64::from(1000 + ROUNDS * PROCESSES * TRIPS - 1))
         )
     );
-    assert!(longest < MAX_STALL_AT_CAP, "{longest:?}");
+    assert!(longest < MAX_STALL, "{longest:?}");
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
-        .filter(|n| n != "tune.json" && n != "tune.json.lock")
+        .filter(|n| {
+            !["tune.json", "tune.json.lock", "tune.json.journal"].contains(&n.to_str().unwrap())
+        })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

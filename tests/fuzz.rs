@@ -404,6 +404,11 @@ fn fuzz_tune_cache() {
 }
 
 #[test]
+fn fuzz_tune_journal() {
+    fuzz("tune_journal");
+}
+
+#[test]
 fn fuzz_environment() {
     fuzz("environment");
 }

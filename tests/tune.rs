@@ -7,13 +7,16 @@ use gridsel::files;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
-use gridsel::tune::cache::{CacheError, Contents, Key, Table, Update};
+use gridsel::tune::cache::{
+    self, CacheError, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, Table,
+    Update,
+};
 use gridsel::tune::search::{Candidate, Kind};
 use gridsel::tune::{
     Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TunePolicy,
     candidates, replay, replay_program, resolve,
 };
-use gridsel::writer::{EXIT_PATIENCE, StoreWriter};
+use gridsel::writer::{EXIT_PATIENCE, SAVE_INTERVAL, StoreWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -146,8 +149,13 @@ impl Store for CountingFile {
 
 /// Waits (at most 10 s) until `done` holds, then checks it.
 fn eventually(what: &str, done: impl Fn() -> bool) {
+    within(Duration::from_secs(10), what, done);
+}
+
+/// Waits at most `limit` until `done` holds, then checks it.
+fn within(limit: Duration, what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
-    while !done() && start.elapsed() < Duration::from_secs(10) {
+    while !done() && start.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert!(done(), "{what}");
@@ -705,6 +713,14 @@ fn key(kernel: &str, trip: u64) -> Key {
     entry(kernel, trip, 32).key
 }
 
+/// Adds `updates` to the store at `path` as a process does: reads it, then
+/// writes (with the upkeep the read asked for).
+fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), CacheError> {
+    let file = files::CacheFile::new(path.to_path_buf(), false);
+    file.load()?;
+    file.store(updates, PATIENCE)
+}
+
 #[test]
 fn cache_round_trip_and_merge() {
     let path = temp("round_trip");
@@ -819,9 +835,10 @@ fn bad_copy(path: &Path) -> PathBuf {
 }
 
 /// Issue 25, 2: one record that does not validate costs only itself; the
-/// file as it was is kept as `<store>.bad`, exclusively: an older `.bad`
-/// is never replaced (the store is then left as it is), nor written
-/// through a link.
+/// file as it was is kept as `<store>.bad` before the store is rewritten
+/// without it, which a process that read it does at its first write,
+/// exclusively: an older `.bad` is never replaced (the store is then left
+/// as it is), nor written through a link.
 #[test]
 fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     let path = temp("bad_record");
@@ -844,7 +861,7 @@ fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     // An older `.bad` is in the way: nothing is written.
     let bad = bad_copy(&path);
     std::fs::write(&bad, "older").unwrap();
-    let err = files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap_err();
+    let err = write_as_a_process(&path, &[entry("k3", 1, 32)]).unwrap_err();
     assert!(matches!(err, CacheError::CopyNotKept(_)), "{err}");
     assert!(err.to_string().contains("moved away"), "{err}");
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "older");
@@ -853,13 +870,13 @@ fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     std::fs::remove_file(&bad).unwrap();
     let victim = path.with_file_name("victim");
     std::os::unix::fs::symlink(&victim, &bad).unwrap();
-    assert!(files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).is_err());
+    assert!(write_as_a_process(&path, &[entry("k3", 1, 32)]).is_err());
     assert!(!victim.exists());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged);
 
     // Moved away: the copy is kept and the store rewritten without k1.
     std::fs::remove_file(&bad).unwrap();
-    files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap();
+    write_as_a_process(&path, &[entry("k3", 1, 32)]).unwrap();
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), damaged);
     let read = files::load_cache(&path).unwrap();
     assert!(read.dropped.is_empty());
@@ -870,7 +887,7 @@ fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
         .collect();
     assert_eq!(kept, ["k2", "k3"]);
     // A clean store is rewritten without touching the copy.
-    files::store_cache(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap();
+    write_as_a_process(&path, &[entry("k4", 1, 32)]).unwrap();
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), damaged);
 }
 
@@ -884,18 +901,28 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let chmod =
         |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let journal = files::journal_path(&path);
+    let owner = |p: &Path| {
+        let meta = std::fs::metadata(p).unwrap();
+        (meta.uid(), meta.gid())
+    };
     files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
     for m in [0o600, 0o640, 0o664] {
+        // Appended to the journal, which takes the store's mode; and
+        // rewritten (the journal merged in).
         chmod(&path, m);
         files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+        assert_eq!(mode(&journal), m, "{m:o} became {:o}", mode(&journal));
+        compact(&path);
         assert_eq!(mode(&path), m, "{m:o} became {:o}", mode(&path));
     }
     // Another user's store, rewritten by one who may give it away (root),
-    // stays theirs.
+    // stays theirs, and so does its journal.
     if std::os::unix::fs::chown(&path, Some(4321), Some(4321)).is_ok() {
         files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
-        let meta = std::fs::metadata(&path).unwrap();
-        assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
+        assert_eq!(owner(&journal), (4321, 4321));
+        compact(&path);
+        assert_eq!(owner(&path), (4321, 4321));
     } else {
         eprintln!("SKIPPED: giving a file away needs root");
     }
@@ -903,7 +930,7 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     chmod(&path, 0o600);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replacen("\"runs\":", "\"runs\":-", 1)).unwrap();
-    files::store_cache(&path, &[entry("k2", 1, 32)], PATIENCE).unwrap();
+    write_as_a_process(&path, &[entry("k2", 1, 32)]).unwrap();
     assert_eq!(mode(&bad_copy(&path)), 0o600);
     assert_eq!(mode(&path), 0o600);
 
@@ -924,6 +951,278 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
             .collect::<Vec<_>>(),
         ["k2"]
     );
+    // Nor is its journal written: a store would have been.
+    assert!(!journal.exists());
+    chmod(&path, 0o644);
+    files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap();
+    chmod(&path, 0o444);
+    let err = files::store_cache(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap_err();
+    assert_eq!(err.to_string(), "read-only, not replaced");
+    assert_eq!(files::load_cache(&path).unwrap().table.len(), 2);
+}
+
+/// Merges the journal of the store at `path` into it.
+fn compact(path: &Path) {
+    files::edit_cache(path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+    assert!(!files::journal_path(path).exists());
+}
+
+/// The journal's text: its header and lines.
+fn journal_text(path: &Path) -> String {
+    std::fs::read_to_string(files::journal_path(path)).unwrap()
+}
+
+/// The runs the store at `path` counts for `kernel` at `trip`.
+fn runs(path: &Path, kernel: &str, trip: u64) -> u32 {
+    let table = files::load_cache(path).unwrap().table;
+    table.get(&key(kernel, trip)).map_or(0, |r| r.runs)
+}
+
+/// A process's updates are lines appended to the store's journal, which
+/// every reader applies over the file; a store gridsel has not written yet
+/// is written whole first. A journal grown long is merged into the file by
+/// the writer thread of the next process that reads it, at once, and
+/// removed.
+#[test]
+fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader() {
+    let path = temp("journal");
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let store = std::fs::read_to_string(&path).unwrap();
+    assert!(!files::journal_path(&path).exists());
+    for n in 2..=5 {
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        assert_eq!(runs(&path, "k", 1), n);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        store,
+        "the file untouched"
+    );
+    assert_eq!(journal_text(&path).lines().count(), 1 + 4);
+
+    // Past JOURNAL_COMPACT_BYTES: a process that reads it merges it in.
+    let line = journal_text(&path).lines().nth(1).unwrap().len() as u64 + 1;
+    let more = JOURNAL_COMPACT_BYTES / line + 1;
+    let batch: Vec<Update> = (0..more).map(|_| entry("k", 1, 32)).collect();
+    files::store_cache(&path, &batch, PATIENCE).unwrap();
+    let total = 5 + more as u32;
+    assert_eq!(runs(&path, "k", 1), total);
+    let file = files::CacheFile::new(path.clone(), false);
+    assert!(!file.upkeep_due());
+    let writer = StoreWriter::new(Box::new(file));
+    writer.load().unwrap();
+    assert!(writer.upkeep_due() || !files::journal_path(&path).exists());
+    eventually("merged in by the writer thread", || {
+        !files::journal_path(&path).exists()
+    });
+    assert_eq!(runs(&path, "k", 1), total);
+    // The first update is still written at once, not an interval (10 s)
+    // later.
+    writer.save(entry("k", 1, 32));
+    let soon = SAVE_INTERVAL / 4;
+    within(soon, "the first update written at once", || {
+        runs(&path, "k", 1) == total + 1
+    });
+    writer.flush(vec![entry("k", 1, 32)]);
+    assert_eq!(runs(&path, "k", 1), total + 2);
+    assert_eq!(journal_text(&path).lines().count(), 3, "appended again");
+}
+
+/// A compaction killed between replacing the store and removing the
+/// journal leaves a journal the store already holds: of another id, it is
+/// never read over the store again, and the next write removes it. A line
+/// cut short by a process killed while appending is not read, and the next
+/// append cuts it off.
+#[test]
+fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
+    let path = temp("journal_kills");
+    let journal = files::journal_path(&path);
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32), entry("k", 1, 32)], PATIENCE).unwrap();
+    let merged = std::fs::read(&journal).unwrap();
+    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+    assert!(!journal.exists());
+    assert_eq!(runs(&path, "k", 1), 3);
+    std::fs::write(&journal, &merged).unwrap();
+    assert_eq!(
+        runs(&path, "k", 1),
+        3,
+        "a stale journal read over the store"
+    );
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert_eq!(runs(&path, "k", 1), 4);
+    assert!(!journal.exists(), "the stale journal merged away");
+
+    // A torn last line.
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let whole = journal_text(&path);
+    let line = whole.lines().nth(1).unwrap();
+    let torn = format!("{whole}{}", &line[..line.len() / 2]);
+    std::fs::write(&journal, &torn).unwrap();
+    let read = files::load_cache(&path).unwrap();
+    assert!(read.dropped.is_empty(), "{:?}", read.dropped);
+    assert_eq!(read.table.get(&key("k", 1)).unwrap().runs, 5);
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert_eq!(journal_text(&path), format!("{whole}{line}\n"));
+    assert_eq!(runs(&path, "k", 1), 6);
+}
+
+/// Readers take no lock: one that reads the store, then the journal, while
+/// another process merges the journal in between, must neither count its
+/// updates twice (the old journal over the new store) nor miss them for
+/// good. Writers append and compact while a reader checks that it never
+/// sees more runs than were written; at the end every run is there.
+#[test]
+fn readers_racing_compactions_never_count_an_update_twice() {
+    let path = temp("journal_race");
+    files::store_cache(&path, &[], PATIENCE).unwrap();
+    let written = AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (mut reads, mut journaled, mut over) = (0, 0, Vec::new());
+    std::thread::scope(|s| {
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        // Counted before: the reader may see it at once.
+                        written.fetch_add(1, Ordering::SeqCst);
+                        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+                    }
+                })
+            })
+            .collect();
+        s.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        });
+        // Checked after the scope: a panic here would leave the compactor
+        // running and the scope waiting for it.
+        while !done.load(Ordering::SeqCst) {
+            let seen = runs(&path, "k", 1) as usize;
+            let now = written.load(Ordering::SeqCst);
+            if seen > now {
+                over.push((seen, now));
+            }
+            reads += 1;
+            journaled += usize::from(files::journal_path(&path).exists());
+            if writers.iter().all(|w| w.is_finished()) {
+                done.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    assert!(over.is_empty(), "runs read, written: {over:?}");
+    assert_eq!(runs(&path, "k", 1), 200);
+    assert!(
+        reads > 10 && journaled > 0,
+        "{reads} reads, {journaled} with a journal"
+    );
+}
+
+/// A journal line that does not validate is dropped alone, and the
+/// journal as it was kept as `<store>.journal.bad` before a process's
+/// write merges the rest into the store. A `.journal` that is not a
+/// gridsel journal, one over its cap, a link or a FIFO: the store is
+/// refused, and the file left as it is.
+#[test]
+fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_left_alone() {
+    let path = temp("journal_bad");
+    let journal = files::journal_path(&path);
+    files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+    for kernel in ["k2", "k3", "k4"] {
+        files::store_cache(&path, &[entry(kernel, 1, 32)], PATIENCE).unwrap();
+    }
+    let text = journal_text(&path);
+    let damaged = text.replacen("\"kernel\":\"k3\"", "\"kernel\":3", 1);
+    assert_ne!(damaged, text);
+    std::fs::write(&journal, &damaged).unwrap();
+    let read = files::load_cache(&path).unwrap();
+    assert_eq!(read.table.len(), 3);
+    assert_eq!(read.dropped.len(), 1, "{:?}", read.dropped);
+    assert!(
+        read.dropped[0].starts_with("journal line 3: invalid type"),
+        "{:?}",
+        read.dropped
+    );
+    write_as_a_process(&path, &[entry("k5", 1, 32)]).unwrap();
+    let bad = bad_copy(&journal);
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), damaged);
+    assert!(!journal.exists());
+    let read = files::load_cache(&path).unwrap();
+    assert!(read.dropped.is_empty());
+    let kept: Vec<&str> = read
+        .table
+        .records()
+        .map(|r| r.key.kernel.as_str())
+        .collect();
+    assert_eq!(kept, ["k1", "k2", "k4", "k5"]);
+
+    // Files at the journal's name that gridsel did not write.
+    let victim = path.with_file_name("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let over = format!(
+        "{}{}",
+        cache::journal_header(JournalId(1)),
+        " ".repeat(1 << 20)
+    );
+    for (what, make, message) in [
+        (
+            "notes",
+            &(|j: &Path| std::fs::write(j, "notes\n").unwrap()) as &dyn Fn(&Path),
+            "not a gridsel journal",
+        ),
+        (
+            "over its cap",
+            &|j: &Path| std::fs::write(j, &over).unwrap(),
+            "larger than 1 MiB",
+        ),
+        (
+            "a link",
+            &|j: &Path| std::os::unix::fs::symlink(&victim, j).unwrap(),
+            "a symbolic link",
+        ),
+    ] {
+        make(&journal);
+        let before = std::fs::symlink_metadata(&journal).unwrap();
+        let store = std::fs::read_to_string(&path).unwrap();
+        let err = files::load_cache(&path).unwrap_err();
+        assert!(err.to_string().contains(message), "{what}: {err}");
+        let err = files::store_cache(&path, &[entry("k6", 1, 32)], PATIENCE).unwrap_err();
+        assert!(err.to_string().contains(message), "{what}: {err}");
+        let err = files::edit_cache(&path, PATIENCE, files::OnInvalid::SetAside, |t| {
+            t.retain(|_| false);
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains(message), "{what}: {err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), store, "{what}");
+        let after = std::fs::symlink_metadata(&journal).unwrap();
+        assert_eq!(
+            (after.len(), after.file_type()),
+            (before.len(), before.file_type()),
+            "{what}"
+        );
+        std::fs::remove_file(&journal).unwrap();
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+/// An update that would take the journal past its cap is merged into the
+/// store instead, so the journal never grows without bound.
+#[test]
+fn the_journal_never_passes_its_cap() {
+    let path = temp("journal_cap");
+    let journal = files::journal_path(&path);
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let line = journal_text(&path).lines().nth(1).unwrap().len() as u64 + 1;
+    let fits = (MAX_JOURNAL_BYTES - std::fs::metadata(&journal).unwrap().len()) / line;
+    let batch: Vec<Update> = (0..fits).map(|_| entry("k", 1, 32)).collect();
+    files::store_cache(&path, &batch, PATIENCE).unwrap();
+    assert!(std::fs::metadata(&journal).unwrap().len() <= MAX_JOURNAL_BYTES);
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert!(!journal.exists(), "merged in");
+    assert_eq!(runs(&path, "k", 1), 3 + fits as u32);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Safe file operations for every file an environment variable names
-//! (`GRIDSEL_DEVICE`, `GRIDSEL_MODEL`, `GRIDSEL_CACHE` and its lock,
-//! `GRIDSEL_PROFILE`).
+//! (`GRIDSEL_DEVICE`, `GRIDSEL_MODEL`, `GRIDSEL_CACHE` and its lock and
+//! journal, `GRIDSEL_PROFILE`).
 //!
 //! gridsel runs inside other people's programs, often as root, on paths it
 //! takes from the environment, so it only ever reads or writes **regular
@@ -26,7 +26,9 @@
 //!   that died are removed on the way.
 //! - [`write_new`] creates a file that must not exist yet, exclusively.
 //! - Appending ([`open_append_regular`]) creates the file or appends to a
-//!   regular one.
+//!   regular one; [`open_read_append`] opens an existing one to read and
+//!   append (the store's journal), and [`remove_regular`] removes a regular
+//!   file, never a link's target.
 //! - [`lock`] takes an advisory `flock` on a regular lock file, waiting only
 //!   as long as the caller allows.
 
@@ -75,7 +77,7 @@ fn ensure_regular(meta: &Metadata) -> io::Result<()> {
 
 /// Refuses `path` unless it is a regular file or absent (checked without
 /// opening it or following a link); the file's metadata when present.
-fn ensure_regular_or_absent(path: &Path) -> io::Result<Option<Metadata>> {
+pub fn ensure_regular_or_absent(path: &Path) -> io::Result<Option<Metadata>> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) => ensure_regular(&meta).map(|()| Some(meta)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -133,6 +135,46 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<String> {
         return Err(too_large(cap));
     }
     Ok(text)
+}
+
+/// [`read_capped`] as bytes.
+pub fn read_capped_bytes(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    read_to_cap(&open_regular(path, OpenOptions::new().read(true))?, cap)
+}
+
+/// The rest of `file`, from its current position: more than `cap` bytes
+/// is an error (`FileTooLarge`), and nothing past the cap is read.
+pub fn read_to_cap(file: &File, cap: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(cap));
+    }
+    Ok(bytes)
+}
+
+/// The first `n` bytes of the regular file at `path` (fewer if it is
+/// shorter).
+pub fn read_head(path: &Path, n: usize) -> io::Result<Vec<u8>> {
+    let file = open_regular(path, OpenOptions::new().read(true))?;
+    let mut head = Vec::with_capacity(n);
+    file.take(n as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Opens the regular file at `path`, which must exist, to read it and
+/// append to it.
+pub fn open_read_append(path: &Path) -> io::Result<File> {
+    open_regular(path, OpenOptions::new().read(true).append(true))
+}
+
+/// Removes the regular file at `path`, if there is one (a link there is
+/// refused, not removed).
+pub fn remove_regular(path: &Path) -> io::Result<()> {
+    match ensure_regular_or_absent(path)? {
+        Some(_) => std::fs::remove_file(path),
+        None => Ok(()),
+    }
 }
 
 /// Opens the regular file at `path` for appending, creating it if absent.
@@ -210,7 +252,7 @@ fn remove_stale_temp_files(path: &Path) -> usize {
 
 /// Eight random bytes from the kernel (`getrandom`, without waiting for
 /// the entropy pool: it fails only early in boot).
-fn random_u64() -> io::Result<u64> {
+pub fn random_u64() -> io::Result<u64> {
     let mut bytes = [0u8; 8];
     let mut filled = 0;
     while filled < bytes.len() {
@@ -258,7 +300,7 @@ fn create_temp(path: &Path) -> io::Result<(PathBuf, File)> {
 /// write permission (a user's way of freezing it, which root's permission
 /// to write anyway would not respect), or that this process may not open
 /// for writing (opening a regular file without truncating changes nothing).
-fn ensure_writable(path: &Path, meta: &Metadata) -> io::Result<()> {
+pub fn ensure_writable(path: &Path, meta: &Metadata) -> io::Result<()> {
     let refused = || io::Error::new(io::ErrorKind::PermissionDenied, "read-only, not replaced");
     if meta.permissions().mode() & 0o222 == 0 {
         return Err(refused());
@@ -286,6 +328,19 @@ fn take_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
     file.set_permissions(std::fs::Permissions::from_mode(
         like.permissions().mode() & 0o777,
     ))
+}
+
+/// Gives the open `file`, which stands in for `like` (the store's journal
+/// for the store), `like`'s mode and owner where they differ, as
+/// [`replace_atomically`] gives a new file.
+pub fn keep_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
+    let meta = file.metadata()?;
+    let same = (meta.uid(), meta.gid()) == (like.uid(), like.gid())
+        && meta.permissions().mode() & 0o777 == like.permissions().mode() & 0o777;
+    if same {
+        return Ok(());
+    }
+    take_mode_and_owner(file, like)
 }
 
 /// Replaces the file at `path` with `bytes`, atomically: readers see the

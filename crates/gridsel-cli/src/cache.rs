@@ -2,6 +2,7 @@
 //! explained and cleared. Reads and writes go through the preload library's
 //! checked files (regular files only, capped, merged under the file's lock),
 //! so clearing never loses what a running program saves at the same time.
+//! What is listed includes the store's journal; clearing merges it in.
 //! A file that is not a store is refused; one whose records do not all
 //! validate is listed without them (one line says which) and never cleared.
 

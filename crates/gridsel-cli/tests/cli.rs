@@ -196,6 +196,7 @@ fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
 #[test]
 fn cache_lists_explains_and_clears_what_tune_saved() {
     use gridsel::Geometry;
+    use gridsel::files;
     use gridsel::tune::cache::{Key, Table, Update};
     use gridsel::tune::search::{Candidate, Kind};
     let dir = std::env::temp_dir().join(format!("gridsel-cli-cache-{}", std::process::id()));
@@ -234,8 +235,13 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let pinned = Candidate::Grid(Geometry::new(32, 32));
     let mut u = update("__omp_offloading_fe00_1_other_l9", 1000, &[]);
     u.pinned = Some(pinned);
-    table.apply(&u);
+    // other_l9's in the store's journal, as a process that ran it leaves it.
+    let _ = std::fs::remove_file(files::journal_path(&path));
     std::fs::write(&path, table.render()).unwrap();
+    let patience = std::time::Duration::from_secs(5);
+    files::store_cache(&path, &[], patience).unwrap();
+    files::store_cache(&path, &[u], patience).unwrap();
+    assert!(files::journal_path(&path).exists());
 
     // GRIDSEL_CACHE is the default file.
     let (ok, out, err) = gridsel_env(&["cache", "list"], &[("GRIDSEL_CACHE", file)]);
@@ -289,6 +295,10 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
         &[],
     );
     assert!(ok && out.contains("2 searches cleared"), "{out}{err}");
+    assert!(
+        !files::journal_path(&path).exists(),
+        "merged into the store"
+    );
     let (_, out, _) = gridsel_env(&["cache", "--path", file, "list"], &[]);
     assert_eq!(out.lines().count(), 2, "{out}");
     assert!(out.contains("_other_l9"), "{out}");

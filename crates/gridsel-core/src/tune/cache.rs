@@ -3,7 +3,7 @@
 //! A JSON object, one record a line:
 //!
 //! ```json
-//! {"version": 2, "records": [
+//! {"version": 2, "journal": "5f0c29e4a1b3d870", "records": [
 //! {"kernel": "__omp_offloading_..._l7", "device": "NVIDIA H100 80GB HBM3", "sm_arch": 90,
 //!  "class": 21, "trips": [1000, 1000], "used": 1795000000, "runs": 3,
 //!  "launches_per_run": 20, "explored": [1, 34], "settled": [false, true], "pinned": null,
@@ -15,10 +15,26 @@
 //! and kind, how many launches explored, how many runs and launches per run
 //! fed it. It is keyed by (kernel, device name, sm_arch, trip-count
 //! [`class`]). This module is the format and the merge; the preload
-//! library's `files::CacheFile` reads the file once per process and merges
-//! each process's new samples in under a lock, atomically, so processes
-//! running at once add to the same searches and lose nothing. The file is
-//! kept under [`MAX_BYTES`] by dropping the records used least recently.
+//! library's `files::CacheFile` reads the file once per process and adds
+//! each process's new samples under a lock, so processes running at once
+//! add to the same searches and lose nothing. The file is kept under
+//! [`MAX_BYTES`] by dropping the records used least recently.
+//!
+//! Beside it, the store's journal: what processes added since the file was
+//! last written, one [`Update`] a line in a record's own fields
+//! ([`journal_line`]), after a first line naming the store it extends
+//! ([`journal_header`]):
+//!
+//! ```json
+//! {"gridsel_journal": 2, "store": "5f0c29e4a1b3d870"}
+//! {"kernel": "__omp_offloading_..._l7", "device": ..., "runs": 1, ..., "grids": {"auto": {"cold": [51200], "warm": []}}}
+//! ```
+//!
+//! Appending a line costs the same whatever the store's size; rewriting
+//! the file costs a parse and a render of all of it. Readers apply the
+//! journal over the file ([`Contents::extend`]) when its id is the one the
+//! file names ([`JournalId`]: drawn anew at each rewrite, which merges the
+//! journal in), so a journal already merged is never read twice.
 //!
 //! Only a gridsel store is ever replaced ([`parse`] says what is one): a
 //! file that is not (a mistyped `GRIDSEL_CACHE`), one of a newer version
@@ -151,6 +167,27 @@ impl Record {
         }
     }
 
+    /// Adds one process's additions.
+    pub fn merge(&mut self, u: &Update) {
+        self.trips = (self.trips.0.min(u.trips.0), self.trips.1.max(u.trips.1));
+        self.used = later_use(self.used, u.used);
+        self.runs = self.runs.saturating_add(u.runs);
+        self.launches_per_run = self.launches_per_run.max(u.launches_per_run);
+        for (slot, add) in self.search.explored.iter_mut().zip(u.explored) {
+            *slot = slot.saturating_add(add);
+        }
+        for (slot, done) in self.search.settled.iter_mut().zip(u.settled) {
+            *slot |= done;
+        }
+        for &(c, kind, ns) in &u.samples {
+            let i = self.search.index_of(c);
+            self.search.samples[i].push(kind, ns);
+        }
+        if u.pinned.is_some() {
+            self.pinned = u.pinned;
+        }
+    }
+
     /// The kind of samples the search ranks by: warm once some process
     /// launched the kernel more than once.
     pub fn kind(&self) -> Kind {
@@ -190,6 +227,34 @@ impl Update {
             settled: [false; 2],
             samples: Vec::new(),
             pinned: None,
+        }
+    }
+
+    /// What `record` adds to an empty record, as an update: a journal
+    /// line is the record its update makes of nothing. Samples past
+    /// [`super::search::KEEP`] of a candidate's kind, which a record does
+    /// not keep, would have pushed out the older ones anyway.
+    fn of_record(record: Record) -> Self {
+        let search = record.search;
+        let samples = search
+            .candidates
+            .iter()
+            .zip(&search.samples)
+            .flat_map(|(&c, s)| {
+                let cold = s.cold.iter().map(move |&ns| (c, Kind::Cold, ns));
+                cold.chain(s.warm.iter().map(move |&ns| (c, Kind::Warm, ns)))
+            })
+            .collect();
+        Self {
+            key: record.key,
+            trips: record.trips,
+            used: record.used,
+            runs: record.runs,
+            launches_per_run: record.launches_per_run,
+            explored: search.explored,
+            settled: search.settled,
+            samples,
+            pinned: record.pinned,
         }
     }
 
@@ -325,27 +390,10 @@ impl Table {
 
     /// Merges one process's additions into its record.
     pub fn apply(&mut self, u: &Update) {
-        let r = self
-            .map
+        self.map
             .entry(u.key.clone())
-            .or_insert_with(|| Record::new(u.key.clone()));
-        r.trips = (r.trips.0.min(u.trips.0), r.trips.1.max(u.trips.1));
-        r.used = later_use(r.used, u.used);
-        r.runs = r.runs.saturating_add(u.runs);
-        r.launches_per_run = r.launches_per_run.max(u.launches_per_run);
-        for (slot, add) in r.search.explored.iter_mut().zip(u.explored) {
-            *slot = slot.saturating_add(add);
-        }
-        for (slot, done) in r.search.settled.iter_mut().zip(u.settled) {
-            *slot |= done;
-        }
-        for &(c, kind, ns) in &u.samples {
-            let i = r.search.index_of(c);
-            r.search.samples[i].push(kind, ns);
-        }
-        if u.pinned.is_some() {
-            r.pinned = u.pinned;
-        }
+            .or_insert_with(|| Record::new(u.key.clone()))
+            .merge(u);
     }
 
     pub fn len(&self) -> usize {
@@ -390,11 +438,18 @@ impl Table {
 
     /// The file's text, one record a line, in key order.
     pub fn render(&self) -> String {
+        self.render_with_header(format!("{{\"version\": {VERSION}, \"records\": [\n"))
+    }
+
+    /// The file's text paired with the journal `id` names ([`journal_of`]
+    /// reads it back from the first line).
+    pub fn render_paired(&self, id: JournalId) -> String {
+        self.render_with_header(paired_header(id))
+    }
+
+    fn render_with_header(&self, header: String) -> String {
         let lines: Vec<String> = self.lines().into_iter().map(|(_, l)| l).collect();
-        format!(
-            "{{\"version\": {VERSION}, \"records\": [\n{}\n]}}\n",
-            lines.join(",\n")
-        )
+        format!("{header}{}\n]}}\n", lines.join(",\n"))
     }
 
     /// Drops the least recently used records until the text fits in
@@ -405,8 +460,8 @@ impl Table {
     /// sound time back at its next update ([`Table::apply`]).
     pub fn evict_to(&mut self, max_bytes: u64, now: u64) -> usize {
         let lines = self.lines();
-        // Framing plus one separator per line.
-        let mut total: u64 = 64 + lines.iter().map(|(_, l)| l.len() as u64 + 2).sum::<u64>();
+        // Framing (a paired header's included) plus one separator per line.
+        let mut total: u64 = 96 + lines.iter().map(|(_, l)| l.len() as u64 + 2).sum::<u64>();
         if total <= max_bytes {
             return 0;
         }
@@ -455,6 +510,181 @@ fn later_use(record: u64, update: u64) -> u64 {
     }
 }
 
+// ---- the journal -------------------------------------------------------------
+
+/// The largest journal read or written: an update that would take it past
+/// this is merged into the store instead, whatever that costs.
+pub const MAX_JOURNAL_BYTES: u64 = 1 << 20;
+
+/// How long a journal grows before its store asks to have it merged in: a
+/// process that finds it this long merges it on its writer thread, off
+/// the launches and off the exit. A few hundred processes' updates: every
+/// reader of the store parses them at its start.
+pub const JOURNAL_COMPACT_BYTES: u64 = 256 << 10;
+
+/// What pairs a store with its journal: 64 random bits, drawn anew each
+/// time the store is rewritten, so that a journal merged into a store is
+/// never read over it again, even when the process that merged it was
+/// killed before it could remove it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JournalId(pub u64);
+
+impl JournalId {
+    /// Sixteen hex digits, as [`fmt::Display`] writes it.
+    fn parse(text: &str) -> Option<Self> {
+        let hex = text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit());
+        hex.then(|| u64::from_str_radix(text, 16).ok().map(Self))?
+    }
+}
+
+impl fmt::Display for JournalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// The first line of a store paired with the journal `id`.
+fn paired_header(id: JournalId) -> String {
+    format!("{{\"version\": {VERSION}, \"journal\": \"{id}\", \"records\": [\n")
+}
+
+/// How many of a store's first bytes [`journal_of`] needs.
+pub const PAIRED_HEADER_BYTES: usize = 59;
+
+/// The journal a store is paired with, from its first
+/// [`PAIRED_HEADER_BYTES`] bytes, when they are the first line gridsel
+/// writes ([`Table::render_paired`]); `None` for anything else (a store to
+/// read whole before anything is added to it: one written by hand, by an
+/// older gridsel, or none at all).
+pub fn journal_of(head: &[u8]) -> Option<JournalId> {
+    let start = format!("{{\"version\": {VERSION}, \"journal\": \"");
+    let rest = head.strip_prefix(start.as_bytes())?;
+    let (id, rest) = rest.split_at_checked(16)?;
+    if !rest.starts_with(b"\", \"records\": [\n") {
+        return None;
+    }
+    JournalId::parse(std::str::from_utf8(id).ok()?)
+}
+
+/// How a journal's first line starts.
+const JOURNAL_START: &[u8] = b"{\"gridsel_journal\": ";
+
+/// A journal's first line: its format (the store's [`VERSION`]) and the
+/// store it extends.
+pub fn journal_header(store: JournalId) -> String {
+    format!("{{\"gridsel_journal\": {VERSION}, \"store\": \"{store}\"}}\n")
+}
+
+/// A journal line: `update` as the record it would make of none, in the
+/// store's own fields, so that a line validates as a record does.
+pub fn journal_line(update: &Update) -> String {
+    let mut record = Record::new(update.key.clone());
+    record.merge(update);
+    let mut line = serde_json::to_string(&RecordFile::from_record(&record)).unwrap_or_default();
+    line.push('\n');
+    line
+}
+
+/// A journal as read ([`parse_journal`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Journal {
+    /// The store it extends ([`Contents::journal`]); `None` for a journal
+    /// of an older version, or one whose first line was cut short (its
+    /// creator was killed): it extends no store.
+    pub store: Option<JournalId>,
+    /// Its lines that validate, in order.
+    pub updates: Vec<Update>,
+    /// Its lines that do not, named (`journal line 3 (kernel k): ...`).
+    pub dropped: Vec<String>,
+    /// Where its last complete line ends. Past it is a line still being
+    /// written, or one that a process killed while writing it left: not
+    /// read, and cut off by the next process that appends.
+    pub complete: usize,
+}
+
+/// The store a journal extends, from its first line ([`Journal::store`]):
+/// [`CacheError::NotAJournal`] when it is not a journal's, and
+/// [`CacheError::Newer`] for a newer version.
+pub fn journal_store(bytes: &[u8]) -> Result<Option<JournalId>, CacheError> {
+    let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
+        // The first line is written whole when the journal is created:
+        // cut short, its creator was killed.
+        return if JOURNAL_START.starts_with(bytes) || bytes.starts_with(JOURNAL_START) {
+            Ok(None)
+        } else {
+            Err(CacheError::NotAJournal("no journal's first line".into()))
+        };
+    };
+    let header: Value = serde_json::from_slice(&bytes[..end])
+        .ok()
+        .filter(|_| bytes.starts_with(JOURNAL_START))
+        .ok_or_else(|| CacheError::NotAJournal("no journal's first line".into()))?;
+    let version = header
+        .get("gridsel_journal")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| CacheError::NotAJournal("no journal version".into()))?;
+    if version > u64::from(VERSION) {
+        return Err(CacheError::Newer(format!(
+            "journal version {version}, expected {VERSION}"
+        )));
+    }
+    Ok(header
+        .get("store")
+        .and_then(Value::as_str)
+        .and_then(JournalId::parse)
+        .filter(|_| version == u64::from(VERSION)))
+}
+
+/// Reads a journal: its first line says what it is, each later line is
+/// one update, read alone like a store's records (one that does not
+/// validate is dropped, named, and the rest kept). A file whose first line
+/// is not a journal's is [`CacheError::NotAJournal`], of a newer version
+/// [`CacheError::Newer`].
+pub fn parse_journal(bytes: &[u8]) -> Result<Journal, CacheError> {
+    let mut journal = Journal {
+        store: journal_store(bytes)?,
+        complete: bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1),
+        ..Journal::default()
+    };
+    let Some(end) = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .filter(|_| journal.store.is_some())
+    else {
+        return Ok(journal);
+    };
+    let complete = journal.complete;
+    for (n, line) in bytes[end + 1..complete]
+        .split_inclusive(|&b| b == b'\n')
+        .enumerate()
+    {
+        let what = format!("journal line {}", n + 2);
+        match serde_json::from_slice::<Checked>(line) {
+            Err(e) => journal.dropped.push(format!("{what}: {e}")),
+            Ok(record) => match read_record(&what, record) {
+                (_, Ok(r)) => journal.updates.push(Update::of_record(r)),
+                (name, Err(e)) => journal.dropped.push(format!("{name}: {e}")),
+            },
+        }
+    }
+    Ok(journal)
+}
+
+impl Contents {
+    /// Applies `journal` over the store when it is the store's own
+    /// ([`Contents::journal`]); returns whether it was.
+    pub fn extend(&mut self, journal: Journal) -> bool {
+        if journal.store.is_none() || journal.store != self.journal {
+            return false;
+        }
+        for u in &journal.updates {
+            self.table.apply(u);
+        }
+        self.dropped.extend(journal.dropped);
+        true
+    }
+}
+
 /// Why a store could not be read or written.
 #[derive(Debug)]
 pub enum CacheError {
@@ -475,6 +705,9 @@ pub enum CacheError {
     /// Records that do not validate, whose copy (`<store>.bad`) cannot be
     /// kept: the file is left as it is.
     CopyNotKept(String),
+    /// The store's `.journal` is not a gridsel journal: neither it nor the
+    /// store is read or written.
+    NotAJournal(String),
 }
 
 impl fmt::Display for CacheError {
@@ -486,6 +719,10 @@ impl fmt::Display for CacheError {
             Self::NotAStore(m) => write!(f, "not a gridsel store ({m})"),
             Self::Invalid(dropped) => write!(f, "{}", dropped.join("; ")),
             Self::CopyNotKept(m) => write!(f, "{m}"),
+            Self::NotAJournal(m) => write!(
+                f,
+                "the `.journal` file beside it is not a gridsel journal ({m}): left as it is"
+            ),
         }
     }
 }
@@ -497,15 +734,21 @@ impl std::error::Error for CacheError {}
 pub struct Contents {
     pub table: Table,
     /// What was dropped and why, one entry per record (`record 3 (kernel
-    /// k_l7): ...`), or one for a whole store of an older format.
+    /// k_l7): ...`, `journal line 2: ...`), or one for a whole store of an
+    /// older format.
     pub dropped: Vec<String>,
+    /// The journal the store is paired with (named by its first line,
+    /// [`journal_of`]): only a journal of this id extends it
+    /// ([`Journal::store`]).
+    pub journal: Option<JournalId>,
 }
 
 /// Reads a store's text. What counts as a gridsel store, and what happens to
 /// the rest:
 ///
 /// - A JSON object with an integer `version` and, at this version, an array
-///   `records` (version 1 had `entries`) is a store. Anything else (text,
+///   `records` (version 1 had `entries`) is a store. The journal its first
+///   line names ([`journal_of`]) is [`Contents::journal`]. Anything else (text,
 ///   other JSON, a key of the object given twice) is
 ///   [`CacheError::NotAStore`]: neither read nor replaced.
 /// - An empty file (nothing but white space) is a new store, empty: gridsel
@@ -543,8 +786,8 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
     if version < u64::from(VERSION) {
         return match doc.fields.get("entries") {
             Some(Value::Array(_)) => Ok(Contents {
-                table: Table::default(),
                 dropped: vec![format!("{expected}: its records are not read")],
+                ..Contents::default()
             }),
             _ => Err(CacheError::NotAStore(format!(
                 "{expected}, and no `entries`"
@@ -554,18 +797,12 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
     let Some(records) = doc.records else {
         return Err(CacheError::NotAStore("no `records`".into()));
     };
-    let mut contents = Contents::default();
+    let mut contents = Contents {
+        journal: journal_of(text.as_bytes()),
+        ..Contents::default()
+    };
     for (n, record) in records.into_iter().enumerate() {
-        let name = match record.value.get("kernel").and_then(Value::as_str) {
-            Some(kernel) => format!("record {} (kernel {kernel})", n + 1),
-            None => format!("record {}", n + 1),
-        };
-        let read = match record.repeated {
-            Some(key) => Err(format!("`{key}` given twice")),
-            None => serde_json::from_value::<RecordFile>(record.value)
-                .map_err(|e| e.to_string())
-                .and_then(RecordFile::into_record),
-        };
+        let (name, read) = read_record(&format!("record {}", n + 1), record);
         match read {
             Ok(r) if contents.table.get(&r.key).is_some() => contents.dropped.push(format!(
                 "{name}: a second record of an earlier one's search, which is kept"
@@ -575,6 +812,23 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
         }
     }
     Ok(contents)
+}
+
+/// One record of a store or line of a journal, `what` (`record 3`) in the
+/// name it gets in messages: its name with the kernel's, and the record or
+/// why it does not validate.
+fn read_record(what: &str, record: Checked) -> (String, Result<Record, String>) {
+    let name = match record.value.get("kernel").and_then(Value::as_str) {
+        Some(kernel) => format!("{what} (kernel {kernel})"),
+        None => what.to_string(),
+    };
+    let read = match record.repeated {
+        Some(key) => Err(format!("`{key}` given twice")),
+        None => serde_json::from_value::<RecordFile>(record.value)
+            .map_err(|e| e.to_string())
+            .and_then(RecordFile::into_record),
+    };
+    (name, read)
 }
 
 /// A store's top-level object: its `records`, each with the first key
@@ -702,6 +956,7 @@ impl<'de> Deserialize<'de> for Checked {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Geometry;
     use crate::tune::search::Step;
 
     #[test]
@@ -973,6 +1228,141 @@ mod tests {
         let a = contents.table.get(&key(1).with_kernel("a")).unwrap();
         assert_eq!(a.search.samples[0].cold, [5000], "the first is kept");
         assert_eq!(contents.table.len(), 2);
+    }
+
+    /// An update with more samples of a candidate than a record keeps, of
+    /// two candidates, both kinds.
+    fn busy_update(kernel: &str) -> Update {
+        let mut u = Update::new(key(21).with_kernel(kernel));
+        (u.runs, u.launches_per_run, u.used) = (1, 30, 1_800_000_000);
+        u.trips = (1000, 1020);
+        u.explored = [0, 9];
+        u.settled = [false, true];
+        for ns in 0..12 {
+            u.samples.push((Candidate::Llvm, Kind::Warm, 4000 + ns));
+            u.samples.push((Candidate::Auto, Kind::Warm, 5000 + ns));
+        }
+        u.samples.push((Candidate::Auto, Kind::Cold, 9000));
+        u
+    }
+
+    #[test]
+    fn a_journal_line_adds_what_its_update_adds() {
+        let mut base = Table::default();
+        base.apply(&busy_update("k"));
+        let id = JournalId(0x0123_4567_89ab_cdef);
+        let mut text = journal_header(id);
+        let (a, mut b) = (busy_update("k"), busy_update("other"));
+        b.pinned = Some(Candidate::Grid(Geometry::new(64, 8)));
+        for u in [&a, &b] {
+            let line = journal_line(u);
+            assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
+            text += &line;
+        }
+        let journal = parse_journal(text.as_bytes()).unwrap();
+        assert_eq!(journal.store, Some(id));
+        assert!(journal.dropped.is_empty(), "{:?}", journal.dropped);
+        assert_eq!(journal.complete, text.len());
+        let mut direct = base.clone();
+        direct.apply(&a);
+        direct.apply(&b);
+        let mut contents = Contents {
+            table: base.clone(),
+            journal: Some(id),
+            ..Contents::default()
+        };
+        assert!(contents.extend(journal.clone()));
+        // The same records, read back the same from the store.
+        assert_eq!(
+            Table::parse(&contents.table.render()).unwrap(),
+            Table::parse(&direct.render()).unwrap()
+        );
+        // Another store's journal, or any for an unpaired store: not applied.
+        for other in [Some(JournalId(7)), None] {
+            let mut contents = Contents {
+                table: base.clone(),
+                journal: other,
+                ..Contents::default()
+            };
+            assert!(!contents.extend(journal.clone()));
+            assert_eq!(contents.table, base);
+        }
+    }
+
+    #[test]
+    fn a_store_names_its_journal_in_its_first_line() {
+        let mut table = Table::default();
+        table.apply(&busy_update("k"));
+        let id = JournalId(u64::MAX - 5);
+        let text = table.render_paired(id);
+        let first = &text[..text.find('\n').unwrap() + 1];
+        assert_eq!(first.len(), PAIRED_HEADER_BYTES);
+        assert_eq!(journal_of(text.as_bytes()), Some(id));
+        assert_eq!(
+            journal_of(&text.as_bytes()[..PAIRED_HEADER_BYTES - 1]),
+            None
+        );
+        let contents = parse(&text).unwrap();
+        assert_eq!(contents.journal, Some(id));
+        assert_eq!(contents.table, Table::parse(&table.render()).unwrap());
+        // Not paired: an unpaired store, one written by hand, other files.
+        for text in [
+            table.render(),
+            text.replacen("{\"version\": 2, ", "{\"version\":2, ", 1),
+            text.replacen("\"journal\": \"", "\"journal\": \"x", 1),
+            "notes\n".repeat(20),
+        ] {
+            assert_eq!(journal_of(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_journal_line_that_does_not_validate_is_dropped_alone_and_a_torn_last_line_is_not_read() {
+        let id = JournalId(42);
+        let good = journal_line(&busy_update("a"));
+        let bad = good.replace("\"runs\":1", "\"runs\":-1");
+        let torn = &good[..good.len() / 2];
+        let text = format!("{}{good}{bad}not json\n{good}{torn}", journal_header(id));
+        let journal = parse_journal(text.as_bytes()).unwrap();
+        assert_eq!(journal.updates.len(), 2);
+        assert_eq!(journal.complete, text.len() - torn.len());
+        assert_eq!(journal.dropped.len(), 2, "{:?}", journal.dropped);
+        assert!(
+            journal.dropped[0]
+                .starts_with("journal line 3 (kernel a): invalid value: integer `-1`"),
+            "{:?}",
+            journal.dropped
+        );
+        assert!(journal.dropped[1].starts_with("journal line 4: "));
+        // A first line cut short: a journal of no store, read as empty.
+        let header = journal_header(id);
+        for cut in [5, header.len() - 1] {
+            let journal = parse_journal(&header.as_bytes()[..cut]).unwrap();
+            assert_eq!(journal, Journal::default());
+        }
+        // An older journal extends no store; a newer one, or a file that is
+        // no journal, is refused.
+        let older = format!("{{\"gridsel_journal\": 1, \"store\": \"{id}\"}}\n{good}");
+        assert_eq!(parse_journal(older.as_bytes()).unwrap().store, None);
+        let newer = format!("{{\"gridsel_journal\": 3, \"store\": \"{id}\"}}\n");
+        assert!(matches!(
+            parse_journal(newer.as_bytes()),
+            Err(CacheError::Newer(_))
+        ));
+        for text in [
+            "notes\n",
+            "notes",
+            "{\"gridsel_journal\": \"2\"}\n",
+            "{\"version\": 2}\n",
+        ] {
+            assert!(
+                matches!(
+                    parse_journal(text.as_bytes()),
+                    Err(CacheError::NotAJournal(_))
+                ),
+                "{text}"
+            );
+        }
     }
 
     #[test]

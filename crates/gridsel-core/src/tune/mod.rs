@@ -968,17 +968,25 @@ pub trait Store: Send + Sync {
     /// Every record stored that validates, and what was dropped; empty
     /// when there is nothing yet.
     fn load(&self) -> Result<cache::Contents, cache::CacheError>;
-    /// Merges `updates` in, waiting at most `patience` for other writers
-    /// (then [`cache::CacheError::Busy`]).
+    /// Adds `updates`, waiting at most `patience` for other writers (then
+    /// [`cache::CacheError::Busy`]); and the upkeep the last load asked
+    /// for ([`Self::upkeep_due`]), even with no updates.
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
+    /// Whether the last [`Self::load`] found the store in want of upkeep
+    /// that its next [`Self::store`] does, and which had better not wait
+    /// for the process's exit: the store file's journal long enough to be
+    /// merged into it, or entries left out to be set aside.
+    fn upkeep_due(&self) -> bool {
+        false
+    }
 }
 
 /// A [`Store`] that takes a running process's updates without making the
 /// caller wait: the preload library's store writer (`writer::StoreWriter`),
-/// which writes them on a thread of its own. Merging an update into a store
-/// file re-reads, re-parses and rewrites the whole file: near the store's
-/// 4 MiB cap that took 112-119 ms in a release build, about 1 s in a debug
-/// build on a 2-core VM, which a launch thread must not spend.
+/// which writes them on a thread of its own. A write appends to the store
+/// file's journal and fsyncs it, and now and then rewrites the whole file
+/// (near the store's 4 MiB cap 112-119 ms in a release build, about 1 s in
+/// a debug build on a 2-core VM): a launch thread must spend neither.
 pub trait Saver: Store {
     /// Takes `update` to be written soon, off the calling thread (a launch
     /// thread, at the launch where a search settled); returns at once.
@@ -1022,9 +1030,10 @@ impl Session {
                     );
                     if !contents.dropped.is_empty() {
                         log::warn!(
-                            "tune: store {}: {}; the rest is used, and the file as it is now is kept as {}.bad when the store is next written",
+                            "tune: store {}: {}; the rest is used, and the file as it is now is kept as {}.bad ({}.journal.bad for journal lines) when the store is next written",
                             store.location(),
                             dropped_summary(&contents.dropped),
+                            store.location(),
                             store.location()
                         );
                     }

@@ -17,8 +17,8 @@
 //! whichever thread calls `exit`) the writer writes what is left without
 //! waiting for the interval, and the exit waits for it at most
 //! [`EXIT_PATIENCE`]; a write still going on then is abandoned with the
-//! process (an append is cut off by the next writer, a rewrite is atomic:
-//! the store keeps its last complete version).
+//! process, with one warning (an append is cut off by the next writer, a
+//! rewrite is atomic: the store keeps its last complete version).
 //!
 //! A process that forks: the child has the parent's queue but not its
 //! thread. The queued updates are the parent's to write, so the child
@@ -288,8 +288,18 @@ impl Saver for StoreWriter {
                 .wait_timeout(state, deadline - now)
                 .map_or_else(|p| p.into_inner().0, |(s, _)| s);
         }
-        if state.writing || state.queue.is_empty() {
-            // Written, or abandoned with the process mid-write.
+        if state.queue.is_empty() && !state.writing {
+            return;
+        }
+        if state.writing {
+            // Abandoned with the process mid-write (waiting for another
+            // process's lock, or a slow disk): the store keeps its last
+            // complete version, without this process's last updates.
+            log::warn!(
+                "tune: the store {} was still being written when the program ended ({} s later); this run's last measurements are not in it",
+                shared.store.location(),
+                EXIT_PATIENCE.as_secs()
+            );
             return;
         }
         // No writer thread (none was needed, or it gave up on a busy

@@ -6,6 +6,8 @@
 //! a 4-tree model and scikit-learn's predictions for sample (kernel, trip
 //! count, grid) rows.
 
+mod log_capture;
+
 use gridsel::config::Config;
 use gridsel::device::DeviceDesc;
 use gridsel::forest::{self, Forest, ForestError};
@@ -373,28 +375,9 @@ fn bad_model_files_are_clear_errors() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Collects log lines for the runtime fallback test.
-struct Capture(Mutex<Vec<(log::Level, String)>>);
-
-impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata) -> bool {
-        true
-    }
-    fn log(&self, record: &log::Record) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((record.level(), record.args().to_string()));
-    }
-    fn flush(&self) {}
-}
-
-static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
-
 #[test]
 fn a_bad_model_at_run_time_logs_one_error_and_falls_back() {
-    log::set_logger(&CAPTURE).unwrap();
-    log::set_max_level(log::LevelFilter::Debug);
+    let capture = log_capture::install();
     let dir = std::env::temp_dir().join(format!("gridsel-forest-rt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut cases = vec![("missing".to_string(), dir.join("nothing-here.json"))];
@@ -404,7 +387,7 @@ fn a_bad_model_at_run_time_logs_one_error_and_falls_back() {
         cases.push((what.to_string(), path));
     }
     for (what, path) in cases {
-        CAPTURE.0.lock().unwrap().clear();
+        capture.clear();
         let rt = Runtime::new(Config {
             policy: Policy::Forest,
             model: Some(path.clone()),
@@ -413,14 +396,7 @@ fn a_bad_model_at_run_time_logs_one_error_and_falls_back() {
         });
         assert_eq!(rt.config.policy, policy::DEFAULT_POLICY, "{what}");
         let name = path.file_name().unwrap().to_str().unwrap();
-        let errors: Vec<String> = CAPTURE
-            .0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(level, _)| *level == log::Level::Error)
-            .map(|(_, m)| m.clone())
-            .collect();
+        let errors = capture.lines(log::Level::Error, "");
         assert_eq!(errors.len(), 1, "{what}: {errors:?}");
         assert!(errors[0].contains(name), "{what}: {}", errors[0]);
         assert!(

@@ -1,6 +1,8 @@
 //! `tune`: searches that go on across runs through a real store file, run
 //! after run, with stand-in timers; and the store file itself.
 
+mod log_capture;
+
 use gridsel::Geometry;
 use gridsel::device::DeviceDesc;
 use gridsel::files;
@@ -435,6 +437,7 @@ fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit
 /// exit for at most its patience, then the process goes.
 #[test]
 fn the_exit_waits_for_a_hung_write_at_most_its_patience() {
+    let capture = log_capture::install();
     let path = temp("hung");
     let (store, writes) = slow_file(&path, Duration::from_secs(60));
     let writer = StoreWriter::new(store);
@@ -452,6 +455,15 @@ fn the_exit_waits_for_a_hung_write_at_most_its_patience() {
         "{waited:?}"
     );
     assert!(writes.lock().unwrap().is_empty());
+    // The measurements the exit could not save are one warning, not lost
+    // in silence.
+    let lost = capture.lines(log::Level::Warn, &path.display().to_string());
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert!(
+        lost[0].contains("still being written when the program ended"),
+        "{}",
+        lost[0]
+    );
 }
 
 #[test]

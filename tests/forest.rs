@@ -16,7 +16,6 @@ use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{self, Policy};
 use gridsel::runtime::Runtime;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,8 +7,9 @@
 # With GRIDSEL_LLVM_VERSION=21 (22, 23) the compiler is that clang, run inside
 # the Debian unstable root of scripts/llvm-toolchains.sh (docs/toolchain.md
 # §5); the programs need that version's runtime: inside the root, or its
-# bundle from runtime-llvm.sh on the GPU machine. Only LLVM 21 can link sm_90
-# programs there (Debian's 22 and 23 ship no NVPTX device runtime).
+# bundle from runtime-llvm.sh on the GPU machine. Debian's LLVM 22 and 23 ship
+# no NVPTX device runtime: their sm_90 programs need the one that
+# scripts/llvm-devicertl.sh builds.
 # Only programs whose .c, common.h or this script are newer than the binary
 # are rebuilt; builds run in parallel. Exits non-zero, naming each failed
 # build and showing its log, if any build fails.

@@ -76,6 +76,7 @@ for v in "${versions[@]}"; do
     if [[ ! -e $root$dir/$tarball ]]; then
       log "warning: the archive serves no $tarball; LLVM $v keeps no NVPTX device runtime (its clang cannot link sm_90 programs)"
       missing+=("$v")
+      rm -rf "${root:?}$dir"
       continue
     fi
   fi

@@ -73,14 +73,16 @@ if [[ $version == 19 ]]; then
   gpu_flags=(--offload-arch="$arch" --cuda-path="$cuda" --libomptarget-nvptx-bc-path="$llvm_lib/")
   link_flags=("-Wl,-rpath,$llvm_lib" -lm)
 else
-  # The root's clang finds its own device runtime, and its loader finds
-  # libomptarget without a run path; /opt/cuda is the root's copy of the
-  # CUDA tools.
+  # The root's clang finds its own device runtime; /opt/cuda is the root's
+  # copy of the CUDA tools. The root's default libomptarget.so is one
+  # release's (21's) for every clang, so each program is linked against its
+  # own release's, and finds it by its run path.
   compiler=("$repo/scripts/llvm-root.sh" "clang-$version")
   "${compiler[@]}" --version >/dev/null ||
     { echo "build.sh: no clang-$version in the root (scripts/llvm-toolchains.sh)" >&2; exit 1; }
   gpu_flags=(--offload-arch="$arch" --cuda-path=/opt/cuda)
-  link_flags=(-lm)
+  llvm_lib=/usr/lib/llvm-$version/lib
+  link_flags=(-L"$llvm_lib" "-Wl,-rpath,$llvm_lib" -lm)
 fi
 
 # One build: TARGET SOURCE. Writes OUT/TARGET/NAME atomically; log in

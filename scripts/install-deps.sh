@@ -9,7 +9,9 @@
 #     images (bench/toolchain/setup.sh);
 #   - clang 21, 22 and 23 with their runtimes in a Debian unstable root under
 #     target/llvm-toolchains (scripts/llvm-toolchains.sh; about 2.5 minutes
-#     and 1.9 GB the first time);
+#     and 1.9 GB the first time), and the NVPTX OpenMP device runtime of 22
+#     and 23, which Debian ships none of, built from Debian's source of each
+#     release (scripts/llvm-devicertl.sh; about 30 s each);
 #   - matplotlib for the harness's plot;
 #   - a Rust toolchain when none is installed.
 set -euo pipefail
@@ -44,3 +46,6 @@ python3 -c 'import matplotlib' 2>/dev/null ||
 bash "$repo/tests/llvm-runtimes.sh" "$repo/target/llvm-runtimes" >/dev/null
 bash "$repo/bench/toolchain/setup.sh" >/dev/null
 bash "$repo/scripts/llvm-toolchains.sh" >/dev/null
+# The sm_90 programs of clang 22 and 23 need it; without it (exit 3, said on
+# stderr) only their sm_90 builds fail.
+bash "$repo/scripts/llvm-devicertl.sh" || [[ $? == 3 ]]

@@ -1063,14 +1063,22 @@ fn sm90_program(source: &str) -> Option<PathBuf> {
     sm90_build(&format!("{source}-sm90"), &c_source(source), &[])
 }
 
-/// kernels.c built for sm_90 by clang-21 in Debian unstable's root, with the
-/// copy of the CUDA 12 tools there. (Debian's LLVM 22 and 23 ship no NVPTX
-/// device runtime, so their clang cannot link an sm_90 OpenMP program.)
-fn sm90_kernels_llvm21() -> Option<Built> {
-    if !require_llvm(21) {
+/// kernels.c built for sm_90 by clang-`version` in Debian unstable's root,
+/// with the copy of the CUDA 12 tools there. Debian ships the NVPTX device
+/// runtime of LLVM 21 only; scripts/llvm-devicertl.sh builds 22's and 23's.
+fn sm90_kernels_in_llvm_root(version: u32) -> Option<Built> {
+    let device_runtime = llvm_root().join(format!(
+        "usr/lib/llvm-{version}/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc"
+    ));
+    if !require_llvm(version)
+        || !require(
+            &format!("LLVM {version}'s NVPTX device runtime (scripts/llvm-devicertl.sh)"),
+            device_runtime.exists(),
+        )
+    {
         return None;
     }
-    let program = cached("kernels.c-sm90-llvm21", |out| {
+    let program = cached(&format!("kernels.c-sm90-llvm{version}"), |out| {
         let src = c_source("kernels.c");
         let args = [
             "-O3",
@@ -1079,7 +1087,7 @@ fn sm90_kernels_llvm21() -> Option<Built> {
             "--cuda-path=/opt/cuda",
             &src.to_string_lossy(),
         ];
-        build_in_llvm_root(out, 21, &args)
+        build_in_llvm_root(out, version, &args)
     });
     Some(Built {
         program,
@@ -1091,7 +1099,8 @@ fn sm90_kernels_llvm21() -> Option<Built> {
 fn sm90_binaries_show_real_cubin_descriptors_and_fall_back_to_the_host() {
     let builds = [
         (19, sm90_program("kernels.c").map(Built::here)),
-        (21, sm90_kernels_llvm21()),
+        (21, sm90_kernels_in_llvm_root(21)),
+        (22, sm90_kernels_in_llvm_root(22)),
     ];
     let expected = reference_kernels_stdout();
     for (version, built) in builds {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU check of another LLVM version (21 by default; the only one after 19
-# that Debian's packages can build sm_90 programs with, docs/toolchain.md §5):
+# The GPU check of another LLVM version (21 by default, or 22, whose sm_90
+# programs need the device runtime of scripts/llvm-devicertl.sh; docs/toolchain.md §5):
 # programs of the suite built by that clang, at their smallest size, under
 # every policy, with that version's own runtime bundle and its loader. Checks
 # that every run's results are correct, that every launch ran the grid gridsel

@@ -7,8 +7,9 @@
 # With GRIDSEL_LLVM_VERSION=21 (22, 23) the compiler is that clang, run inside
 # the Debian unstable root of scripts/llvm-toolchains.sh (docs/toolchain.md
 # §5); the programs need that version's runtime: inside the root, or its
-# bundle from runtime-llvm.sh on the GPU machine. Only LLVM 21 can link sm_90
-# programs there (Debian's 22 and 23 ship no NVPTX device runtime).
+# bundle from runtime-llvm.sh on the GPU machine. Debian's LLVM 22 and 23 ship
+# no NVPTX device runtime: their sm_90 programs need the one that
+# scripts/llvm-devicertl.sh builds.
 # Only programs whose .c, common.h or this script are newer than the binary
 # are rebuilt; builds run in parallel. Exits non-zero, naming each failed
 # build and showing its log, if any build fails.
@@ -72,14 +73,16 @@ if [[ $version == 19 ]]; then
   gpu_flags=(--offload-arch="$arch" --cuda-path="$cuda" --libomptarget-nvptx-bc-path="$llvm_lib/")
   link_flags=("-Wl,-rpath,$llvm_lib" -lm)
 else
-  # The root's clang finds its own device runtime, and its loader finds
-  # libomptarget without a run path; /opt/cuda is the root's copy of the
-  # CUDA tools.
+  # The root's clang finds its own device runtime; /opt/cuda is the root's
+  # copy of the CUDA tools. The root's default libomptarget.so is one
+  # release's (21's) for every clang, so each program is linked against its
+  # own release's, and finds it by its run path.
   compiler=("$repo/scripts/llvm-root.sh" "clang-$version")
   "${compiler[@]}" --version >/dev/null ||
     { echo "build.sh: no clang-$version in the root (scripts/llvm-toolchains.sh)" >&2; exit 1; }
   gpu_flags=(--offload-arch="$arch" --cuda-path=/opt/cuda)
-  link_flags=(-lm)
+  llvm_lib=/usr/lib/llvm-$version/lib
+  link_flags=(-L"$llvm_lib" "-Wl,-rpath,$llvm_lib" -lm)
 fi
 
 # One build: TARGET SOURCE. Writes OUT/TARGET/NAME atomically; log in

@@ -17,6 +17,8 @@
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).
 
+#![forbid(unsafe_code)]
+
 pub mod device;
 pub mod forest;
 pub mod geometry;

@@ -95,8 +95,8 @@ impl Learner {
             search.explored = r.search.explored;
             search.settled = r.search.settled;
             pinned = r.pinned.map(|c| search.index_of(c));
-            stored_runs = r.runs;
-            stored_launches_per_run = r.launches_per_run;
+            stored_runs = r.tally.runs;
+            stored_launches_per_run = r.tally.launches_per_run;
         }
         Self {
             update: Update::new(key.clone()),
@@ -159,11 +159,14 @@ impl Learner {
             return None;
         }
         self.launches = self.launches.saturating_add(1);
-        self.update.launches_per_run = self.launches;
-        self.update.trips = (self.update.trips.0.min(trip), self.update.trips.1.max(trip));
+        self.update.tally.launches_per_run = self.launches;
+        self.update.tally.trips = (
+            self.update.tally.trips.0.min(trip),
+            self.update.tally.trips.1.max(trip),
+        );
         if self.launches == 1 {
             // This process is one more run of the search.
-            self.update.runs = 1;
+            self.update.tally.runs = 1;
         }
         let sample = if self.launches == 1 {
             Kind::Cold
@@ -325,10 +328,10 @@ impl Learner {
             return None;
         }
         let mut fresh = Update::new(self.key.clone());
-        fresh.launches_per_run = self.launches;
-        fresh.trips = self.update.trips;
+        fresh.tally.launches_per_run = self.launches;
+        fresh.tally.trips = self.update.tally.trips;
         let mut update = std::mem::replace(&mut self.update, fresh);
-        update.used = used;
+        update.tally.used = used;
         Some(update)
     }
 

@@ -8,8 +8,9 @@ use crate::device::DeviceDesc;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// The clock searches are stamped with ([`Update::used`]; seconds since
-/// the Unix epoch).
+/// The clock searches are stamped with
+/// ([`Tally::used`](super::cache::Tally::used); seconds since the Unix
+/// epoch).
 pub fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

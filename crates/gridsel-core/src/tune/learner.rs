@@ -24,7 +24,7 @@ pub const RECHECK_LABEL: &str = "tune-recheck";
 
 /// What one launch of a search does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Choice {
+pub struct SearchLaunch {
     pub grid: Geometry,
     pub rule: Rule,
     /// Time the launch and hand it to [`Learner::observe`].
@@ -33,6 +33,59 @@ pub struct Choice {
     /// first launched it): time to say so, and to save what the process
     /// measured before it ([`Learner::take_measured`]).
     pub settled_now: bool,
+}
+
+/// What a launch of a search runs, by the candidate's index, before its
+/// grid is resolved.
+#[derive(Clone, Copy, Debug)]
+enum Turn {
+    /// The store pins this candidate: every launch runs it, untimed.
+    Pinned(usize),
+    /// The leader, timed as a sample: a warm search's first launch in a
+    /// process, or a search held back by the [`Allowance`](super::Allowance).
+    Leader(usize),
+    /// A candidate explored (index 0, `auto`'s grid, costs nothing to
+    /// explore).
+    Explore(usize),
+    /// The settled search's grid, timed when the flag says so.
+    Settled(usize, bool),
+    /// The settled search's runner-up, re-checked.
+    Recheck(usize),
+}
+
+impl Turn {
+    fn candidate(self) -> usize {
+        match self {
+            Self::Pinned(i)
+            | Self::Leader(i)
+            | Self::Explore(i)
+            | Self::Settled(i, _)
+            | Self::Recheck(i) => i,
+        }
+    }
+
+    /// Whether the launch is timed and its time handed to
+    /// [`Learner::observe`].
+    fn observe(self) -> bool {
+        match self {
+            Self::Pinned(_) => false,
+            Self::Settled(_, observe) => observe,
+            Self::Leader(_) | Self::Explore(_) | Self::Recheck(_) => true,
+        }
+    }
+
+    /// Whether the search has settled (or is pinned).
+    fn settled(self) -> bool {
+        matches!(self, Self::Pinned(_) | Self::Settled(..) | Self::Recheck(_))
+    }
+
+    fn rule(self) -> Rule {
+        match self {
+            Self::Explore(_) => Rule::TuneTrial,
+            Self::Recheck(_) => Rule::TuneRecheck,
+            Self::Pinned(_) | Self::Leader(_) | Self::Settled(..) => Rule::TuneWinner,
+        }
+    }
 }
 
 /// A launch handed out and not yet observed.
@@ -154,7 +207,7 @@ impl Learner {
         salt: u64,
         may_explore: bool,
         resolve: impl Fn(Candidate) -> Option<Geometry>,
-    ) -> Option<Choice> {
+    ) -> Option<SearchLaunch> {
         if self.search.candidates.is_empty() {
             return None;
         }
@@ -174,13 +227,12 @@ impl Learner {
             Kind::Warm
         };
         let rank = self.kind();
-        let (candidate, exploring, observe, rule, settled) = if let Some(p) = self.pinned {
-            (p, false, false, Rule::TuneWinner, true)
+        let turn = if let Some(p) = self.pinned {
+            Turn::Pinned(p)
         } else if sample == Kind::Cold && rank == Kind::Warm {
             // A kernel known to run many times: its first launch gives no
             // warm sample; it runs the leader and samples it cold.
-            let leader = self.search.leader(Kind::Warm);
-            (leader, false, true, Rule::TuneWinner, false)
+            Turn::Leader(self.search.leader(Kind::Warm))
         } else {
             match self.step(rank, salt) {
                 // Held back: the leader runs and is timed like an exploring
@@ -191,16 +243,12 @@ impl Learner {
                 // search on by a candidate: a kernel launched once per run
                 // explores in every run, not only when the kernels launched
                 // before it left some allowance.
-                Step::Explore(i) if i != 0 && !may_explore && self.explored_here => (
-                    self.search.leader(rank),
-                    false,
-                    true,
-                    Rule::TuneWinner,
-                    false,
-                ),
+                Step::Explore(i) if i != 0 && !may_explore && self.explored_here => {
+                    Turn::Leader(self.search.leader(rank))
+                }
                 Step::Explore(i) => {
                     self.explored_here |= i != 0;
-                    (i, true, true, Rule::TuneTrial, false)
+                    Turn::Explore(i)
                 }
                 Step::Settled(leader) => {
                     let i = match self.kept {
@@ -223,15 +271,16 @@ impl Learner {
                     // The runner-up is worked out only for a re-check: the
                     // settled launch path is a counter and a cached grid.
                     match recheck.then(|| self.search.runner_up(rank)).flatten() {
-                        Some(r) => (r, false, true, Rule::TuneRecheck, true),
+                        Some(r) => Turn::Recheck(r),
                         None => {
                             let observe = rank == Kind::Cold || n % SAMPLE_EVERY == 1;
-                            (i, false, observe, Rule::TuneWinner, true)
+                            Turn::Settled(i, observe)
                         }
                     }
                 }
             }
         };
+        let (candidate, observe, settled) = (turn.candidate(), turn.observe(), turn.settled());
         let grid = match self.resolved {
             Some((c, t, g)) if c == candidate && t == trip => g,
             _ => {
@@ -248,14 +297,14 @@ impl Learner {
                 grid,
                 candidate,
                 kind: sample,
-                exploring,
+                exploring: matches!(turn, Turn::Explore(_)),
             });
         }
         let settled_now = settled && !self.announced;
         self.announced |= settled;
-        Some(Choice {
+        Some(SearchLaunch {
             grid,
-            rule,
+            rule: turn.rule(),
             observe,
             settled_now,
         })

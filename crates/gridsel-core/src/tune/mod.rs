@@ -67,7 +67,9 @@ mod session;
 #[cfg(test)]
 mod tests;
 
-pub use learner::{Choice, Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY};
+pub use learner::{
+    Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch,
+};
 pub use policy::{Allowance, DEFAULT_OVERHEAD, TunePolicy};
 pub use prior::{Prior, candidates, learned_moves, resolve};
 pub use replay::{Replay, ReplaySetup, ReplayedKernel, replay, replay_program};

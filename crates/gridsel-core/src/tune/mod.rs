@@ -73,4 +73,4 @@ pub use learner::{
 pub use policy::{Allowance, DEFAULT_OVERHEAD, TunePolicy};
 pub use prior::{Prior, candidates, learned_moves, resolve};
 pub use replay::{Replay, ReplaySetup, ReplayedKernel, replay, replay_program};
-pub use session::{Saver, Store, unix_seconds};
+pub use session::{Saver, Store};

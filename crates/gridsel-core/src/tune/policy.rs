@@ -4,7 +4,7 @@
 use super::cache::{self, Key};
 use super::learner::{Learner, RECHECK_LABEL};
 use super::prior::{candidates, resolve};
-use super::session::{Saver, Session, unix_seconds};
+use super::session::{Saver, Session};
 use crate::geometry::{Geometry, Iterations};
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
@@ -156,7 +156,7 @@ impl GridPolicy for TunePolicy {
                 })?;
                 let news = choice.settled_now.then(|| {
                     let description = learner.describe(|c| resolve(c, l.device, l.kernel, &l.desc));
-                    (description, learner.take_measured(unix_seconds()))
+                    (description, learner.take_measured(self.session.now()))
                 });
                 Some((choice, news))
             },
@@ -190,7 +190,7 @@ impl GridPolicy for TunePolicy {
     }
 
     fn flush(&self) {
-        let used = unix_seconds();
+        let used = self.session.now();
         let mut updates = Vec::new();
         self.learners
             .each(|learner| updates.extend(learner.take_update(used)));

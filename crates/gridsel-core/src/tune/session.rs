@@ -8,15 +8,6 @@ use crate::device::DeviceDesc;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// The clock searches are stamped with
-/// ([`Tally::used`](super::cache::Tally::used); seconds since the Unix
-/// epoch).
-pub fn unix_seconds() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// The store's records, read once, and whether updates go to it.
 pub(super) struct Loaded {
     pub(super) table: Table,
@@ -86,6 +77,10 @@ pub trait Saver: Store {
     /// The process ends: writes what [`Self::save`] took and has not
     /// written yet, and `updates`, waiting a bounded time for the store.
     fn flush(&self, updates: Vec<Update>);
+    /// The time updates are stamped with now
+    /// ([`Tally::used`](super::cache::Tally::used); seconds since the Unix
+    /// epoch): the clock is the store's, as the searches' age is theirs.
+    fn now(&self) -> u64;
 }
 
 /// The store as one process uses it: read once, when a binary registers
@@ -148,6 +143,12 @@ impl Session {
             };
             Loaded::new(table, save)
         })
+    }
+
+    /// The store's clock ([`Saver::now`]); 0 without a store, whose
+    /// updates go nowhere.
+    pub(super) fn now(&self) -> u64 {
+        self.store.as_deref().map_or(0, |store| store.now())
     }
 
     /// Hands an update to the store's writer; returns the end of the log

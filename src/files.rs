@@ -420,7 +420,7 @@ fn edit_locked(
     }
     let mut table = read.contents.table;
     edit(&mut table);
-    let evicted = table.evict_to(cache::MAX_BYTES, crate::tune::unix_seconds());
+    let evicted = table.evict_to(cache::MAX_BYTES, unix_seconds());
     if evicted > 0 {
         log::info!(
             "store {}: {evicted} least recently used searches dropped to stay under {} bytes",
@@ -479,6 +479,14 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// The store's clock, that its searches are stamped and aged by
+/// ([`cache::Tally::used`]; seconds since the Unix epoch).
+pub(crate) fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

@@ -264,6 +264,10 @@ impl StoreWriter {
 }
 
 impl Saver for StoreWriter {
+    fn now(&self) -> u64 {
+        crate::files::unix_seconds()
+    }
+
     fn save(&self, update: Update) {
         let mut state = self.shared.state();
         state.queue.push(update);

@@ -323,7 +323,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
         run.stderr
     );
     let table = files::load_cache(&cache_path).unwrap().table;
-    let trips: Vec<(u64, u64)> = table.records().map(|r| r.trips).collect();
+    let trips: Vec<(u64, u64)> = table.records().map(|r| r.tally.trips).collect();
     assert_eq!(trips, [(100, 101)]);
 }
 
@@ -335,8 +335,8 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
 fn prefill(path: &Path, bytes: u64) -> usize {
     let update = |i: usize| {
         let mut u = Update::new(Key::for_trip(format!("prefill_{i}"), "other", 90, 1 << 20));
-        (u.used, u.runs, u.launches_per_run) = (1, 1, 20);
-        u.trips = (1 << 20, 1 << 20);
+        (u.tally.used, u.tally.runs, u.tally.launches_per_run) = (1, 1, 20);
+        u.tally.trips = (1 << 20, 1 << 20);
         for c in 0..12u32 {
             let grid = Candidate::Grid(Geometry::new(32 << (c % 4), 132 << (c / 4)));
             for kind in [Kind::Cold, Kind::Warm] {
@@ -435,7 +435,7 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
     let (others, ours): (Vec<_>, Vec<_>) = table
         .records()
         .partition(|r| r.key.kernel.starts_with("prefill_"));
-    let saved: BTreeMap<u32, u32> = ours.iter().map(|r| (r.key.class, r.runs)).collect();
+    let saved: BTreeMap<u32, u32> = ours.iter().map(|r| (r.key.class, r.tally.runs)).collect();
     let size = std::fs::metadata(&cache_path).unwrap().len();
     eprintln!(
         "{PROCESSES} processes x {ROUNDS} rounds on a store of {size} bytes ({} of {prefilled} other searches kept): runs per class {saved:?}, expected {expected:?}, longest launch {longest:?}, slowest process {slowest:?}, {:?} in all",
@@ -443,15 +443,19 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
         start.elapsed()
     );
     assert_eq!(saved, expected);
-    assert!(others.iter().all(|r| r.runs == 1 && r.used == 1));
+    assert!(
+        others
+            .iter()
+            .all(|r| r.tally.runs == 1 && r.tally.used == 1)
+    );
     assert!(
         others.len() + 50 >= prefilled,
         "{} of {prefilled}",
         others.len()
     );
     assert!(size > cache::MAX_BYTES * 7 / 8 && size <= cache::MAX_BYTES);
-    let lowest = ours.iter().map(|r| r.trips.0).min();
-    let highest = ours.iter().map(|r| r.trips.1).max();
+    let lowest = ours.iter().map(|r| r.tally.trips.0).min();
+    let highest = ours.iter().map(|r| r.tally.trips.1).max();
     assert_eq!(
         (lowest, highest),
         (

@@ -236,7 +236,7 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     // every run launches the best of them.
     let r = record(&path, &k, trip);
     assert!(runs[6..].iter().all(|g| *g == want), "{runs:?}");
-    assert_eq!((r.runs, r.launches_per_run), (10, 1));
+    assert_eq!((r.tally.runs, r.tally.launches_per_run), (10, 1));
     assert_eq!(r.kind(), Kind::Cold);
     assert!(r.search.explored(Kind::Cold) <= 6);
     // The search started from auto's grid, then measured the next three of
@@ -301,7 +301,10 @@ fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
     assert_eq!(second.last(), Some(&want), "{second:?}");
     assert!(third.iter().all(|g| *g == want), "{third:?}");
     let r = record(&path, &k, trip);
-    assert_eq!((r.runs, r.launches_per_run, r.kind()), (3, 20, Kind::Warm));
+    assert_eq!(
+        (r.tally.runs, r.tally.launches_per_run, r.kind()),
+        (3, 20, Kind::Warm)
+    );
     assert!(r.search.explored(Kind::Warm) <= 40);
 }
 
@@ -322,7 +325,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
         assert_eq!(writes.load(Ordering::Relaxed), 0, "written before the exit");
     });
     assert_eq!(writes.load(Ordering::Relaxed), 1);
-    assert_eq!(record(&path, &k, trip).runs, 11);
+    assert_eq!(record(&path, &k, trip).tally.runs, 11);
 
     // Nor is it read at the first launch: a binary's registration reads it.
     let (store, reads, _) = counting_file_reads(&path);
@@ -383,7 +386,7 @@ fn a_settling_launch_never_waits_for_the_store_to_be_written() {
     // (in one write when the exit came before the writer thread ran).
     let r = record(&path, &k, trip);
     assert!(r.search.settled(Kind::Warm));
-    assert_eq!(r.runs, 1);
+    assert_eq!(r.tally.runs, 1);
     let writes = writes.lock().unwrap();
     let updates: usize = writes.iter().map(|w| w.1).sum();
     assert_eq!(updates, 2, "{writes:?}");
@@ -489,7 +492,7 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     assert_eq!((grid.threads, rule), (64, Rule::TuneWinner));
     let table = files::load_cache(&path).unwrap().table;
     assert_eq!(table.len(), 1);
-    assert_eq!(record(&path, &k, 1000).trips, (725, 1023));
+    assert_eq!(record(&path, &k, 1000).tally.trips, (725, 1023));
 }
 
 #[test]
@@ -517,7 +520,7 @@ fn concurrent_processes_split_a_round_and_lose_no_sample() {
     assert!(distinct.len() >= 2, "all eight tried {second:?}");
     assert!(!distinct.contains(&auto));
     let r = record(&path, &k, trip);
-    assert_eq!(r.runs, 9);
+    assert_eq!(r.tally.runs, 9);
     // Nothing lost beyond the cap: the nine cold first launches ran the
     // warm leader, auto's grid unless a rank started after another had
     // saved, and a grid keeps its latest 8 (KEEP); the nine warm ones are
@@ -715,8 +718,8 @@ fn cache_lock(path: &Path) -> PathBuf {
 /// sample of `threads` x 8.
 fn entry(kernel: &str, trip: u64, threads: u32) -> Update {
     let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip));
-    u.runs = 1;
-    u.trips = (trip, trip);
+    u.tally.runs = 1;
+    u.tally.trips = (trip, trip);
     u.samples = vec![(Candidate::Grid(Geometry::new(threads, 8)), Kind::Warm, 1234)];
     u
 }
@@ -751,7 +754,7 @@ fn cache_round_trip_and_merge() {
     let t = files::load_cache(&path).unwrap().table;
     assert_eq!(t.len(), 2);
     let k1 = t.get(&key("k1", 1000)).unwrap();
-    assert_eq!(k1.runs, 2);
+    assert_eq!(k1.tally.runs, 2);
     assert_eq!(
         k1.search.candidates.len(),
         2,
@@ -987,7 +990,7 @@ fn journal_text(path: &Path) -> String {
 /// The runs the store at `path` counts for `kernel` at `trip`.
 fn runs(path: &Path, kernel: &str, trip: u64) -> u32 {
     let table = files::load_cache(path).unwrap().table;
-    table.get(&key(kernel, trip)).map_or(0, |r| r.runs)
+    table.get(&key(kernel, trip)).map_or(0, |r| r.tally.runs)
 }
 
 /// A process's updates are lines appended to the store's journal, which
@@ -1073,7 +1076,7 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     std::fs::write(&journal, &torn).unwrap();
     let read = files::load_cache(&path).unwrap();
     assert!(read.dropped.is_empty(), "{:?}", read.dropped);
-    assert_eq!(read.table.get(&key("k", 1)).unwrap().runs, 5);
+    assert_eq!(read.table.get(&key("k", 1)).unwrap().tally.runs, 5);
     files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(journal_text(&path), format!("{whole}{line}\n"));
     assert_eq!(runs(&path, "k", 1), 6);

@@ -4,7 +4,7 @@ from kernel features and a candidate grid (Lloyd et al. 2018, §III), evaluated
 leave-one-kernel-out, exported as the JSON model crates/gridsel-core/src/forest.rs reads.
 
     python3 bench/forest/train.py --results bench/results/h100 \\
-        --binaries bench/build/sm_90 --out models/h100-forest.json \\
+        --binaries bench/build/sm_90 --out crates/gridsel-core/data/h100-forest.json \\
         --report bench/results/h100/forest-loo.csv
 
 Inputs: RESULTS/points.csv from `gridsel_bench.py summarize` (when RESULTS has

@@ -3,7 +3,7 @@
 # published results, reproducibly, on the development machine:
 #   bench/harness/finalize.sh [RESULTS [PROFILE]]   (GRIDSEL_BASE_DEVICE: the GPU's preset)
 #   summary.csv/points.csv       per-point medians (harness summarize)
-#   PROFILE (profiles/h100.toml) calibrated constants (gridsel-research calibrate, leave-one-out)
+#   PROFILE (crates/gridsel-core/data/h100.toml) calibrated constants (gridsel-research calibrate, leave-one-out)
 #   auto-loo.csv                 auto's grid per case with its fold's constants
 #   {lloyd,occupancy}-eval.csv   the stateless policies' grids under the final descriptors
 #   forest-loo.csv               the forest, leave-one-kernel-out (bench/forest/train.py)
@@ -16,7 +16,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 R=${1:-bench/results/h100}
-PROFILE=${2:-profiles/h100.toml}
+PROFILE=${2:-crates/gridsel-core/data/h100.toml}
 D=${GRIDSEL_BASE_DEVICE:-h100}   # the preset (or profile) of the measured GPU
 B=${GRIDSEL_BIN_DIR:-bench/build/sm_90}
 G=target/release/gridsel                # the harness finds gridsel-research beside it
@@ -31,7 +31,7 @@ for p in lloyd occupancy; do
   $GR evaluate --points "$R/points.csv" --binaries "$B" --device "$D" --policy "$p" > "$R/$p-eval.csv"
   $H add-policy "$R" --name "$p" --file "$R/$p-eval.csv"
 done
-python3 bench/forest/train.py --results "$R" --binaries "$B" --out models/h100-forest.json \
+python3 bench/forest/train.py --results "$R" --binaries "$B" --out crates/gridsel-core/data/h100-forest.json \
   --report "$R/forest-loo.csv"
 $H add-policy "$R" --name forest --file "$R/forest-loo.csv" --columns forest_threads,forest_blocks,forest_ms
 $GR tune-sim --points "$R/points.csv" --binaries "$B" --device "$D" > "$R/tune-sim.csv"

@@ -71,14 +71,14 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                     csv::field(&r.key.kernel),
                     csv::field(&r.key.device),
                     r.key.sm_arch,
-                    r.trips.0,
-                    r.trips.1,
+                    r.tally.trips.0,
+                    r.tally.trips.1,
                     v.state,
                     csv::field(&v.candidate.to_string()),
                     v.median.map_or_else(String::new, |m| m.to_string()),
                     v.samples,
                     v.kind,
-                    r.runs,
+                    r.tally.runs,
                     r.search.explored(v.kind)
                 );
             }
@@ -180,11 +180,11 @@ fn explain(r: &Record) -> String {
         r.key.kernel,
         r.key.device,
         r.key.sm_arch,
-        r.trips.0,
-        r.trips.1,
+        r.tally.trips.0,
+        r.tally.trips.1,
         r.key.class,
-        r.runs,
-        r.launches_per_run
+        r.tally.runs,
+        r.tally.launches_per_run
     );
     let which = match kind {
         Kind::Cold => "cold samples (the first launch of each run: the kernel runs once per run)",

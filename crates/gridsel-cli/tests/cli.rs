@@ -207,9 +207,9 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let mut table = Table::default();
     let update = |kernel: &str, trip: u64, samples: &[(Candidate, u64)]| {
         let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip));
-        u.runs = 1;
-        u.launches_per_run = 20;
-        u.trips = (trip, trip);
+        u.tally.runs = 1;
+        u.tally.launches_per_run = 20;
+        u.tally.trips = (trip, trip);
         u.samples = samples.iter().map(|&(c, ns)| (c, Kind::Warm, ns)).collect();
         u.explored = [0, samples.len() as u32];
         u

@@ -52,7 +52,7 @@ fn default_waves() -> u32 {
 /// The calibrated profile shipped for a preset (`gridsel-research calibrate` output).
 fn shipped_profile(preset: &str) -> Option<&'static str> {
     match preset {
-        "h100" => Some(include_str!("../../../profiles/h100.toml")),
+        "h100" => Some(include_str!("../data/h100.toml")),
         _ => None,
     }
 }
@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn the_shipped_h100_profile_loads_and_sets_waves() {
-        let text = include_str!("../../../profiles/h100.toml");
+        let text = include_str!("../data/h100.toml");
         let profile = DeviceDesc::from_toml(text).unwrap();
         let preset = DeviceDesc::preset("h100").unwrap();
         assert_eq!(preset.waves, profile.waves);

@@ -63,7 +63,7 @@ pub const FORMAT: &str = "gridsel-forest";
 /// The model version this build reads.
 pub const VERSION: u64 = 1;
 /// The H100 model, embedded (regenerate with bench/forest/train.py).
-pub const EMBEDDED_H100: &str = include_str!("../../../models/h100-forest.json");
+pub const EMBEDDED_H100: &str = include_str!("../data/h100-forest.json");
 
 /// Feature names, in model order: the trip count; the kernel's registers per
 /// thread, static shared memory per block, stack frame per thread and code

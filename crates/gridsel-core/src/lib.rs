@@ -12,10 +12,13 @@
 //! the workspace): `gridsel`, the preload library, owns the C ABI, the CUDA
 //! driver, files and the launch pipeline; `gridsel-cli` the command line.
 //! Where a policy needs the outside world (`tune`'s searches across runs) it
-//! takes it as a trait ([`tune::Store`], [`tune::Saver`]) the preload library
+//! takes it as a trait ([`tune::Store`], [`tune::Saver`]: the file, its writer
+//! and the clock its searches are stamped by) the preload library
 //! implements. Policies are pure functions of
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).
+
+#![forbid(unsafe_code)]
 
 pub mod device;
 pub mod forest;

@@ -161,12 +161,12 @@ pub fn cache_entries(csv: &Path, out: Option<&Path>) -> Result<(), String> {
         if let Some(existing) = table.get(&key) {
             return Err(r.record_error(format_args!(
                 "a second grid for kernel {}, device {}, sm_{}, trip-count class {} (trip counts {} and {trip})",
-                key.kernel, key.device, key.sm_arch, key.class, existing.trips.0
+                key.kernel, key.device, key.sm_arch, key.class, existing.tally.trips.0
             )));
         }
         let pinned = tune::search::Candidate::Grid(grid);
         let mut update = tune::cache::Update::new(key);
-        update.trips = (trip, trip);
+        update.tally.trips = (trip, trip);
         update.pinned = Some(pinned);
         update.samples = vec![(pinned, tune::search::Kind::Warm, ns)];
         table.apply(&update);

@@ -280,7 +280,7 @@ fn cache_entries_writes_tunes_own_format() {
     // Pinned: every launch of the class gets the grid, with no search.
     let grid = Candidate::Grid(Geometry::new(64, 32));
     assert_eq!(r.pinned, Some(grid));
-    assert_eq!(r.trips, (4096, 4096));
+    assert_eq!(r.tally.trips, (4096, 4096));
     assert_eq!(r.search.candidates, [grid]);
     assert_eq!(r.search.samples[0].warm, [51200]);
     assert_eq!(r.search.step(Kind::Warm, 0), Step::Settled(0));

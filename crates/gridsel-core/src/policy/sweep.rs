@@ -39,7 +39,7 @@ pub const MAX_NESTED_ITERATIONS_PER_THREAD: u64 = 16;
 
 /// One point of the sweep: where it comes from and the grid.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Candidate {
+pub struct SweepPoint {
     /// `llvm`, `lloyd`, ... for a policy's choice, `grid` for a space point.
     pub label: &'static str,
     pub decision: Decision,
@@ -55,11 +55,11 @@ const REFERENCE_POLICIES: [(&str, Policy); 4] = [
 ];
 
 /// Every point of the sweep for one launch, policies first, deterministic.
-pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Candidate> {
-    let mut out: Vec<Candidate> = REFERENCE_POLICIES
+pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<SweepPoint> {
+    let mut out: Vec<SweepPoint> = REFERENCE_POLICIES
         .iter()
         .filter_map(|(label, p)| {
-            decide(p, device, kernel, launch).map(|decision| Candidate { label, decision })
+            decide(p, device, kernel, launch).map(|decision| SweepPoint { label, decision })
         })
         .collect();
 
@@ -67,7 +67,7 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
     out.extend(
         grid(device, kernel, launch)
             .into_iter()
-            .map(|geometry| Candidate {
+            .map(|geometry| SweepPoint {
                 label: "grid",
                 decision: Decision {
                     geometry,
@@ -190,7 +190,7 @@ const _: () = assert!(MAX_SWEEP_BLOCKS <= super::MAX_BLOCKS);
 /// [`super::per_launch::MAX_TRIP_COUNTS`] trip counts of a kernel, LLVM's grid.
 #[derive(Default)]
 pub struct SweepPolicy {
-    cursors: PerLaunch<(Vec<Candidate>, usize)>,
+    cursors: PerLaunch<(Vec<SweepPoint>, usize)>,
 }
 
 impl GridPolicy for SweepPolicy {

@@ -132,18 +132,44 @@ impl Key {
     }
 }
 
-/// One search as the store keeps it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
-    pub key: Key,
+/// How a search's kernel was launched, as a [`Record`] sums it over
+/// processes and an [`Update`] tells it for one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
     /// The smallest and largest trip counts launched.
     pub trips: (u64, u64),
     /// When a process last added to it (seconds since the Unix epoch).
     pub used: u64,
-    /// Processes that launched the kernel in this class.
+    /// Processes that launched the kernel in this class (in an update: 1
+    /// for the process's first update of the record, else 0).
     pub runs: u32,
     /// Most launches one process made.
     pub launches_per_run: u32,
+}
+
+impl Tally {
+    /// Nothing launched yet.
+    pub const NONE: Self = Self {
+        trips: (u64::MAX, 0),
+        used: 0,
+        runs: 0,
+        launches_per_run: 0,
+    };
+
+    /// Adds one process's tally.
+    fn add(&mut self, u: &Tally) {
+        self.trips = (self.trips.0.min(u.trips.0), self.trips.1.max(u.trips.1));
+        self.used = later_use(self.used, u.used);
+        self.runs = self.runs.saturating_add(u.runs);
+        self.launches_per_run = self.launches_per_run.max(u.launches_per_run);
+    }
+}
+
+/// One search as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub key: Key,
+    pub tally: Tally,
     /// A grid every launch gets, no search (a store written from a sweep's
     /// best grids).
     pub pinned: Option<Candidate>,
@@ -157,10 +183,7 @@ impl Record {
     pub fn new(key: Key) -> Self {
         Self {
             key,
-            trips: (u64::MAX, 0),
-            used: 0,
-            runs: 0,
-            launches_per_run: 0,
+            tally: Tally::NONE,
             pinned: None,
             search: Search::default(),
             unknown: Map::new(),
@@ -169,10 +192,7 @@ impl Record {
 
     /// Adds one process's additions.
     pub fn merge(&mut self, u: &Update) {
-        self.trips = (self.trips.0.min(u.trips.0), self.trips.1.max(u.trips.1));
-        self.used = later_use(self.used, u.used);
-        self.runs = self.runs.saturating_add(u.runs);
-        self.launches_per_run = self.launches_per_run.max(u.launches_per_run);
+        self.tally.add(&u.tally);
         for (slot, add) in self.search.explored.iter_mut().zip(u.explored) {
             *slot = slot.saturating_add(add);
         }
@@ -191,7 +211,7 @@ impl Record {
     /// The kind of samples the search ranks by: warm once some process
     /// launched the kernel more than once.
     pub fn kind(&self) -> Kind {
-        if self.launches_per_run >= 2 {
+        if self.tally.launches_per_run >= 2 {
             Kind::Warm
         } else {
             Kind::Cold
@@ -203,11 +223,7 @@ impl Record {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Update {
     pub key: Key,
-    pub trips: (u64, u64),
-    pub used: u64,
-    /// 1 for the process's first update of the record, else 0.
-    pub runs: u32,
-    pub launches_per_run: u32,
+    pub tally: Tally,
     pub explored: [u32; 2],
     /// Kinds whose plan this process saw finish.
     pub settled: [bool; 2],
@@ -219,10 +235,7 @@ impl Update {
     pub fn new(key: Key) -> Self {
         Self {
             key,
-            trips: (u64::MAX, 0),
-            used: 0,
-            runs: 0,
-            launches_per_run: 0,
+            tally: Tally::NONE,
             explored: [0; 2],
             settled: [false; 2],
             samples: Vec::new(),
@@ -247,10 +260,7 @@ impl Update {
             .collect();
         Self {
             key: record.key,
-            trips: record.trips,
-            used: record.used,
-            runs: record.runs,
-            launches_per_run: record.launches_per_run,
+            tally: record.tally,
             explored: search.explored,
             settled: search.settled,
             samples,
@@ -260,7 +270,7 @@ impl Update {
 
     /// Whether it adds anything.
     pub fn is_empty(&self) -> bool {
-        self.runs == 0
+        self.tally.runs == 0
             && self.samples.is_empty()
             && self.pinned.is_none()
             && self.settled == [false; 2]
@@ -316,10 +326,10 @@ impl RecordFile {
             device: r.key.device.clone(),
             sm_arch: r.key.sm_arch,
             class: r.key.class,
-            trips: [r.trips.0, r.trips.1],
-            used: r.used,
-            runs: r.runs,
-            launches_per_run: r.launches_per_run,
+            trips: [r.tally.trips.0, r.tally.trips.1],
+            used: r.tally.used,
+            runs: r.tally.runs,
+            launches_per_run: r.tally.launches_per_run,
             explored: r.search.explored,
             settled: r.search.settled,
             pinned: r.pinned.map(|c| c.to_string()),
@@ -361,10 +371,12 @@ impl RecordFile {
                 sm_arch: self.sm_arch,
                 class: self.class,
             },
-            trips: (self.trips[0], self.trips[1]),
-            used: self.used,
-            runs: self.runs,
-            launches_per_run: self.launches_per_run,
+            tally: Tally {
+                trips: (self.trips[0], self.trips[1]),
+                used: self.used,
+                runs: self.runs,
+                launches_per_run: self.launches_per_run,
+            },
             pinned: self.pinned.map(|p| p.parse()).transpose()?,
             search,
             unknown: self.unknown,
@@ -431,7 +443,7 @@ impl Table {
         self.records()
             .map(|r| {
                 let line = serde_json::to_string(&RecordFile::from_record(r)).unwrap_or_default();
-                (r.used, line)
+                (r.tally.used, line)
             })
             .collect()
     }
@@ -995,7 +1007,7 @@ mod tests {
         let mut table = Table::default();
         for (c, ns) in [(class(0), 1000), (class(1), 2000)] {
             let mut u = Update::new(key(c));
-            u.runs = 1;
+            u.tally.runs = 1;
             u.samples = vec![(Candidate::Auto, Kind::Cold, ns)];
             table.apply(&u);
         }
@@ -1039,21 +1051,21 @@ mod tests {
     fn updates_merge_and_a_search_resumes_from_the_file() {
         let mut table = Table::default();
         let mut u = Update::new(key(21));
-        u.runs = 1;
-        u.launches_per_run = 1;
-        u.trips = (1000, 1000);
-        u.used = 7;
+        u.tally.runs = 1;
+        u.tally.launches_per_run = 1;
+        u.tally.trips = (1000, 1000);
+        u.tally.used = 7;
         u.explored = [1, 0];
         u.samples = vec![(Candidate::Auto, Kind::Cold, 5000)];
         table.apply(&u);
         u.samples = vec![(Candidate::Llvm, Kind::Cold, 4000)];
-        u.trips = (900, 900);
+        u.tally.trips = (900, 900);
         table.apply(&u);
         let back = Table::parse(&table.render()).unwrap();
         assert_eq!(back, table);
         let r = back.get(&key(21)).unwrap();
         assert_eq!(
-            (r.runs, r.trips, r.search.explored),
+            (r.tally.runs, r.tally.trips, r.search.explored),
             (2, (900, 1000), [2, 0])
         );
         assert_eq!(r.kind(), Kind::Cold);
@@ -1234,8 +1246,8 @@ mod tests {
     /// two candidates, both kinds.
     fn busy_update(kernel: &str) -> Update {
         let mut u = Update::new(key(21).with_kernel(kernel));
-        (u.runs, u.launches_per_run, u.used) = (1, 30, 1_800_000_000);
-        u.trips = (1000, 1020);
+        (u.tally.runs, u.tally.launches_per_run, u.tally.used) = (1, 30, 1_800_000_000);
+        u.tally.trips = (1000, 1020);
         u.explored = [0, 9];
         u.settled = [false, true];
         for ns in 0..12 {
@@ -1370,8 +1382,8 @@ mod tests {
         let mut table = Table::default();
         for c in 1..=50 {
             let mut u = Update::new(key(c));
-            u.used = u64::from(c);
-            u.runs = 1;
+            u.tally.used = u64::from(c);
+            u.tally.runs = 1;
             u.samples = vec![(Candidate::Auto, Kind::Warm, 1000)];
             table.apply(&u);
         }
@@ -1392,18 +1404,18 @@ mod tests {
         let mut table = Table::default();
         for c in 1..=10 {
             let mut u = Update::new(key(c));
-            u.used = now - 100 + u64::from(c);
-            u.runs = 1;
+            u.tally.used = now - 100 + u64::from(c);
+            u.tally.runs = 1;
             u.samples = vec![(Candidate::Auto, Kind::Warm, 1000)];
             table.apply(&u);
         }
         let mut future = table.get(&key(1)).unwrap().clone();
         future.key = key(11);
-        future.used = u64::MAX;
+        future.tally.used = u64::MAX;
         table.insert(future.clone());
         // Within the clocks' slack: a time of use like any other.
         future.key = key(12);
-        future.used = now + CLOCK_SLACK;
+        future.tally.used = now + CLOCK_SLACK;
         table.insert(future);
         let size = table.render().len() as u64;
         assert_eq!(table.clone().evict_to(size - 1, now), 1);
@@ -1415,12 +1427,12 @@ mod tests {
         assert!(two.get(&key(12)).is_some());
         // A process's update mends the time.
         let mut u = Update::new(key(11));
-        u.used = now;
+        u.tally.used = now;
         table.apply(&u);
-        assert_eq!(table.get(&key(11)).unwrap().used, now);
+        assert_eq!(table.get(&key(11)).unwrap().tally.used, now);
         let mut u = Update::new(key(12));
-        u.used = now;
+        u.tally.used = now;
         table.apply(&u);
-        assert_eq!(table.get(&key(12)).unwrap().used, now + CLOCK_SLACK);
+        assert_eq!(table.get(&key(12)).unwrap().tally.used, now + CLOCK_SLACK);
     }
 }

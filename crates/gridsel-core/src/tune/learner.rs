@@ -1,0 +1,450 @@
+//! One search in one process: what each launch runs, what its time
+//! teaches the search, and what the process has to save.
+
+use super::cache::{self, Key, Record, Update};
+use super::prior::Prior;
+use super::search::{Candidate, Kind, Search, Step};
+use crate::geometry::Geometry;
+use crate::policy::Rule;
+use std::fmt::Write;
+
+/// After settling, one launch in this many is timed and sampled.
+pub const SAMPLE_EVERY: u32 = 16;
+/// After settling, one launch in this many (one run in
+/// [`RECHECK_RUNS`] for kernels ranked by cold samples) measures the
+/// runner-up.
+pub const RECHECK_EVERY: u32 = 256;
+pub const RECHECK_RUNS: u32 = 16;
+
+/// The profile's label (`GRIDSEL_PROFILE`) of a launch that re-checks the
+/// runner-up ([`Rule::TuneRecheck`]): a grid the search launches on purpose
+/// although it settled elsewhere, which a convergence benchmark must not
+/// read as a relapse (bench/harness/learn_report.py).
+pub const RECHECK_LABEL: &str = "tune-recheck";
+
+/// What one launch of a search does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchLaunch {
+    pub grid: Geometry,
+    pub rule: Rule,
+    /// Time the launch and hand it to [`Learner::observe`].
+    pub observe: bool,
+    /// The search settled at this launch (or was settled when this process
+    /// first launched it): time to say so, and to save what the process
+    /// measured before it ([`Learner::take_measured`]).
+    pub settled_now: bool,
+}
+
+/// What a launch of a search runs, by the candidate's index, before its
+/// grid is resolved.
+#[derive(Clone, Copy, Debug)]
+enum Turn {
+    /// The store pins this candidate: every launch runs it, untimed.
+    Pinned(usize),
+    /// The leader, timed as a sample: a warm search's first launch in a
+    /// process, or a search held back by the [`Allowance`](super::Allowance).
+    Leader(usize),
+    /// A candidate explored (index 0, `auto`'s grid, costs nothing to
+    /// explore).
+    Explore(usize),
+    /// The settled search's grid, timed when the flag says so.
+    Settled(usize, bool),
+    /// The settled search's runner-up, re-checked.
+    Recheck(usize),
+}
+
+impl Turn {
+    fn candidate(self) -> usize {
+        match self {
+            Self::Pinned(i)
+            | Self::Leader(i)
+            | Self::Explore(i)
+            | Self::Settled(i, _)
+            | Self::Recheck(i) => i,
+        }
+    }
+
+    /// Whether the launch is timed and its time handed to
+    /// [`Learner::observe`].
+    fn observe(self) -> bool {
+        match self {
+            Self::Pinned(_) => false,
+            Self::Settled(_, observe) => observe,
+            Self::Leader(_) | Self::Explore(_) | Self::Recheck(_) => true,
+        }
+    }
+
+    /// Whether the search has settled (or is pinned).
+    fn settled(self) -> bool {
+        matches!(self, Self::Pinned(_) | Self::Settled(..) | Self::Recheck(_))
+    }
+
+    fn rule(self) -> Rule {
+        match self {
+            Self::Explore(_) => Rule::TuneTrial,
+            Self::Recheck(_) => Rule::TuneRecheck,
+            Self::Pinned(_) | Self::Leader(_) | Self::Settled(..) => Rule::TuneWinner,
+        }
+    }
+}
+
+/// A launch handed out and not yet observed.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    grid: Geometry,
+    candidate: usize,
+    kind: Kind,
+    exploring: bool,
+}
+
+/// Launches of one search that may be in flight at once (threads of one
+/// process launching the same kernel).
+const MAX_PENDING: usize = 8;
+
+/// One search in one process: the store's record, what this process
+/// measured, and what it has not saved yet.
+#[derive(Clone, Debug)]
+pub struct Learner {
+    key: Key,
+    search: Search,
+    pinned: Option<usize>,
+    stored_runs: u32,
+    stored_launches_per_run: u32,
+    launches: u32,
+    settled_launches: u32,
+    announced: bool,
+    /// This process has launched one of the search's candidates to explore
+    /// it: from then on the [`Allowance`](super::Allowance) decides whether it explores more.
+    explored_here: bool,
+    /// The grid this process settled on, per kind: kept for the rest of the
+    /// process, so that its own sampled launches cannot swap it back and
+    /// forth among close candidates (measured on the H100: gramschmidt's
+    /// settled search ran three grids by turns in one run, +52 % GPU time
+    /// for the run). Later samples move the leader from the next run on;
+    /// a kept grid that fails, or that its samples put past the drop factor
+    /// behind the leader beyond the noise (a grid that degraded), is left
+    /// at once.
+    kept: Option<(Kind, usize)>,
+    /// [`Search::step`]'s last answer for a kind, until the next sample.
+    step: Option<(Kind, Step)>,
+    pending: Vec<Pending>,
+    /// The last candidate resolved, for its trip count.
+    resolved: Option<(usize, u64, Geometry)>,
+    update: Update,
+}
+
+impl Learner {
+    /// Resumes the search `key` over the `prior`'s candidates from the
+    /// store's `record`, if any.
+    pub fn resume(key: Key, prior: &Prior, record: Option<&Record>) -> Self {
+        let mut search = Search::new(prior.candidates());
+        search.starving_from = prior.starving_from;
+        let (mut pinned, mut stored_runs, mut stored_launches_per_run) = (None, 0, 0);
+        if let Some(r) = record {
+            for (c, s) in r.search.candidates.iter().zip(&r.search.samples) {
+                let i = search.index_of(*c);
+                search.samples[i] = s.clone();
+            }
+            search.explored = r.search.explored;
+            search.settled = r.search.settled;
+            pinned = r.pinned.map(|c| search.index_of(c));
+            stored_runs = r.tally.runs;
+            stored_launches_per_run = r.tally.launches_per_run;
+        }
+        Self {
+            update: Update::new(key.clone()),
+            key,
+            search,
+            pinned,
+            stored_runs,
+            stored_launches_per_run,
+            launches: 0,
+            settled_launches: 0,
+            announced: false,
+            explored_here: false,
+            kept: None,
+            step: None,
+            pending: Vec::new(),
+            resolved: None,
+        }
+    }
+
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    pub fn search(&self) -> &Search {
+        &self.search
+    }
+
+    /// The kind the search ranks by now.
+    pub fn kind(&self) -> Kind {
+        if self.stored_launches_per_run.max(self.launches) >= 2 {
+            Kind::Warm
+        } else {
+            Kind::Cold
+        }
+    }
+
+    fn step(&mut self, kind: Kind, salt: u64) -> Step {
+        match self.step {
+            Some((k, step)) if k == kind => step,
+            _ => {
+                let step = self.search.step(kind, salt);
+                self.step = Some((kind, step));
+                step
+            }
+        }
+    }
+
+    /// The next launch at trip count `trip`; `resolve` gives a candidate's
+    /// grid for this launch. `salt` spreads concurrent processes.
+    /// `may_explore` false (the process's [`Allowance`](super::Allowance) is spent) runs the
+    /// leader instead of a candidate that costs exploring, and samples it.
+    pub fn next(
+        &mut self,
+        trip: u64,
+        salt: u64,
+        may_explore: bool,
+        resolve: impl Fn(Candidate) -> Option<Geometry>,
+    ) -> Option<SearchLaunch> {
+        if self.search.candidates.is_empty() {
+            return None;
+        }
+        self.launches = self.launches.saturating_add(1);
+        self.update.tally.launches_per_run = self.launches;
+        self.update.tally.trips = (
+            self.update.tally.trips.0.min(trip),
+            self.update.tally.trips.1.max(trip),
+        );
+        if self.launches == 1 {
+            // This process is one more run of the search.
+            self.update.tally.runs = 1;
+        }
+        let sample = if self.launches == 1 {
+            Kind::Cold
+        } else {
+            Kind::Warm
+        };
+        let rank = self.kind();
+        let turn = if let Some(p) = self.pinned {
+            Turn::Pinned(p)
+        } else if sample == Kind::Cold && rank == Kind::Warm {
+            // A kernel known to run many times: its first launch gives no
+            // warm sample; it runs the leader and samples it cold.
+            Turn::Leader(self.search.leader(Kind::Warm))
+        } else {
+            match self.step(rank, salt) {
+                // Held back: the leader runs and is timed like an exploring
+                // launch (its time is what reopens the allowance, and a
+                // sample of the leader), until the search may go on. Each
+                // search's first exploring launch in a process runs
+                // whatever the allowance says, so every run moves every
+                // search on by a candidate: a kernel launched once per run
+                // explores in every run, not only when the kernels launched
+                // before it left some allowance.
+                Step::Explore(i) if i != 0 && !may_explore && self.explored_here => {
+                    Turn::Leader(self.search.leader(rank))
+                }
+                Step::Explore(i) => {
+                    self.explored_here |= i != 0;
+                    Turn::Explore(i)
+                }
+                Step::Settled(leader) => {
+                    let i = match self.kept {
+                        Some((k, i)) if k == rank => i,
+                        _ => {
+                            self.kept = Some((rank, leader));
+                            leader
+                        }
+                    };
+                    if !self.search.settled(rank) {
+                        self.search.settle(rank);
+                        self.update.settled[usize::from(rank == Kind::Warm)] = true;
+                    }
+                    self.settled_launches = self.settled_launches.saturating_add(1);
+                    let n = self.settled_launches;
+                    let recheck = match rank {
+                        Kind::Warm => n % RECHECK_EVERY == 0,
+                        Kind::Cold => (self.stored_runs + 1) % RECHECK_RUNS == 0,
+                    };
+                    // The runner-up is worked out only for a re-check: the
+                    // settled launch path is a counter and a cached grid.
+                    match recheck.then(|| self.search.runner_up(rank)).flatten() {
+                        Some(r) => Turn::Recheck(r),
+                        None => {
+                            let observe = rank == Kind::Cold || n % SAMPLE_EVERY == 1;
+                            Turn::Settled(i, observe)
+                        }
+                    }
+                }
+            }
+        };
+        let (candidate, observe, settled) = (turn.candidate(), turn.observe(), turn.settled());
+        let grid = match self.resolved {
+            Some((c, t, g)) if c == candidate && t == trip => g,
+            _ => {
+                let g = resolve(self.search.candidates[candidate])?;
+                self.resolved = Some((candidate, trip, g));
+                g
+            }
+        };
+        if observe {
+            if self.pending.len() == MAX_PENDING {
+                self.pending.remove(0);
+            }
+            self.pending.push(Pending {
+                grid,
+                candidate,
+                kind: sample,
+                exploring: matches!(turn, Turn::Explore(_)),
+            });
+        }
+        let settled_now = settled && !self.announced;
+        self.announced |= settled;
+        Some(SearchLaunch {
+            grid,
+            rule: turn.rule(),
+            observe,
+            settled_now,
+        })
+    }
+
+    /// The time of a launch of `grid` at trip count `trip` (`u64::MAX` when
+    /// it failed: it ranks last). Times nobody asked for are ignored.
+    /// Returns what an exploring launch cost over the search's leader, in
+    /// ns (negative when it was faster), where the leader has a median.
+    pub fn observe(&mut self, grid: Geometry, trip: u64, ns: u64) -> Option<i64> {
+        let at = self.pending.iter().position(|p| p.grid == grid)?;
+        let p = self.pending.remove(at);
+        let raw = ns;
+        let ns = if ns == u64::MAX {
+            ns
+        } else {
+            cache::scale_to_class(ns, trip)
+        };
+        let excess = (p.exploring && p.candidate != 0 && ns != u64::MAX)
+            .then(|| {
+                let lead = &self.search.samples[self.search.leader(p.kind)];
+                // A leader whose launches failed is no yardstick.
+                if lead.of(p.kind).contains(&u64::MAX) {
+                    return None;
+                }
+                let lead = lead.median(p.kind)?;
+                // In the launch's own ns (samples are scaled to the class),
+                // and never more than the launch itself either way.
+                let raw = raw as f64;
+                let over = (ns as f64 - lead as f64) / ns.max(1) as f64 * raw;
+                Some(over.clamp(-raw, raw) as i64)
+            })
+            .flatten();
+        self.search.record(p.candidate, p.kind, ns, p.exploring);
+        self.step = None;
+        if self.kept.is_some_and(|(kind, i)| {
+            i == p.candidate && (ns == u64::MAX || self.search.far_behind(i, kind))
+        }) {
+            // A kept grid that fails, or whose samples now put it far behind
+            // the leader beyond the noise (a grid that degraded), is not
+            // kept: the next launch runs the leader. Noise alone must not
+            // release it: on the H100 a gramschmidt kernel whose launches
+            // vary 60-150 us ran three grids by turns in one run when
+            // being far behind the fastest median was enough.
+            self.kept = None;
+            log::info!(
+                "tune: {}: leaves the grid it kept ({}), which {}; the next launch runs the leader",
+                self.key.kernel,
+                self.search.candidates[p.candidate],
+                if ns == u64::MAX {
+                    "failed"
+                } else {
+                    "fell far behind it"
+                }
+            );
+        }
+        let c = self.search.candidates[p.candidate];
+        self.update.samples.push((c, p.kind, ns));
+        if p.exploring && p.candidate != 0 {
+            let slot = usize::from(p.kind == Kind::Warm);
+            self.update.explored[slot] = self.update.explored[slot].saturating_add(1);
+        }
+        excess
+    }
+
+    /// What this process added since the last call, stamped `used`; `None`
+    /// when nothing.
+    pub fn take_update(&mut self, used: u64) -> Option<Update> {
+        if self.update.is_empty() {
+            return None;
+        }
+        let mut fresh = Update::new(self.key.clone());
+        fresh.tally.launches_per_run = self.launches;
+        fresh.tally.trips = self.update.tally.trips;
+        let mut update = std::mem::replace(&mut self.update, fresh);
+        update.tally.used = used;
+        Some(update)
+    }
+
+    /// [`Self::take_update`], when this process has timed a launch of the
+    /// search since the last call. A search that was settled before the
+    /// process launched it has only "one more run" to add, which can wait
+    /// for the exit: writing the store (read, merge, write, fsync) right
+    /// before the process's first launch slowed that launch. On the H100
+    /// mriq's first kernel, 54 us under `auto`, took 31 us more (11 of 12
+    /// paired runs) in processes that resumed its settled search from a
+    /// store, and none more from an empty store (bench/results/h100/NOTES.md
+    /// §23).
+    pub fn take_measured(&mut self, used: u64) -> Option<Update> {
+        if self.update.samples.is_empty() {
+            return None;
+        }
+        self.take_update(used)
+    }
+
+    /// Where the search stands, for the log line that says it settled, in
+    /// the user's terms: the grid (`resolve` gives a candidate's grid for
+    /// the launch), how it compares with `auto`'s grid and with the next
+    /// fastest, in time taken, and what was measured.
+    pub fn describe(&self, resolve: impl Fn(Candidate) -> Option<Geometry>) -> String {
+        let kind = self.kind();
+        let search = &self.search;
+        let leader = search.leader(kind);
+        let candidate = search.candidates[leader];
+        let mut line = resolve(candidate).map_or_else(|| candidate.to_string(), |g| g.to_string());
+        // A ratio of medians as time taken: 0.88 is "12.0 % less time".
+        let than = |ratio: f64| {
+            let change = (ratio - 1.0) * 100.0;
+            let word = if change >= 0.0 { "more" } else { "less" };
+            format!("{:.1} % {word} time", change.abs())
+        };
+        let lead = search.samples[leader].median(kind);
+        let auto = search.candidates.iter().position(|c| *c == Candidate::Auto);
+        let auto_median = auto.and_then(|a| search.samples[a].median(kind));
+        match (candidate, lead, auto_median) {
+            (Candidate::Auto, ..) => line.push_str(", auto's grid"),
+            (_, Some(lead), Some(auto)) => {
+                let ratio = lead as f64 / auto.max(1) as f64;
+                let _ = write!(line, ", which took {} than auto's grid", than(ratio));
+            }
+            _ => {}
+        }
+        if let Some(m) = search.margin(kind) {
+            let _ = write!(line, "; the next fastest took {}", than(m));
+            if m < 1.0 {
+                line.push_str(", within the noise");
+            }
+        }
+        let timed = search.samples[leader].of(kind).len();
+        let _ = write!(
+            line,
+            "; {} grids measured over {} runs, {} trial launches; medians of {}",
+            search.ranked(kind).len(),
+            self.stored_runs + 1,
+            search.explored(kind),
+            match kind {
+                Kind::Warm => format!("repeated launches ({timed} of this grid)"),
+                Kind::Cold => format!("each run's first launch ({timed} of this grid)"),
+            }
+        );
+        line
+    }
+}

@@ -1,0 +1,199 @@
+//! `tune` as the launch pipeline runs it ([`TunePolicy`]), and what
+//! exploring may cost a process ([`Allowance`]).
+
+use super::cache::{self, Key};
+use super::learner::{Learner, RECHECK_LABEL};
+use super::prior::{candidates, resolve};
+use super::session::{Saver, Session};
+use crate::geometry::{Geometry, Iterations};
+use crate::policy::per_launch::PerLaunch;
+use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
+/// device, trip-count class), resumed from the store. Launches that cannot
+/// be timed (`nowait`), and classes past
+/// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s
+/// grid.
+pub struct TunePolicy {
+    session: Session,
+    learners: PerLaunch<Learner>,
+    /// This process's pick among the candidates of a round (see
+    /// [`Search::step`]).
+    salt: u64,
+    allowance: Allowance,
+}
+
+/// What exploring may cost one process. An exploring launch runs only while
+/// the summed excess of this process's exploring launches over their
+/// searches' leaders is at most `overhead` times the time of every launch
+/// it timed; otherwise the search's leader runs (and is sampled), and the
+/// search goes on in a later process. So a run pays for at most about one
+/// slow candidate beyond its allowance, and exploring spreads over runs
+/// instead of making the first ones slow: on the H100, without it, a
+/// program's first run with 20 launches per kernel cost 32 % more GPU time
+/// than `auto`, and runs 2-4 of kernels launched once per run 21-47 % more
+/// (bench/results/h100/learn/learn.md). Faster candidates give allowance
+/// back.
+///
+/// Each search's first exploring launch in a process runs whatever the
+/// allowance says ([`Learner::next`]), so every run moves every search on by
+/// a candidate, even with an allowance of 0. A kernel launched once per run
+/// has no other launch to explore with: when the allowance counted it, the
+/// first kernel of a program to explore a slower candidate spent the whole
+/// run's, and the later kernels waited their turn, one or two a run (live
+/// on the H100, `learn/suite/mid4`: their searches explored in runs 5-10).
+/// Replayed over the sweep's programs with the measured cold noise, a
+/// once-per-run kernel's runs come within 95 % of the best from run 5 at
+/// the median instead of 7, for the same total cost (runs 2-10 together
+/// take 21 % of a run less than on auto's grids, against 20 %;
+/// bench/results/h100/NOTES.md §21).
+pub struct Allowance {
+    overhead: f64,
+    timed_ns: AtomicU64,
+    excess_ns: AtomicI64,
+}
+
+/// [`Allowance`]'s default share: a run explores for at most about 5 % of
+/// its kernel time (the cost the issue "Learn across runs" allows a first
+/// run over `auto`).
+pub const DEFAULT_OVERHEAD: f64 = 0.05;
+
+impl Allowance {
+    /// Exploring may add `overhead` (a fraction; infinite: no bound) of the
+    /// process's timed kernel time.
+    pub fn new(overhead: f64) -> Self {
+        Self {
+            overhead,
+            timed_ns: AtomicU64::new(0),
+            excess_ns: AtomicI64::new(0),
+        }
+    }
+
+    /// Whether the next exploring launch may run.
+    pub fn open(&self) -> bool {
+        let spent = self.excess_ns.load(Ordering::Relaxed);
+        spent <= 0 || spent as f64 <= self.overhead * self.timed_ns.load(Ordering::Relaxed) as f64
+    }
+
+    /// A timed launch of `ns` (`u64::MAX`: failed), costing `excess` over
+    /// its leader when it explored.
+    pub fn charge(&self, ns: u64, excess: Option<i64>) {
+        if ns != u64::MAX {
+            let _ = self
+                .timed_ns
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                    Some(t.saturating_add(ns))
+                });
+        }
+        if let Some(e) = excess {
+            // Saturating: a process's sum never wraps round.
+            let _ = self
+                .excess_ns
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                    Some(s.saturating_add(e))
+                });
+        }
+    }
+}
+
+impl TunePolicy {
+    /// A tuner whose searches persist in `store`, if any, and whose
+    /// exploring may add `overhead` of a process's kernel time
+    /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]).
+    pub fn new(store: Option<Box<dyn Saver>>, overhead: f64) -> Self {
+        use std::hash::BuildHasher;
+        Self {
+            session: Session::new(store),
+            learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
+            salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
+            allowance: Allowance::new(overhead),
+        }
+    }
+
+    fn start(&self, l: &Launch<'_>) -> Learner {
+        let key = Key::for_trip(
+            l.kernel_name,
+            l.device.name.as_str(),
+            l.device.sm_arch,
+            l.desc.trip_count,
+        );
+        let loaded = self.session.loaded();
+        let learned = loaded.learned_moves(l.device);
+        let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);
+        let record = loaded.table.get(&key);
+        Learner::resume(key.clone(), &prior, record)
+    }
+}
+
+impl GridPolicy for TunePolicy {
+    /// Reads the store at program start rather than at the first launch:
+    /// work on the launch thread right before a launch slowed it. On the
+    /// H100, mriq's first kernel (about 50 us under `auto`) took 14 us more
+    /// than under `auto` when the store was read at its launch, 7 us when
+    /// read at start (15 of 20 paired runs slower in each), and 2 us
+    /// without a store (bench/results/h100/NOTES.md §23).
+    fn prepare(&self) {
+        self.session.loaded();
+    }
+
+    fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
+        let auto = || {
+            let (grid, rule) = auto::auto(l.device, l.kernel, &l.desc);
+            Proposal::new(grid, rule)
+        };
+        if !l.timed {
+            return Some(auto());
+        }
+        let trip = l.desc.trip_count;
+        let may_explore = self.allowance.open();
+        let decided = self.learners.with(
+            l,
+            || self.start(l),
+            |learner| {
+                let choice = learner.next(trip, self.salt, may_explore, |c| {
+                    resolve(c, l.device, l.kernel, &l.desc)
+                })?;
+                let news = choice.settled_now.then(|| {
+                    let description = learner.describe(|c| resolve(c, l.device, l.kernel, &l.desc));
+                    (description, learner.take_measured(self.session.now()))
+                });
+                Some((choice, news))
+            },
+        );
+        let Some(Some((choice, news))) = decided else {
+            return Some(auto());
+        };
+        if let Some((description, update)) = news {
+            // Handed over off the searches' lock: other launches go on
+            // meanwhile.
+            let saved = update.map_or_else(String::new, |u| self.session.save(u));
+            log::info!(
+                "tune: {} on {}, {}: settled on {description}{saved}",
+                l.kernel_name,
+                l.device.name,
+                Iterations(trip),
+            );
+        }
+        Some(Proposal {
+            observe: choice.observe,
+            label: (choice.rule == Rule::TuneRecheck).then_some(RECHECK_LABEL),
+            ..Proposal::new(choice.grid, choice.rule)
+        })
+    }
+
+    fn observe(&self, l: &Launch<'_>, grid: Geometry, ns: u64) {
+        let excess = self
+            .learners
+            .existing(l, |learner| learner.observe(grid, l.desc.trip_count, ns));
+        self.allowance.charge(ns, excess.flatten());
+    }
+
+    fn flush(&self) {
+        let used = self.session.now();
+        let mut updates = Vec::new();
+        self.learners
+            .each(|learner| updates.extend(learner.take_update(used)));
+        self.session.flush(updates);
+    }
+}

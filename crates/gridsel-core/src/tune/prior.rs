@@ -1,0 +1,282 @@
+//! The candidates of a search, in the order of a prior: `auto`'s grid,
+//! LLVM's, `occupancy`'s, the moves learned on other kernels, then
+//! `auto`'s neighbours (the module documentation of [`super`] says why).
+
+use super::cache::Table;
+use super::search::{Candidate, Step};
+use crate::device::DeviceDesc;
+use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
+use crate::kernel::{ExecMode, KernelDesc};
+use crate::policy::{self, Limits, Policy, auto, sweep};
+use std::collections::{HashMap, HashSet};
+
+/// The grid `c` stands for at `launch`, cut to the launch's limits (so the
+/// grid launched is the grid resolved).
+pub fn resolve(
+    c: Candidate,
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+) -> Option<Geometry> {
+    let auto = || auto::auto(device, kernel, launch).0;
+    let grid = match c {
+        Candidate::Auto => auto(),
+        Candidate::Llvm => policy::llvm::grid(device, kernel, launch),
+        Candidate::Occupancy => {
+            policy::decide(&Policy::Occupancy, device, kernel, launch)?.geometry
+        }
+        Candidate::Move {
+            threads,
+            blocks_log2,
+        } => {
+            let base = u64::from(auto().blocks);
+            let blocks = if blocks_log2 >= 0 {
+                base << blocks_log2
+            } else {
+                div_ceil(base, 1 << blocks_log2.unsigned_abs())
+            };
+            let blocks = saturate(blocks.max(1))
+                .min(useful_blocks(kernel, launch).max(1))
+                .min(sweep::MAX_SWEEP_BLOCKS);
+            Geometry::new(threads, blocks)
+        }
+        Candidate::Grid(g) => g,
+    };
+    Some(Limits::of(device, kernel, launch).clamp(grid).0)
+}
+
+/// Blocks that get work: teams beyond the number of distribute chunks idle
+/// (sweep.rs). A `target teams` region without a distribute loop (trip
+/// count 0) gives no bound: whatever its inner loops are, every team runs
+/// the region.
+fn useful_blocks(kernel: &KernelDesc, launch: &LaunchDesc) -> u32 {
+    if launch.trip_count == 0 {
+        return policy::MAX_BLOCKS;
+    }
+    let spmd = kernel.exec_mode.unwrap_or(ExecMode::Spmd) == ExecMode::Spmd;
+    let chunk = kernel
+        .distribute_chunk()
+        .filter(|_| spmd)
+        .unwrap_or(1)
+        .max(1);
+    saturate(div_ceil(launch.trip_count, u64::from(chunk)))
+}
+
+/// Log2 distance between two grids, the prior's model of "similar".
+fn distance(a: Geometry, b: Geometry) -> f64 {
+    let l = |x: u32| f64::from(x.max(1)).log2();
+    (l(a.threads) - l(b.threads)).abs() + BLOCK_WEIGHT * (l(a.blocks) - l(b.blocks)).abs()
+}
+
+/// Times change more slowly with blocks than with threads (H100 sweep).
+const BLOCK_WEIGHT: f64 = 0.25;
+
+/// Block multiples of `auto`'s grid the moves try on a loop (2^k).
+const BLOCK_STEPS: [i8; 7] = [0, -1, 1, -2, 2, 4, 6];
+
+/// Block multiples of LLVM's grid (`auto`'s there) tried on a `target teams`
+/// region without a distribute loop: x1, x2, x4 and x16 (LLVM's 3200 blocks
+/// up to 51 200).
+const TEAMS_REGION_BLOCK_STEPS: [i8; 4] = [0, 1, 2, 4];
+
+/// Whole waves of SMs tried there: SMs x 2^k for k up to this (132 to 4224
+/// blocks on the H100).
+const TEAMS_REGION_SM_DOUBLINGS: u32 = 5;
+
+/// Thread counts tried there besides LLVM's, in warps.
+const TEAMS_REGION_WARPS: [u32; 2] = [2, 1];
+
+/// The moves around `auto`'s grid for a loop: its thread count and the
+/// kernel's cap halved down to a warp, times [`BLOCK_STEPS`].
+fn loop_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candidate> {
+    let mut threads = vec![auto.threads];
+    let mut t = limits.max_threads;
+    while t >= device.warp_size.min(limits.max_threads) && t > 0 {
+        threads.push(t);
+        t /= 2;
+    }
+    threads
+        .into_iter()
+        .flat_map(|threads| {
+            BLOCK_STEPS.iter().map(move |&blocks_log2| Candidate::Move {
+                threads,
+                blocks_log2,
+            })
+        })
+        .collect()
+}
+
+/// The moves for a `target teams` region without a distribute loop, where
+/// `auto`'s grid is LLVM's: nothing tells how much work its inner loops
+/// have, so the block counts span the device, from one block per SM
+/// ([`TEAMS_REGION_SM_DOUBLINGS`]; fixed grids, since the store keys a
+/// search by device) to LLVM's times 16 ([`TEAMS_REGION_BLOCK_STEPS`]), at
+/// LLVM's thread count and [`TEAMS_REGION_WARPS`], those inside the
+/// launch's limits.
+///
+/// In the prior's order, coarse to fine: block counts a factor of 4 apart
+/// (SMs and LLVM's blocks times 4^k) at LLVM's threads, then at fewer
+/// threads, then the counts between; nearest LLVM's grid first within each.
+/// So the first candidates a search measures (the warm plan's 12) span the
+/// range both ways: on the H100 matrix-vector products wanted 528 x 128 and
+/// 1-D stencils 51 200 x 64 (bench/results/h100/teams/README.md), which
+/// nearest-first alone put 13th or later.
+fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candidate> {
+    let threads = std::iter::once(auto.threads)
+        .chain(TEAMS_REGION_WARPS.map(|w| w.saturating_mul(device.warp_size)))
+        .filter(|&t| limits.contains(Geometry::new(t, 1)));
+    let grid = |threads: u32, blocks: u64| {
+        Geometry::new(threads, saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS))
+    };
+    // (tier, distance from LLVM's grid, move) for `g`, 2^doublings times a
+    // base count of blocks.
+    let ranked = |doublings: u32, g: Geometry, c: Candidate| {
+        let fine = doublings % 2 == 1;
+        let tier = u8::from(fine) * 2 + u8::from(g.threads != auto.threads);
+        (tier, distance(g, auto), c)
+    };
+    let mut moves: Vec<(u8, f64, Candidate)> = threads
+        .flat_map(|threads| {
+            let llvm_multiples = TEAMS_REGION_BLOCK_STEPS.map(|blocks_log2| {
+                let doublings = u32::from(blocks_log2.unsigned_abs());
+                let g = grid(threads, u64::from(auto.blocks) << doublings);
+                let c = Candidate::Move {
+                    threads,
+                    blocks_log2,
+                };
+                ranked(doublings, g, c)
+            });
+            let sm_waves = (0..=TEAMS_REGION_SM_DOUBLINGS).map(move |k| {
+                let g = grid(threads, u64::from(device.sm_count) << k);
+                ranked(k, g, Candidate::Grid(g))
+            });
+            llvm_multiples.into_iter().chain(sm_waves)
+        })
+        .collect();
+    moves.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    moves.into_iter().map(|(_, _, c)| c).collect()
+}
+
+/// The candidates of one launch in the prior's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prior {
+    /// Each resolved to its grid for the launch.
+    pub list: Vec<(Candidate, Geometry)>,
+    /// The grids from this index on would starve the launch: fewer threads
+    /// with work than `auto`'s grid while that is under one wave of
+    /// resident threads (LLVM's grid excepted). `None` when none would.
+    pub starving_from: Option<usize>,
+}
+
+impl Prior {
+    /// The candidates, without their grids.
+    pub fn candidates(&self) -> Vec<Candidate> {
+        self.list.iter().map(|&(c, _)| c).collect()
+    }
+}
+
+/// The candidates for one launch in the prior's order (see the module
+/// documentation), each resolving to a distinct grid inside the launch's
+/// limits that `available` accepts (everything in the runtime; the measured
+/// grids in `gridsel tune-sim`). `learned` are moves that won for other
+/// kernels on this device, most frequent first; a launch without a trip
+/// count ignores them and tries its own ladder of block counts after
+/// LLVM's grid (`auto`'s, `occupancy`'s and LLVM's are one there).
+pub fn candidates(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    learned: &[Candidate],
+    available: impl Fn(Geometry) -> bool,
+) -> Prior {
+    let resolve = |c| resolve(c, device, kernel, launch);
+    let Some(auto) = resolve(Candidate::Auto) else {
+        return Prior {
+            list: Vec::new(),
+            starving_from: None,
+        };
+    };
+    let trip = launch.trip_count;
+    let useful = useful_blocks(kernel, launch);
+    // Threads with work: those of the blocks the trip count can use.
+    let busy = |g: Geometry| u64::from(g.blocks.min(useful)) * u64::from(g.threads);
+    // No thread does more than the sweep's most iterations (a region
+    // without a loop, trip count 0, gives none to count).
+    let sensible = |g: Geometry| div_ceil(trip, busy(g).max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD;
+    let limits = Limits::of(device, kernel, launch);
+    let (moves, learned) = if trip == 0 {
+        // Moves learned on loops are relative to `auto`'s grid for a trip
+        // count: they mean nothing for a region without one.
+        (teams_region_moves(device, &limits, auto), &[][..])
+    } else {
+        (loop_moves(device, &limits, auto), learned)
+    };
+    let mut moves: Vec<(Candidate, Geometry)> = moves
+        .into_iter()
+        .filter_map(|c| Some((c, resolve(c)?)))
+        .collect();
+    if trip != 0 {
+        // Nearest `auto`'s grid first (a region without a loop comes in its
+        // own order, coarse to fine).
+        moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
+    }
+    let mut seen = HashSet::new();
+    let mut list: Vec<(Candidate, Geometry)> =
+        [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]
+            .into_iter()
+            .chain(learned.iter().copied())
+            .filter_map(|c| Some((c, resolve(c)?)))
+            .chain(moves)
+            .filter(|&(_, g)| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
+            .collect();
+    // Grids that would starve the device go last (a region without a loop
+    // has no count of threads with work). On the H100 sweep such a
+    // candidate was more than 1.5x slower than `auto`'s grid in 152 of 364
+    // cases and 5 % faster in 31; a kernel launched once per run pays a
+    // whole run for each one it explores, so a cold plan screens none
+    // (search::Params::COLD). LLVM's grid keeps its place (a warm search
+    // screens it to never settle slower than LLVM).
+    let wave = u64::from(device.sm_count) * u64::from(device.max_threads_per_sm);
+    let starves = |&(c, g): &(Candidate, Geometry)| {
+        trip != 0 && c != Candidate::Llvm && busy(auto) < wave && busy(g) < busy(auto)
+    };
+    if let Some(rest) = list.get_mut(1..) {
+        rest.sort_by_key(starves);
+    }
+    let starving_from = list.iter().skip(1).position(starves).map(|i| i + 1);
+    Prior {
+        list,
+        starving_from,
+    }
+}
+
+/// The moves that settled searches of other kernels on `device` chose, most
+/// frequent first: a kernel's best grid relative to `auto` is often another
+/// kernel's.
+pub fn learned_moves(table: &Table, device: &DeviceDesc) -> Vec<Candidate> {
+    let mut counts: HashMap<Candidate, u32> = HashMap::new();
+    for r in table.records() {
+        // Searches of regions without a loop (class 0) move from LLVM's
+        // default grid, not from `auto`'s grid for a trip count.
+        if r.key.device != device.name || r.key.sm_arch != device.sm_arch || r.key.class == 0 {
+            continue;
+        }
+        let kind = r.kind();
+        // A record may hold no candidate at all (a store edited by hand).
+        if let Step::Settled(leader) = r.search.step(kind, 0)
+            && let Some(&c @ Candidate::Move { .. }) = r.search.candidates.get(leader)
+        {
+            *counts.entry(c).or_default() += 1;
+        }
+    }
+    let mut moves: Vec<(Candidate, u32)> = counts.into_iter().collect();
+    moves.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    moves
+        .into_iter()
+        .take(LEARNED_MOVES)
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// Learned moves put ahead of `auto`'s neighbours.
+const LEARNED_MOVES: usize = 4;

@@ -1,0 +1,154 @@
+//! `gridsel tune-sim`: searches replayed against measured times, run
+//! after run, through the store's format.
+
+use super::cache::{Key, Table};
+use super::learner::Learner;
+use super::policy::Allowance;
+use super::prior::Prior;
+use super::search::Candidate;
+use crate::geometry::Geometry;
+use std::collections::HashMap;
+
+/// How a search is replayed: runs in a row, launches per run, what the
+/// first launch of a run costs more (`cold` times the grid's time), and
+/// each run's exploring [`Allowance`] (`overhead`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplaySetup {
+    pub runs: usize,
+    pub launches: u32,
+    pub cold: f64,
+    pub overhead: f64,
+}
+
+/// One search replayed against measured times, run after run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    /// Per run: the time of the grid the search would keep at the end of
+    /// the run, and the mean time of the run's launches (exploration
+    /// included), in the timer's unit.
+    pub kept: Vec<f64>,
+    pub spent: Vec<f64>,
+    /// The first run after which the kept grid stays within 95 % of the
+    /// best measured performance; `None` if it never does.
+    pub runs_to_95pct: Option<usize>,
+    /// The same for what the runs spent: the first run from which every
+    /// run's launches, exploring included, cost within 95 % of what the best
+    /// grid's would.
+    pub runs_to_95pct_spent: Option<usize>,
+    pub best_time: f64,
+}
+
+/// The first run (from 1) from which every time of `per_run` is within 95 %
+/// of `best_time`; `None` if the last one is not.
+fn runs_until_within_95pct(per_run: &[f64], best_time: f64) -> Option<usize> {
+    match per_run.iter().rposition(|t| best_time / t < 0.95) {
+        None => Some(1),
+        Some(last_bad) => (last_bad + 1 < per_run.len()).then_some(last_bad + 2),
+    }
+}
+
+/// Runs the search over the `prior`'s candidates as `setup` says, through
+/// the store's format between runs, each run a process with its own
+/// [`Allowance`]: [`replay_program`] of a program with one kernel.
+pub fn replay(
+    prior: &Prior,
+    setup: ReplaySetup,
+    time: impl Fn(Geometry) -> f64,
+    noise: impl FnMut(bool) -> f64,
+    best_time: f64,
+) -> Replay {
+    let kernel = ReplayedKernel {
+        prior,
+        time: &time,
+        best_time,
+    };
+    let mut replays = replay_program(&[kernel], setup, noise);
+    replays.remove(0)
+}
+
+/// One kernel of a replayed program: its prior, what a launch on a grid
+/// costs, and the best time it is judged against.
+pub struct ReplayedKernel<'a> {
+    pub prior: &'a Prior,
+    pub time: &'a dyn Fn(Geometry) -> f64,
+    pub best_time: f64,
+}
+
+/// Runs one search per kernel of a program as `setup` says, through the
+/// store's format between runs. Each run is a process with one
+/// [`Allowance`] for all its searches, which launches every kernel in turn,
+/// `setup.launches` times over, as a time-stepping loop does (a kernel
+/// launched once per run: the program's kernels once each, in order). A
+/// launch costs `time` of its grid; its search sees that times a draw of
+/// `noise`, told whether the launch is the kernel's first of the run (cold;
+/// 1.0 for a noiseless replay), so that a plan is judged against the
+/// run-to-run noise it has to rank through. No learned moves: each prior is
+/// the caller's.
+pub fn replay_program(
+    kernels: &[ReplayedKernel<'_>],
+    setup: ReplaySetup,
+    mut noise: impl FnMut(bool) -> f64,
+) -> Vec<Replay> {
+    let key = |k: usize| Key::for_trip(format!("replay{k}"), "replay", 0, 1);
+    let grids: Vec<HashMap<Candidate, Geometry>> = kernels
+        .iter()
+        .map(|k| k.prior.list.iter().copied().collect())
+        .collect();
+    let mut table = Table::default();
+    let mut kept = vec![Vec::new(); kernels.len()];
+    let mut spent = vec![Vec::new(); kernels.len()];
+    let launches = f64::from(setup.launches.max(1));
+    for run in 0..setup.runs {
+        let text = table.render();
+        table = Table::parse(&text).unwrap_or_default();
+        let mut learners: Vec<Learner> = kernels
+            .iter()
+            .enumerate()
+            .map(|(k, kernel)| Learner::resume(key(k), kernel.prior, table.get(&key(k))))
+            .collect();
+        let mut total = vec![0.0; kernels.len()];
+        let allowance = Allowance::new(setup.overhead);
+        for n in 0..setup.launches {
+            for (k, learner) in learners.iter_mut().enumerate() {
+                let Some(choice) = learner.next(1, run as u64, allowance.open(), |c| {
+                    grids[k].get(&c).copied()
+                }) else {
+                    continue;
+                };
+                let cold = if n == 0 { setup.cold } else { 1.0 };
+                let t = (kernels[k].time)(choice.grid) * cold;
+                total[k] += t;
+                if choice.observe {
+                    let ns = (t * noise(n == 0) * 1e3).round().max(1.0) as u64;
+                    allowance.charge(ns, learner.observe(choice.grid, 1, ns));
+                }
+            }
+        }
+        for (k, learner) in learners.iter_mut().enumerate() {
+            spent[k].push(total[k] / launches);
+            let search = learner.search();
+            let leader = search.candidates[search.leader(learner.kind())];
+            kept[k].push((kernels[k].time)(grids[k][&leader]));
+            if let Some(u) = learner.take_update(run as u64) {
+                table.apply(&u);
+            }
+        }
+    }
+    kernels
+        .iter()
+        .zip(kept.into_iter().zip(spent))
+        .map(|(kernel, (kept, spent))| {
+            let best_time = kernel.best_time;
+            Replay {
+                runs_to_95pct: runs_until_within_95pct(&kept, best_time),
+                runs_to_95pct_spent: runs_until_within_95pct(
+                    &spent,
+                    best_time * (setup.cold + launches - 1.0) / launches,
+                ),
+                kept,
+                spent,
+                best_time,
+            }
+        })
+        .collect()
+}

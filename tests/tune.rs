@@ -893,13 +893,7 @@ fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     std::fs::remove_file(&bad).unwrap();
     write_as_a_process(&path, &[entry("k3", 1, 32)]).unwrap();
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), damaged);
-    let read = files::load_cache(&path).unwrap();
-    assert!(read.dropped.is_empty());
-    let kept: Vec<&str> = read
-        .table
-        .records()
-        .map(|r| r.key.kernel.as_str())
-        .collect();
+    let kept = kernels_read_cleanly(&path);
     assert_eq!(kept, ["k2", "k3"]);
     // A clean store is rewritten without touching the copy.
     write_as_a_process(&path, &[entry("k4", 1, 32)]).unwrap();
@@ -1164,13 +1158,7 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
     let bad = bad_copy(&journal);
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), damaged);
     assert!(!journal.exists());
-    let read = files::load_cache(&path).unwrap();
-    assert!(read.dropped.is_empty());
-    let kept: Vec<&str> = read
-        .table
-        .records()
-        .map(|r| r.key.kernel.as_str())
-        .collect();
+    let kept = kernels_read_cleanly(&path);
     assert_eq!(kept, ["k1", "k2", "k4", "k5"]);
 
     // Files at the journal's name that gridsel did not write.
@@ -1487,4 +1475,12 @@ fn the_allowance_bounds_what_a_run_pays_for_exploring() {
     let none = replay(&prior, setup(20, 1.0, 0.0), &time, |_| 1.0, best12);
     assert!(none.spent[0] <= auto + worst / 20.0, "{none:?}");
     assert!(none.runs_to_95pct.is_some(), "{none:?}");
+}
+
+/// The kernels of the store at `path`, read as a process reads it, which
+/// must drop nothing.
+fn kernels_read_cleanly(path: &Path) -> Vec<String> {
+    let read = files::load_cache(path).unwrap();
+    assert!(read.dropped.is_empty(), "{:?}", read.dropped);
+    read.table.records().map(|r| r.key.kernel.clone()).collect()
 }

@@ -4,7 +4,7 @@
 //! harness's `ceiling`) and `cache-entries` (a store pinning grids, for the
 //! harness's `best-cache`).
 
-use crate::sweep::{KernelIndex, Measured, warn_undescribed};
+use crate::sweep::{KernelIndex, Measured, POINTS_COLUMNS, warn_undescribed};
 use gridsel::forest::{FEATURES, N_FEATURES, features as feature_row};
 use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::policy::{self, sweep};
@@ -20,15 +20,7 @@ pub fn features(sweep: &Measured, candidates: bool) -> Result<(), String> {
     let source = sweep.points.display().to_string();
     let text = sweep.points_text()?;
     let reader = Reader::new(&source, &text)?;
-    let names = [
-        "program",
-        "kernel",
-        "trip_count",
-        "label",
-        "threads",
-        "blocks",
-        "median_ms",
-    ];
+    let names = POINTS_COLUMNS;
     let columns = reader.columns(names)?;
     let [_, _, trip_count, _, threads, blocks, _] = columns;
     let features_header: Vec<String> = FEATURES.iter().map(|f| format!("x.{f}")).collect();

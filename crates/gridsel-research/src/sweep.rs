@@ -96,19 +96,23 @@ impl Case {
     }
 }
 
+/// The columns of points.csv that the research commands read.
+pub const POINTS_COLUMNS: [&str; 7] = [
+    "program",
+    "kernel",
+    "trip_count",
+    "label",
+    "threads",
+    "blocks",
+    "median_ms",
+];
+
 /// Reads points.csv's `text` (named `source` in errors) into cases, in order
 /// of program, kernel and trip count.
 pub fn read_points(text: &str, source: &str) -> Result<Vec<Case>, String> {
     let reader = Reader::new(source, text)?;
-    let [program, kernel, trip_count, label, threads, blocks, median] = reader.columns([
-        "program",
-        "kernel",
-        "trip_count",
-        "label",
-        "threads",
-        "blocks",
-        "median_ms",
-    ])?;
+    let [program, kernel, trip_count, label, threads, blocks, median] =
+        reader.columns(POINTS_COLUMNS)?;
     let mut cases: BTreeMap<(String, String, u64), Case> = BTreeMap::new();
     let mut sums: HashMap<(String, String, u64, Geometry), (f64, u32)> = HashMap::new();
     for record in reader {

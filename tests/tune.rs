@@ -1020,7 +1020,8 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
     assert!(!file.upkeep_due());
     let writer = StoreWriter::new(Box::new(file));
     writer.load().unwrap();
-    assert!(writer.upkeep_due() || !files::journal_path(&path).exists());
+    // (Whether the merge is still due right after the load is a race with
+    // the writer thread, which takes it at once: only its end is checked.)
     eventually("merged in by the writer thread", || {
         !files::journal_path(&path).exists()
     });

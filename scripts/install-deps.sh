@@ -18,7 +18,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(clang-19 libomp-19-dev clang-tools-19 clang-15 clang-tools-15 clang-16 clang-tools-16
-  gcc libc6-dev binutils make python3 python3-pip python3-matplotlib xz-utils ca-certificates curl)
+  gcc libc6-dev binutils make python3 python3-pip python3-matplotlib xz-utils ca-certificates curl
+  debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -8,7 +8,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --no-llvm-root
 export PATH=$HOME/.cargo/bin:$PATH
 cargo build --release --quiet
 out=target/demo; mkdir -p "$out"

@@ -11,7 +11,8 @@
 #     target/llvm-toolchains (scripts/llvm-toolchains.sh; about 2.5 minutes
 #     and 1.9 GB the first time), and the NVPTX OpenMP device runtime of 22
 #     and 23, which Debian ships none of, built from Debian's source of each
-#     release (scripts/llvm-devicertl.sh; about 30 s each);
+#     release (scripts/llvm-devicertl.sh; about 30 s each); skipped with
+#     --no-llvm-root (the demo's case: it needs none of it);
 #   - matplotlib for the harness's plot;
 #   - a Rust toolchain when none is installed.
 set -euo pipefail
@@ -46,6 +47,9 @@ python3 -c 'import matplotlib' 2>/dev/null ||
 
 bash "$repo/tests/llvm-runtimes.sh" "$repo/target/llvm-runtimes" >/dev/null
 bash "$repo/bench/toolchain/setup.sh" >/dev/null
+# The clang 21-23 root (a few minutes and 2 GB fresh) is for the tests;
+# the demo asks for none of it.
+[[ ${1:-} == --no-llvm-root ]] && exit 0
 bash "$repo/scripts/llvm-toolchains.sh" >/dev/null
 # The sm_90 programs of clang 22 and 23 need it; without it (exit 3, said on
 # stderr) only their sm_90 builds fail.

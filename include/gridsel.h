@@ -55,7 +55,8 @@ extern "C" {
 /* Whether a kernel's parallel regions may nest (the kernel environment's
  * MayUseNestedParallelism). Unknown is treated as "may": such kernels keep at
  * most LLVM's own grid, since more threads per block can exhaust the device
- * runtime's heap and make the launch fail. */
+ * runtime's heap and make the launch fail. The single-level `parallel for` kernels of Lloyd et
+ * al. (and `gridsel select`'s kernels described by flags) are GRIDSEL_NESTING_NONE. */
 #define GRIDSEL_NESTING_UNKNOWN 0
 #define GRIDSEL_NESTING_NONE 1
 #define GRIDSEL_NESTING_MAY 2

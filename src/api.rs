@@ -20,7 +20,7 @@ use crate::ffi::abi::{self, BinDesc, KernelArgs};
 use crate::ffi::dl;
 use crate::geometry::LaunchDesc;
 use crate::guard::boundary;
-use crate::kernel::{ExecMode, KernelDesc, KernelEnvironment};
+use crate::kernel::{ExecMode, KernelDesc};
 use crate::logging::Reported;
 use crate::policy::{self, Policy};
 use crate::runtime::{LaunchRequest, Runtime};
@@ -276,28 +276,22 @@ impl CKernel {
     /// kernel environment they come from.
     fn to_desc(self) -> KernelDesc {
         let known = |v: u32| (v > 0).then_some(v);
-        let exec_mode = u8::try_from(self.exec_mode).unwrap_or(0);
-        let may_use_nested_parallelism = match self.nesting {
-            1 => Some(false),
-            2 => Some(true),
-            _ => None,
-        };
-        KernelDesc {
+        let mut kernel = KernelDesc {
             registers: known(self.registers),
             shared_mem: known(self.shared_mem),
             local_mem: known(self.local_mem),
             max_threads: known(self.max_threads),
-            exec_mode: ExecMode::from_raw(exec_mode),
-            environment: may_use_nested_parallelism
-                .is_some()
-                .then_some(KernelEnvironment {
-                    may_use_nested_parallelism,
-                    exec_mode,
-                    max_threads: known(self.max_threads),
-                    ..KernelEnvironment::default()
-                }),
+            exec_mode: u8::try_from(self.exec_mode)
+                .ok()
+                .and_then(ExecMode::from_raw),
             ..KernelDesc::named("C API kernel")
+        };
+        match self.nesting {
+            1 => kernel.state_nesting(false),
+            2 => kernel.state_nesting(true),
+            _ => {}
         }
+        kernel
     }
 }
 

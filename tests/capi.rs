@@ -107,6 +107,15 @@ fn titan_x_pascal_short_and_long_loops() {
     assert_eq!((rc, threads, blocks, class), (0, 64, 448, 3));
 }
 
+/// Lloyd et al.'s Fig. 7: 10 one-thread blocks for 10 iterations, unless the
+/// kernel may nest, which keeps LLVM's one block.
+#[test]
+fn titan_x_pascal_fig7_and_its_nesting_twin() {
+    let r = results();
+    assert_eq!(grid(&r, "titan_fig7"), (0, [1, 10, 32, 1, 1]));
+    assert_eq!(grid(&r, "titan_fig7_nested"), (0, [1, 1, 32, 1, 1]));
+}
+
 #[test]
 fn h100_lloyd_next_to_llvm() {
     let r = results();

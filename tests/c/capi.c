@@ -25,6 +25,14 @@ int main(void) {
   gridsel_kernel k64 = {64, 0, 0, 0, GRIDSEL_MODE_SPMD, GRIDSEL_NESTING_NONE};
   select_and_print("titan_trip10", &titan, &k64, 10, "lloyd");
   select_and_print("titan_trip131072", &titan, &k64, 128 * 1024, "lloyd");
+  /* Lloyd et al.'s Fig. 7 (`gridsel select`'s default for a kernel described by flags), and
+   * the same kernel stated to nest. */
+  gridsel_device titan_paper;
+  gridsel_device_preset("titanx-pascal", &titan_paper);
+  gridsel_kernel fig7 = {32, 0, 0, 0, GRIDSEL_MODE_SPMD, GRIDSEL_NESTING_NONE};
+  select_and_print("titan_fig7", &titan_paper, &fig7, 10, "lloyd");
+  fig7.nesting = GRIDSEL_NESTING_MAY;
+  select_and_print("titan_fig7_nested", &titan_paper, &fig7, 10, "lloyd");
 
   gridsel_device h100;
   rc = gridsel_device_preset("h100", &h100);

@@ -41,9 +41,17 @@ pub struct Target {
     /// Compiled thread cap (clang's default is 128).
     #[arg(long)]
     pub max_threads: Option<u32>,
-    /// spmd, generic or generic-spmd.
+    /// spmd, generic or generic-spmd (default: --binary's, else spmd, the
+    /// mode clang gives `target teams distribute parallel for`).
     #[arg(long, value_parser = parse_mode)]
     pub mode: Option<ExecMode>,
+    /// Whether the kernel may run a `parallel` region inside another: yes
+    /// or no. Such a kernel keeps at most LLVM's grid, since more threads or
+    /// blocks can exhaust the GPU runtime's heap and fail the launch.
+    /// Default: --binary's kernel environment, else no, as in the
+    /// single-level `parallel for` kernels Lloyd et al. decide (their Fig. 7).
+    #[arg(long, value_name = "yes|no", value_parser = parse_yes_no)]
+    pub nested: Option<bool>,
     /// The LLVM release whose grid rule gives LLVM's grid (19 to 23;
     /// default 19).
     #[arg(long = "llvm-version", value_name = "MAJOR", value_parser = parse_llvm_rule)]
@@ -81,6 +89,15 @@ fn parse_mode(text: &str) -> Result<ExecMode, String> {
     }
 }
 
+/// `--nested`: yes or no.
+fn parse_yes_no(text: &str) -> Result<bool, String> {
+    match text {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("expected yes or no".into()),
+    }
+}
+
 impl Target {
     /// The device, the kernel (from --binary, with the flags' overrides) and
     /// the launch.
@@ -91,9 +108,18 @@ impl Target {
             device.threads_per_block = tpb;
             device.validate().map_err(|e| e.to_string())?;
         }
-        let mut kernel = match (&self.binary, &self.kernel) {
-            (Some(path), Some(name)) => find_kernel(path, name, device.sm_arch)?,
-            _ => KernelDesc::named("kernel"),
+        // A kernel described by flags alone has no kernel environment; it
+        // is the paper's kind unless the flags say otherwise: SPMD, no
+        // nesting (--nested's help).
+        let (mut kernel, nested) = match (&self.binary, &self.kernel) {
+            (Some(path), Some(name)) => (find_kernel(path, name, device.sm_arch)?, self.nested),
+            _ => {
+                let flags_only = KernelDesc {
+                    exec_mode: Some(ExecMode::Spmd),
+                    ..KernelDesc::named("kernel")
+                };
+                (flags_only, Some(self.nested.unwrap_or(false)))
+            }
         };
         let overrides = [
             (&mut kernel.registers, self.registers),
@@ -107,6 +133,9 @@ impl Target {
             }
         }
         kernel.exec_mode = self.mode.or(kernel.exec_mode);
+        if let Some(nested) = nested {
+            kernel.state_nesting(nested);
+        }
         Ok((device, kernel, LaunchDesc::open(self.trip_count)))
     }
 }

@@ -8,7 +8,7 @@ use gridsel::config::{ON_OFF, SETTINGS};
 use gridsel::device::{DeviceDesc, PRESETS};
 use gridsel::ffi::cuda;
 use gridsel::image::ImageKind;
-use gridsel::policy::{self, DEFAULT_POLICY, Policy, llvm};
+use gridsel::policy::{self, DEFAULT_POLICY, Limits, Policy, llvm};
 use gridsel_cli::args::{Target, policy_help, read_images};
 use std::path::PathBuf;
 
@@ -115,6 +115,7 @@ pub fn run(command: Command) -> Result<(), String> {
                 format!("{policy} chooses per launch at run time; pick a stateless policy")
             })?;
             let llvm = llvm::grid(&device, &kernel, &launch);
+            let range = Limits::of(&device, &kernel, &launch);
             let g = decision.geometry;
             if json {
                 let value = serde_json::json!({
@@ -122,6 +123,7 @@ pub fn run(command: Command) -> Result<(), String> {
                     "threads": g.threads, "blocks": g.blocks,
                     "llvm_threads": llvm.threads, "llvm_blocks": llvm.blocks,
                     "rule": decision.rule.to_string(), "clamped": decision.clamped,
+                    "narrowed": range.narrowed.map(|why| why.to_string()),
                 });
                 println!("{value}");
             } else {
@@ -139,6 +141,9 @@ pub fn run(command: Command) -> Result<(), String> {
                     decision.rule,
                     if decision.clamped { " (clamped)" } else { "" }
                 );
+                if decision.clamped {
+                    println!("{:<8} cut to {range}", "range");
+                }
             }
         }
         Command::Devices => {

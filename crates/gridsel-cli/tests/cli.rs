@@ -178,6 +178,108 @@ fn select_models_the_llvm_release_it_is_given() {
     }
 }
 
+/// `gridsel select --device titanx-pascal --policy lloyd --trip-count 10
+/// --registers 32 --shared-mem 0` and `extra`: the JSON answer and the text one.
+fn fig7(extra: &[&str]) -> (Value, String) {
+    let mut args = vec![
+        "select",
+        "--device",
+        "titanx-pascal",
+        "--policy",
+        "lloyd",
+        "--trip-count",
+        "10",
+        "--registers",
+        "32",
+        "--shared-mem",
+        "0",
+    ];
+    args.extend(extra);
+    let text = gridsel(&args);
+    args.push("--json");
+    (serde_json::from_str(&gridsel(&args)).unwrap(), text)
+}
+
+/// Lloyd et al.'s Fig. 7: a short loop of 10 iterations gets 10 one-thread
+/// blocks. A kernel described by flags is taken as SPMD without nesting, so
+/// the safe range does not cut it to LLVM's one block.
+#[test]
+fn select_reproduces_fig7_for_a_kernel_described_by_flags() {
+    let (json, text) = fig7(&[]);
+    assert_eq!(
+        (&json["threads"], &json["blocks"], &json["clamped"]),
+        (&Value::from(1), &Value::from(10), &Value::from(false)),
+        "{json}"
+    );
+    assert_eq!(json["narrowed"], Value::Null, "{json}");
+    assert!(text.contains("10 blocks x 1 threads"), "{text}");
+    assert!(!text.contains("range"), "{text}");
+    assert_eq!(fig7(&["--nested", "no", "--mode", "spmd"]).0, json);
+}
+
+/// A kernel stated to nest keeps at most LLVM's grid, and both outputs say
+/// why the policy's grid was cut.
+#[test]
+fn select_nested_yes_cuts_to_llvms_grid_and_says_so() {
+    let (json, text) = fig7(&["--nested", "yes"]);
+    assert_eq!(
+        (&json["blocks"], &json["llvm_blocks"], &json["clamped"]),
+        (&Value::from(1), &Value::from(1), &Value::from(true)),
+        "{json}"
+    );
+    assert_eq!(
+        json["narrowed"], "the kernel may use nested parallelism",
+        "{json}"
+    );
+    let range = text
+        .lines()
+        .find(|l| l.starts_with("range"))
+        .unwrap_or_else(|| panic!("no range line in\n{text}"));
+    assert!(
+        range.ends_with(
+            "cut to threads 1..32, blocks <= 1 (LLVM's grid at most: the kernel may use nested parallelism)"
+        ),
+        "{range}"
+    );
+    let (ok, _, stderr) = gridsel_env(&["select", "--trip-count", "10", "--nested", "maybe"], &[]);
+    assert!(!ok && stderr.contains("expected yes or no"), "{stderr}");
+}
+
+/// A kernel read from a binary keeps its environment's nesting unless
+/// --nested says otherwise.
+#[test]
+fn select_takes_nesting_from_the_binary_unless_stated() {
+    let cubin = fixture("kernels.sm_90.cubin");
+    let select = |extra: &[&str]| {
+        let mut args = vec![
+            "select",
+            "--binary",
+            cubin.to_str().unwrap(),
+            "--kernel",
+            "__omp_offloading_fe00_98e137_heavy_l39",
+            "--trip-count",
+            "1000000",
+            "--policy",
+            "fixed:128,8000",
+            "--json",
+        ];
+        args.extend(extra);
+        serde_json::from_str::<Value>(&gridsel(&args)).unwrap()
+    };
+    let json = select(&[]);
+    assert_eq!(
+        (&json["blocks"], &json["narrowed"]),
+        (&Value::from(8000), &Value::Null),
+        "{json}"
+    );
+    let json = select(&["--nested", "yes"]);
+    assert_eq!(json["blocks"], json["llvm_blocks"], "{json}");
+    assert_eq!(
+        json["narrowed"], "the kernel may use nested parallelism",
+        "{json}"
+    );
+}
+
 /// Runs `gridsel ARGS` with `env`, returns (success, stdout, stderr).
 fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gridsel"))

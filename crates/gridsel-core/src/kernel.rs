@@ -223,6 +223,20 @@ impl KernelDesc {
         }
     }
 
+    /// Records what a caller states about nesting in place of a compiled
+    /// kernel environment (the C API's and `gridsel select`'s kernels): the
+    /// environment's nesting byte, with the mode and cap it would carry when
+    /// there is none yet.
+    pub fn state_nesting(&mut self, nested: bool) {
+        let (exec_mode, max_threads) = (self.exec_mode, self.max_threads);
+        let environment = self.environment.get_or_insert_with(|| KernelEnvironment {
+            exec_mode: exec_mode.map_or(0, ExecMode::raw),
+            max_threads,
+            ..KernelEnvironment::default()
+        });
+        environment.may_use_nested_parallelism = Some(nested);
+    }
+
     /// Names of the facts this descriptor lacks, for the log.
     pub fn unknown_fields(&self) -> Vec<&'static str> {
         let mut missing = Vec::new();
@@ -303,6 +317,31 @@ impl fmt::Display for KernelEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stated_nesting_stands_for_the_environment_and_keeps_one_already_read() {
+        let mut k = KernelDesc {
+            exec_mode: Some(ExecMode::GenericSpmd),
+            max_threads: Some(256),
+            ..KernelDesc::named("k")
+        };
+        assert_eq!(k.nested_parallelism(), None);
+        k.state_nesting(true);
+        let env = k.environment.unwrap();
+        assert_eq!(
+            (
+                env.may_use_nested_parallelism,
+                env.exec_mode,
+                env.max_threads
+            ),
+            (Some(true), 3, Some(256))
+        );
+        assert_eq!(k.nested_parallelism(), Some(true));
+        k.environment.as_mut().unwrap().reduction_data_size = Some(8);
+        k.state_nesting(false);
+        assert_eq!(k.nested_parallelism(), Some(false));
+        assert_eq!(k.environment.unwrap().reduction_data_size, Some(8));
+    }
 
     #[test]
     fn exec_mode_round_trips_the_raw_byte() {

@@ -128,13 +128,8 @@ pub fn too_large(cap: u64) -> io::Error {
 /// `cap` bytes is an error (`FileTooLarge`), and nothing past the cap is
 /// read.
 pub fn read_capped(path: &Path, cap: u64) -> io::Result<String> {
-    let file = open_regular(path, OpenOptions::new().read(true))?;
-    let mut text = String::new();
-    file.take(cap.saturating_add(1)).read_to_string(&mut text)?;
-    if text.len() as u64 > cap {
-        return Err(too_large(cap));
-    }
-    Ok(text)
+    String::from_utf8(read_capped_bytes(path, cap)?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// [`read_capped`] as bytes.
@@ -311,12 +306,14 @@ pub fn ensure_writable(path: &Path, meta: &Metadata) -> io::Result<()> {
     }
 }
 
-/// Gives the new `file` the permission bits and, where this process may,
-/// the owner and group of `like`, the file it stands in for: a private
-/// file stays private, a shared one shared. A process that may not give
-/// the file away (another user's file in a folder it may write) keeps at
-/// least the group where it belongs to it, and otherwise owns the file.
-fn take_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
+/// Gives `file`, which stands in for `like` (a new store for the old one,
+/// the journal or `.bad` copy for the store), the permission bits and,
+/// where this process may, the owner and group of `like`, changing only
+/// what differs: a private file stays private, a shared one shared. A
+/// process that may not give the file away (another user's file in a
+/// folder it may write) keeps at least the group where it belongs to it,
+/// and otherwise owns the file.
+pub fn keep_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
     let (uid, gid) = (like.uid(), like.gid());
     let meta = file.metadata()?;
     if (meta.uid(), meta.gid()) != (uid, gid)
@@ -325,29 +322,18 @@ fn take_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
         let _ = std::os::unix::fs::fchown(file, None, Some(gid));
     }
     // After the owner: changing it may clear set-id bits (none are kept).
-    file.set_permissions(std::fs::Permissions::from_mode(
-        like.permissions().mode() & 0o777,
-    ))
-}
-
-/// Gives the open `file`, which stands in for `like` (the store's journal
-/// for the store), `like`'s mode and owner where they differ, as
-/// [`replace_atomically`] gives a new file.
-pub fn keep_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
-    let meta = file.metadata()?;
-    let same = (meta.uid(), meta.gid()) == (like.uid(), like.gid())
-        && meta.permissions().mode() & 0o777 == like.permissions().mode() & 0o777;
-    if same {
+    let mode = like.permissions().mode() & 0o777;
+    if file.metadata()?.permissions().mode() & 0o777 == mode {
         return Ok(());
     }
-    take_mode_and_owner(file, like)
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
 }
 
 /// Replaces the file at `path` with `bytes`, atomically: readers see the
 /// old file or the new one, never a part. `path` must be a regular file
 /// that is not read-only (`ensure_writable`), or absent. The bytes go to
 /// a new temporary file beside it, which takes the old file's mode and
-/// owner (`take_mode_and_owner`; a new file gets mode 0644 less the
+/// owner (`keep_mode_and_owner`; a new file gets mode 0644 less the
 /// umask), is synced and renamed over `path`; stale temporary files of
 /// `path` are removed first (`remove_stale_temp_files`).
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -359,7 +345,7 @@ pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (temp, mut file) = create_temp(path)?;
     let written = file
         .write_all(bytes)
-        .and_then(|()| existing.map_or(Ok(()), |meta| take_mode_and_owner(&file, &meta)))
+        .and_then(|()| existing.map_or(Ok(()), |meta| keep_mode_and_owner(&file, &meta)))
         .and_then(|()| file.sync_all())
         .and_then(|()| std::fs::rename(&temp, path));
     if written.is_err() {
@@ -370,7 +356,7 @@ pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Writes `bytes` to a new file at `path`, which must not exist (`O_EXCL`:
 /// never an existing file, never through a link: `AlreadyExists`), with
-/// the mode and owner of the regular file `like` (`take_mode_and_owner`),
+/// the mode and owner of the regular file `like` (`keep_mode_and_owner`),
 /// synced. A file half written is removed.
 pub fn write_new(path: &Path, bytes: &[u8], like: &Path) -> io::Result<()> {
     let like = ensure_regular_or_absent(like)?.ok_or(io::ErrorKind::NotFound)?;
@@ -382,7 +368,7 @@ pub fn write_new(path: &Path, bytes: &[u8], like: &Path) -> io::Result<()> {
         .open(path)?;
     let written = file
         .write_all(bytes)
-        .and_then(|()| take_mode_and_owner(&file, &like))
+        .and_then(|()| keep_mode_and_owner(&file, &like))
         .and_then(|()| file.sync_all());
     if written.is_err() {
         let _ = std::fs::remove_file(path);

@@ -60,14 +60,8 @@ fn run_with_unread_stderr(mode: &str, unread: Unread) -> (std::process::ExitStat
     drop(socket_reader);
     // The program waits for the end of its stdin before it calls gridsel.
     drop(child.stdin.take());
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    (child.wait().unwrap(), stdout)
+    let out = child.wait_with_output().unwrap();
+    (out.status, String::from_utf8(out.stdout).unwrap())
 }
 
 #[test]
@@ -126,14 +120,9 @@ fn run_panicking(read: bool) -> (std::process::ExitStatus, String, String) {
         }
         text
     });
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    (child.wait().unwrap(), stdout, reader.join().unwrap())
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    (out.status, stdout, reader.join().unwrap())
 }
 
 #[test]

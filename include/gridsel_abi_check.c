@@ -1,5 +1,5 @@
 /* Compiled by build.rs: fails the build if gridsel.h drifts from the Rust
- * definitions in src/ffi/api.rs (CDevice, CKernel, CGrid). */
+ * definitions in src/api.rs (CDevice, CKernel, CGrid). */
 #include "gridsel.h"
 
 _Static_assert(sizeof(gridsel_device) == 13 * 4, "gridsel_device layout");

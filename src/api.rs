@@ -172,23 +172,60 @@ fn report_abi_once(e: &abi::AbiError) {
 // These call no foreign code, so nothing can unwind into them but a panic,
 // which `boundary` catches: they stay `extern "C"`.
 
-/// `gridsel_device`: a GPU's limits.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CDevice {
-    pub sm_arch: u32,
-    pub sm_count: u32,
-    pub max_threads_per_sm: u32,
-    pub max_registers_per_sm: u32,
-    pub max_shared_mem_per_sm: u32,
-    pub max_blocks_per_sm: u32,
-    pub max_threads_per_block: u32,
-    pub warp_size: u32,
-    pub threads_per_block: u32,
-    pub register_alloc_unit: u32,
-    pub shared_alloc_unit: u32,
-    pub reserved_shared_per_block: u32,
-    pub waves: u32,
+/// Declares a C struct of `u32` fields that mirror [`DeviceDesc`]'s
+/// fields of the same names, with the conversions both ways, from one list
+/// of field names: a field added to the list is converted both ways, and
+/// `header_structs_list_the_rust_fields_in_order` checks the list against
+/// `include/gridsel.h`.
+macro_rules! c_device {
+    ($(#[$meta:meta])* pub struct $name:ident { $($field:ident),* $(,)? }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name {
+            $(pub $field: u32,)*
+        }
+
+        impl $name {
+            /// The field names, in declaration (and C) order.
+            #[cfg(test)]
+            pub const FIELDS: &[&str] = &[$(stringify!($field)),*];
+
+            fn to_desc(self) -> DeviceDesc {
+                DeviceDesc {
+                    name: "C API device".into(),
+                    $($field: self.$field,)*
+                    // The C struct names no LLVM release: LLVM 19's rule, as documented.
+                    llvm: policy::llvm::LlvmRule::FALLBACK,
+                }
+            }
+        }
+
+        impl From<&DeviceDesc> for $name {
+            fn from(d: &DeviceDesc) -> Self {
+                Self { $($field: d.$field,)* }
+            }
+        }
+    };
+}
+
+c_device! {
+    /// `gridsel_device`: a GPU's limits, [`DeviceDesc`]'s numbers.
+    pub struct CDevice {
+        sm_arch,
+        sm_count,
+        max_threads_per_sm,
+        max_registers_per_sm,
+        max_shared_mem_per_sm,
+        max_blocks_per_sm,
+        max_threads_per_block,
+        warp_size,
+        threads_per_block,
+        register_alloc_unit,
+        shared_alloc_unit,
+        reserved_shared_per_block,
+        waves,
+    }
 }
 
 /// `gridsel_kernel`: a kernel's resources; 0 means unknown.
@@ -227,49 +264,6 @@ pub const GRIDSEL_ERR_NULL: c_int = -1;
 pub const GRIDSEL_ERR_POLICY: c_int = -2;
 pub const GRIDSEL_ERR_DEVICE: c_int = -3;
 pub const GRIDSEL_ERR_INTERNAL: c_int = -4;
-
-impl From<&DeviceDesc> for CDevice {
-    fn from(d: &DeviceDesc) -> Self {
-        Self {
-            sm_arch: d.sm_arch,
-            sm_count: d.sm_count,
-            max_threads_per_sm: d.max_threads_per_sm,
-            max_registers_per_sm: d.max_registers_per_sm,
-            max_shared_mem_per_sm: d.max_shared_mem_per_sm,
-            max_blocks_per_sm: d.max_blocks_per_sm,
-            max_threads_per_block: d.max_threads_per_block,
-            warp_size: d.warp_size,
-            threads_per_block: d.threads_per_block,
-            register_alloc_unit: d.register_alloc_unit,
-            shared_alloc_unit: d.shared_alloc_unit,
-            reserved_shared_per_block: d.reserved_shared_per_block,
-            waves: d.waves,
-        }
-    }
-}
-
-impl CDevice {
-    fn to_desc(self) -> DeviceDesc {
-        DeviceDesc {
-            name: "C API device".into(),
-            sm_arch: self.sm_arch,
-            sm_count: self.sm_count,
-            max_threads_per_sm: self.max_threads_per_sm,
-            max_registers_per_sm: self.max_registers_per_sm,
-            max_shared_mem_per_sm: self.max_shared_mem_per_sm,
-            max_blocks_per_sm: self.max_blocks_per_sm,
-            max_threads_per_block: self.max_threads_per_block,
-            warp_size: self.warp_size,
-            threads_per_block: self.threads_per_block,
-            waves: self.waves,
-            register_alloc_unit: self.register_alloc_unit,
-            shared_alloc_unit: self.shared_alloc_unit,
-            reserved_shared_per_block: self.reserved_shared_per_block,
-            // The C struct names no LLVM release: LLVM 19's rule, as documented.
-            llvm: policy::llvm::LlvmRule::FALLBACK,
-        }
-    }
-}
 
 impl CKernel {
     /// The caller's description; its mode, cap and nesting stand for the
@@ -387,4 +381,47 @@ pub unsafe extern "C" fn gridsel_select(
 #[unsafe(no_mangle)]
 pub extern "C" fn gridsel_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The field names of `typedef struct NAME { ... } NAME;` in the
+    /// header, in order.
+    fn header_fields(header: &str, name: &str) -> Vec<String> {
+        let start = header
+            .find(&format!("typedef struct {name} {{"))
+            .unwrap_or_else(|| panic!("no struct {name} in the header"));
+        let body = &header[start..];
+        let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+        body.lines()
+            .filter_map(|line| {
+                let decl = line.split("/*").next()?.trim().strip_suffix(';')?;
+                Some(decl.split_whitespace().last()?.to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn header_structs_list_the_rust_fields_in_order() {
+        let header = include_str!("../include/gridsel.h");
+        assert_eq!(header_fields(header, "gridsel_device"), CDevice::FIELDS);
+        assert_eq!(CDevice::FIELDS.len() * 4, size_of::<CDevice>());
+    }
+
+    #[test]
+    fn a_device_crosses_the_c_api_unchanged() {
+        let h100 = DeviceDesc::preset("h100").unwrap();
+        let back = CDevice::from(&h100).to_desc();
+        assert_eq!(
+            DeviceDesc {
+                name: h100.name.clone(),
+                llvm: h100.llvm,
+                ..back
+            },
+            h100
+        );
+        assert_eq!(back.name, "C API device");
+    }
 }

@@ -700,8 +700,11 @@ fn a_replay_ranks_noisy_samples_and_pays_the_grids_own_times() {
 
 // ---- cache ---------------------------------------------------------------------
 
+/// A fresh folder for one test's store, under Cargo's scratch folder for
+/// integration tests rather than /tmp: emptied when the test starts again,
+/// never left to pile up one per run.
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gridsel-tune-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tune-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("cache.json")

@@ -24,6 +24,9 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 KERNELS = os.path.join(REPO, "bench", "kernels")
+sys.path.insert(0, HERE)
+
+from gridsel_harness.results import record_key  # noqa: E402
 
 GROUPS = [
     ("Generic-SPMD", "Generic-SPMD"),
@@ -193,7 +196,7 @@ def main():
         reps = j.get("prog_reps")
         if j.get("reps_reduced_from"):
             reps = f"{reps} (from {j['reps_reduced_from']})"
-        print(f"| {j['program']}-{j['n']} | {j['status']} | {j.get('wall_s') or '-'} | {reps or '-'} | "
+        print(f"| {record_key(j)} | {j['status']} | {j.get('wall_s') or '-'} | {reps or '-'} | "
               f"{ks} / {kg} / {kd} |")
 
     if given:
@@ -201,7 +204,7 @@ def main():
         print("| job | kernel | LLVM | median ms | spread | samples |")
         print("|---|---|---|---|---|---|")
         for j, q in given:
-            raw = os.path.join(R, "raw", f"{j['program']}-{j['n']}.csv.gz")
+            raw = os.path.join(R, "raw", f"{record_key(j)}.csv.gz")
             ms, grids = [], set()
             with gzip.open(raw, "rt", newline="") as f:
                 for r in csv.DictReader(f):
@@ -211,7 +214,7 @@ def main():
             med = pct(ms, 0.5)
             spread = (pct(ms, 0.9) - pct(ms, 0.1)) / med * 100
             g = ", ".join(f"{t}x{b} ({lab})" for t, b, lab in sorted(grids))
-            print(f"| {j['program']}-{j['n']} | {short(q['kernel'])} | {g} | {med:.4f} | {spread:.0f} % | {len(ms)} |")
+            print(f"| {record_key(j)} | {short(q['kernel'])} | {g} | {med:.4f} | {spread:.0f} % | {len(ms)} |")
 
 
 if __name__ == "__main__":

@@ -41,15 +41,20 @@ class Merge(TempDirTest):
 FAKE_PROG = textwrap.dedent("""\
     #!/usr/bin/env python3
     # Fake benchmark: one kernel, trip N, cycles through FAKE_SPACE under sweep.
+    # With FAKE_TEAMS_REGION set, a `target teams` region instead (trip count 0), which
+    # gridsel keeps at LLVM's grid (the space's first point) unless GRIDSEL_TEAMS_REGIONS=change.
     import json, os, sys, time
     n, reps, warm = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     time.sleep(float(os.environ.get("FAKE_SETUP_S", "0")))
     space = json.load(open(os.environ["FAKE_SPACE"]))
-    pol = os.environ["GRIDSEL_POLICY"]
+    region = bool(os.environ.get("FAKE_TEAMS_REGION"))
+    sweeps = os.environ["GRIDSEL_POLICY"] == "sweep" and (
+        not region or os.environ.get("GRIDSEL_TEAMS_REGIONS") == "change")
+    trip = 0 if region else n
     rows = []
     for i in range(reps + warm):
-        lab, t, b = space[i % len(space)] if pol == "sweep" else space[0]
-        rows.append(f"__omp_offloading_1_2_k_l7,{n},{lab},{b},{t},{int(os.environ.get('FAKE_NS', '1000'))}")
+        lab, t, b = space[i % len(space)] if sweeps else space[0]
+        rows.append(f"__omp_offloading_1_2_k_l7,{trip},{lab},{b},{t},{int(os.environ.get('FAKE_NS', '1000'))}")
     with open(os.environ["GRIDSEL_PROFILE"], "a") as f:
         f.write("kernel,trip_count,policy,blocks,threads,ns\\n" + "\\n".join(rows) + "\\n")
     print(f"gridsel-bench: prog=fake n={n} check=pass max_err=0")
@@ -87,7 +92,8 @@ class RunResumeBudget(TempDirTest):
             json.dump([["llvm", 32, 1], ["lloyd", 96, 1], ["grid", 1, 1], ["grid", 64, 2]], f)
         self.lib = os.path.join(self.dir, "lib.so")
         open(self.lib, "w").close()
-        self.env = {"FAKE_SPACE": space, "FAKE_SETUP_S": "0", "FAKE_NS": "1000"}
+        self.env = {"FAKE_SPACE": space, "FAKE_SETUP_S": "0", "FAKE_NS": "1000", "FAKE_TEAMS_REGION": "",
+                    "GRIDSEL_TEAMS_REGIONS": ""}
         self.old = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
         self.addCleanup(self.restore)
@@ -139,6 +145,38 @@ class RunResumeBudget(TempDirTest):
             gb.main(["summarize", os.path.join(self.dir, "res"), "--gridsel", os.path.join(self.bin, "gridsel")])
         table = load_summary(os.path.join(self.dir, "res"))
         self.assertEqual(len(table), 4)
+
+    def test_a_change_sweep_is_another_job_and_makes_the_case(self):
+        # A teams region swept under the default is kept as given: no case. The same
+        # program and size under GRIDSEL_TEAMS_REGIONS=change is a job of its own, not
+        # one already done, and once merged its sweep alone makes the case.
+        os.environ["FAKE_TEAMS_REGION"] = "1"
+        keep, change, res = (os.path.join(self.dir, x) for x in ("keep", "change", "res"))
+        self.run_harness(keep, "--noise", "none", "--only", "^fake-10$")
+        [j] = read_jsonl(os.path.join(keep, "jobs.jsonl"))
+        self.assertEqual((j["teams_regions"], j["pairs"][0]["kept_as_given"]), ("keep", True))
+
+        os.environ["GRIDSEL_TEAMS_REGIONS"] = "change"
+        log = self.run_harness(change, "--noise", "none", "--only", "^fake-10$", "--skip-done-in", keep)
+        self.assertIn("0 already done, 1 to do", log)
+        [j] = read_jsonl(os.path.join(change, "jobs.jsonl"))
+        self.assertEqual((j["teams_regions"], j["pairs"][0]["kept_as_given"]), ("change", False))
+        self.assertTrue(os.path.exists(os.path.join(change, "raw", "fake-10-teams-change.csv.gz")))
+        log = self.run_harness(os.path.join(self.dir, "again"), "--noise", "none", "--only", "^fake-10$",
+                               "--skip-done-in", change)
+        self.assertIn("1 already done, 0 to do", log)
+
+        with redirect_stdout(io.StringIO()):
+            gb.main(["merge", keep, change, "--into", res])
+            summarize_dir(res, quiet=True)
+        self.assertEqual(sorted(read_jsonl(os.path.join(res, "jobs.jsonl")), key=lambda j: j["teams_regions"]),
+                         read_jsonl(os.path.join(change, "jobs.jsonl")) + read_jsonl(os.path.join(keep, "jobs.jsonl")))
+        case = load_summary(res)[("fake", "__omp_offloading_1_2_k_l7", 0)]
+        self.assertEqual((case["llvm"][:2], case["lloyd"][:2]), ((32, 1), (96, 1)))
+        # LLVM's grid from the sweep's cycle alone: 3 timed samples, not 3 + the 12 kept ones.
+        with open(os.path.join(res, "points.csv"), newline="") as f:
+            llvm = [r for r in csv.DictReader(f) if r["label"] == "llvm"]
+        self.assertEqual([r["n_samples"] for r in llvm], ["3"])
 
     def test_budget_stops_before_a_job_that_does_not_fit(self):
         out = os.path.join(self.dir, "out")

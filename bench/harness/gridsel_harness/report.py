@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from .log import log
 from .programs import LLVM_VERSION, environment
-from .results import CLASS_ORDER, job_key, jobs_in, load_summary, read_jsonl, short_kernel
+from .results import CLASS_ORDER, jobs_in, load_summary, read_jsonl, record_key, short_kernel
 from .runner import SWEEP_WARMUP
 from .stats import fmt_speedup, geomean
 from .summary import summarize_dir
@@ -130,7 +130,11 @@ def cmd_report(a):
     md.append(f"- GPU: {', '.join(gpus)}; driver {', '.join(drivers)}; LLVM/libomptarget {LLVM_VERSION}")
     md.append(f"- measured {dates[0]} .. {dates[-1]}; gridsel commit {', '.join(commits)}")
     md.append(f"- jobs: {len(ok)} measured (programs x sizes), {len(failed)} not ok"
-              + (f" ({', '.join(job_key(j['program'], j['n']) + ' ' + j['status'] for j in failed)})" if failed else ""))
+              + (f" ({', '.join(record_key(j) + ' ' + j['status'] for j in failed)})" if failed else ""))
+    change = [record_key(j) for j in ok if j.get("teams_regions") == "change"]
+    if change:
+        md.append(f"- jobs under `GRIDSEL_TEAMS_REGIONS=change` (launches without a trip count swept, not kept "
+                  f"at LLVM's grid): {len(change)} ({', '.join(change)})")
     md.append(f"- (kernel, trip count) pairs: {sst.get('kept', len(table))} kept, {sst.get('dropped', '?')} dropped "
               f"(a point with fewer than {a.min_samples} samples), {sst.get('not_swept', '?')} not swept "
               f"(explicit num_teams/thread_limit)")
@@ -146,7 +150,7 @@ def cmd_report(a):
               f"repetitions after {SWEEP_WARMUP} warmup repetition (not counted); target "
               f"{ok[0]['reps'] if ok else '?'} samples per point; cycle lengths L from {min(L) if L else '-'} to "
               f"{max(L) if L else '-'}. REPS was reduced to fit the per-job time limit for {len(reduced)} jobs"
-              + (f" ({', '.join(job_key(j['program'], j['n']) for j in reduced)})" if reduced else "") + ".")
+              + (f" ({', '.join(record_key(j) for j in reduced)})" if reduced else "") + ".")
     md.append("- Statistics: the median of a point's samples; spread = (p90 - p10) / median. Speedup of a "
               "policy = LLVM's median / the policy's median. Best = the point with the lowest median of all "
               "points of the kernel (the policies' points included).")

@@ -3,8 +3,9 @@ pilots.jsonl, raw/<program>-<n>.csv.gz) and what `summarize` derives from them
 (summary.csv, points.csv), with the readers every later command shares.
 
     RESULTS/
-      jobs.jsonl            one line per (program, n) job, the last one wins
-      raw/PROG-N.csv.gz     RAW_HEADER rows: the job's profile plus program, n, warmup
+      jobs.jsonl            one line per job, the last one wins
+      raw/KEY.csv.gz        RAW_HEADER rows: the job's profile plus program, n, warmup
+                            (KEY: job_key, PROG-N, or PROG-N-teams-change)
       noise.jsonl           the noise runs
       summary.csv           SUMMARY_HEADER: per case each policy's point and the best
       points.csv            POINTS_HEADER: per case every point measured
@@ -28,8 +29,29 @@ CLASS_ORDER = ["long", "ideal", "short"]
 TERMINAL = ("ok", "timeout", "check_failed", "failed", "pilot_failed")
 
 
-def job_key(prog, n):
-    return f"{prog}-{n}"
+# GRIDSEL_TEAMS_REGIONS, gridsel's opt-in for `target teams` regions without a
+# distribute loop: under `keep` (the default) their launches keep LLVM's grid and
+# the sweep measures nothing else; under `change` it sweeps them. So a job is a
+# (program, n, opt-in): a `change` sweep of a program measured under the default
+# is another job, not one already done.
+TEAMS_REGIONS_DEFAULT = "keep"
+
+
+def teams_regions(env):
+    """The opt-in as gridsel reads it from `env`: `change` only when so written
+    (surrounding blanks aside); anything else is the default, as gridsel falls back
+    to it with one line for a value it does not know."""
+    return "change" if env.get("GRIDSEL_TEAMS_REGIONS", "").strip() == "change" else TEAMS_REGIONS_DEFAULT
+
+
+def job_key(prog, n, regions=TEAMS_REGIONS_DEFAULT):
+    """A job's name (jobs.jsonl, raw/KEY.csv.gz): PROG-N, with -teams-change under the opt-in."""
+    return f"{prog}-{n}" if regions == TEAMS_REGIONS_DEFAULT else f"{prog}-{n}-teams-{regions}"
+
+
+def record_key(j):
+    """The job key of a jobs.jsonl record (records without `teams_regions` ran under the default)."""
+    return job_key(j["program"], j["n"], j.get("teams_regions", TEAMS_REGIONS_DEFAULT))
 
 
 def short_kernel(program, kernel):
@@ -62,7 +84,7 @@ def jobs_in(d):
     """{key: last job record} of a results/run directory."""
     out = OrderedDict()
     for j in read_jsonl(os.path.join(d, "jobs.jsonl")):
-        out[job_key(j["program"], j["n"])] = j
+        out[record_key(j)] = j
     return out
 
 

@@ -19,7 +19,8 @@ from collections import OrderedDict, defaultdict
 from .gridsel import Gridsel, research_exe
 from .log import log, loud
 from .programs import bench_lines, check_line, environment, prog_env, read_profile, run_prog
-from .results import RAW_HEADER, TERMINAL, append_jsonl, done_keys, job_key, jobs_in, read_jsonl, short_kernel
+from .results import (RAW_HEADER, TERMINAL, append_jsonl, done_keys, job_key, jobs_in, read_jsonl, short_kernel,
+                      teams_regions)
 from .stats import describe
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,6 +70,7 @@ class Runner:
         self.gs = Gridsel(a.gridsel, a.device)
         self.base_env = dict(os.environ)
         self.env_info = environment()
+        self.regions = teams_regions(self.base_env)  # part of every job's identity (results.job_key)
         self.run_id = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
         self.tmp = tempfile.mkdtemp(prefix="gridsel-bench-")
         self.pilots = {(p["program"], p["n"]): p for p in read_jsonl(os.path.join(self.out, "pilots.jsonl"))}
@@ -178,8 +180,11 @@ class Runner:
         per_rep = p["kernel_s"] * self.slowdown
         return setup + (prog_reps + SWEEP_WARMUP) * per_rep, setup, per_rep
 
+    def key(self, prog, n):
+        return job_key(prog, n, self.regions)
+
     def run_job(self, prog, n, p, pairs, prog_reps, reduced_from):
-        key = job_key(prog, n)
+        key = self.key(prog, n)
         binary = self.binary(prog)
         prof = os.path.join(self.tmp, f"{key}.csv")
         if os.path.exists(prof):
@@ -241,7 +246,7 @@ class Runner:
                  f"e.g. {bad[0]['kernel']} trip {bad[0]['trip_count']} "
                  f"({bad[0]['cycle_mismatches']} of {bad[0]['launches']} launches)")
         kern_s = sum(r["ns"] for r in rows) / 1e9
-        rec = {"program": prog, "n": n, "status": status, "rc": rc, "reps": self.a.reps,
+        rec = {"program": prog, "n": n, "teams_regions": self.regions, "status": status, "rc": rc, "reps": self.a.reps,
                "prog_reps": prog_reps, "warmup": SWEEP_WARMUP,
                "reps_reduced_from": reduced_from, "wall_s": round(wall, 3), "kernel_s": round(kern_s, 3),
                "launches": len(rows), "check": chk, "bench": bench_lines(text)[:20],
@@ -271,10 +276,10 @@ class Runner:
             log(f"skip {p}: no binary {self.binary(p)}")
         jobs = [(p, n) for p, n in jobs if p not in missing]
         done = done_keys([self.out] + (a.skip_done_in or []), a.retry_failed)
-        todo = [(p, n) for p, n in jobs if job_key(p, n) not in done]
+        todo = [(p, n) for p, n in jobs if self.key(p, n) not in done]
         log(f"gridsel-bench run {self.run_id}: {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
             f"{len(todo)} to do; budget {a.budget_s:.0f} s, job limit {a.job_timeout_s:.0f} s, "
-            f"{a.reps} samples per point; GPU {self.env_info['gpu']}")
+            f"{a.reps} samples per point; GRIDSEL_TEAMS_REGIONS={self.regions}; GPU {self.env_info['gpu']}")
         if not todo:
             log("nothing to do")
             return 0
@@ -284,7 +289,7 @@ class Runner:
         mid_done = False
         stopped = None
         for idx, (prog, n) in enumerate(todo):
-            key = job_key(prog, n)
+            key = self.key(prog, n)
             if self.left() <= self.noise_cost + 2:
                 stopped = "budget spent"
                 break
@@ -295,7 +300,8 @@ class Runner:
             if p["rc"] != 0 or "check=pass" not in p["check"]:
                 loud(f"{key}: PILOT FAILED (rc={p['rc']}) {p['check'] or p['tail'][-400:]}")
                 append_jsonl(os.path.join(self.out, "jobs.jsonl"),
-                             {"program": prog, "n": n, "status": "pilot_failed", "rc": p["rc"],
+                             {"program": prog, "n": n, "teams_regions": self.regions, "status": "pilot_failed",
+                              "rc": p["rc"],
                               "check": p["check"], "tail": p["tail"], "run_id": self.run_id,
                               "env": self.env_info, "bin_dir": a.bin_dir})
                 n_failed += 1
@@ -344,7 +350,7 @@ class Runner:
             log(f"stopped cleanly: {stopped}")
         self.noise("end")
         recorded = set(jobs_in(self.out))
-        remaining = sum(1 for p, n in todo if job_key(p, n) not in recorded)
+        remaining = sum(1 for p, n in todo if self.key(p, n) not in recorded)
         log(f"done: {n_done} jobs measured ({n_failed} failed), {launches_done} launches, "
             f"{self.elapsed():.0f} s; {max(remaining, 0)} jobs left for the next run")
         shutil.rmtree(self.tmp, ignore_errors=True)

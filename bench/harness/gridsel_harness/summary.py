@@ -20,7 +20,7 @@ def summarize_dir(results, gridsel=None, bin_dir=None, min_samples=3, quiet=Fals
     jobs = jobs_in(results)
     samples = defaultdict(lambda: defaultdict(list))   # (prog, kernel, trip) -> point -> [ms]
     order = defaultdict(list)                          # point order as first seen (cycle order)
-    recorded_class, kept = {}, set()
+    recorded_class, kept, swept = {}, set(), set()
     binaries = {}
     skipped_status = []
     for key, j in jobs.items():
@@ -28,10 +28,15 @@ def summarize_dir(results, gridsel=None, bin_dir=None, min_samples=3, quiet=Fals
             skipped_status.append(f"{key} ({j['status']})")
             continue
         prog = j["program"]
+        # A pair kept as given ran LLVM's grid only (a launch without a trip count under
+        # GRIDSEL_TEAMS_REGIONS=keep): its launches are left out, so that the job that swept
+        # it (the same program under `change`) alone makes the case.
+        given = set()
         for q in j.get("pairs", []):
-            recorded_class[(prog, q["kernel"], q["trip_count"])] = q.get("class", "unknown")
-            if q.get("kept_as_given"):
-                kept.add((prog, q["kernel"], q["trip_count"]))
+            pk = (prog, q["kernel"], q["trip_count"])
+            recorded_class[pk] = q.get("class", "unknown")
+            (given if q.get("kept_as_given") else swept).add(pk)
+        kept |= given
         bd = bin_dir or j.get("bin_dir")
         if bd:
             binaries[prog] = os.path.join(bd, prog)
@@ -42,6 +47,8 @@ def summarize_dir(results, gridsel=None, bin_dir=None, min_samples=3, quiet=Fals
             if r.get("warmup", "0") == "1":
                 continue
             pk = (prog, r["kernel"], int(r["trip_count"]))
+            if pk in given:
+                continue
             pt = (r["policy"], int(r["threads"]), int(r["blocks"]))
             if pt not in samples[pk]:
                 order[pk].append(pt)
@@ -63,13 +70,11 @@ def summarize_dir(results, gridsel=None, bin_dir=None, min_samples=3, quiet=Fals
         return recorded_class.get((prog, kernel, trip), "unknown")
 
     summary, points = [], []
-    dropped, dropped_kept = [], []
+    dropped = []
+    dropped_kept = sorted(kept - swept)
     for pk in sorted(samples, key=lambda k: (k[0], k[1], k[2])):
         prog, kernel, trip = pk
         pts = samples[pk]
-        if pk in kept:
-            dropped_kept.append(pk)
-            continue
         if min(len(v) for v in pts.values()) < min_samples:
             dropped.append(pk)
             continue
@@ -98,7 +103,7 @@ def summarize_dir(results, gridsel=None, bin_dir=None, min_samples=3, quiet=Fals
             w = csv.writer(f)
             w.writerow(header)
             w.writerows(rows)
-    st = {"pairs": len(samples), "kept": len({(r[0], r[1], r[2]) for r in summary}),
+    st = {"pairs": len(set(samples) | set(dropped_kept)), "kept": len({(r[0], r[1], r[2]) for r in summary}),
           "dropped": len(dropped), "dropped_list": dropped, "not_swept": len(dropped_kept),
           "skipped_jobs": skipped_status, "class_source": dict(class_source)}
     with open(os.path.join(results, "summary-stats.json"), "w") as f:

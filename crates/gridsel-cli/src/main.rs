@@ -6,6 +6,7 @@
 
 mod cache;
 mod compare;
+mod runner;
 mod user;
 
 use clap::Parser;

@@ -112,6 +112,7 @@ fn kernel_names(binary: &Path) -> BTreeSet<String> {
 struct TableRow {
     grid: String,
     launches: u32,
+    total_ms: String,
     speedup: String,
 }
 
@@ -125,14 +126,15 @@ fn kernel_table(stdout: &str) -> BTreeMap<(String, u64, String), TableRow> {
             in_table = true;
             continue;
         }
-        if cells.len() != 8 {
+        if cells.len() != 9 {
             in_table = false;
         }
         if in_table {
             let row = TableRow {
                 grid: cells[3].into(),
                 launches: cells[4].parse().unwrap(),
-                speedup: cells[7].into(),
+                total_ms: cells[7].into(),
+                speedup: cells[8].into(),
             };
             let key = (
                 cells[0].to_string(),
@@ -302,6 +304,54 @@ fn a_program_compared_under_three_policies_shows_each_kernel_and_the_chosen_grid
         assert!(out.join(file).is_file(), "{file}");
     }
     assert_eq!(read_csv(&out.join("runs.csv")).len(), 6);
+
+    // Each row's total is the sum of its launches' times in the runs'
+    // profiles; beside the wall times, each policy's sum over every launch
+    // per run.
+    let mut sums: BTreeMap<(String, u64, String), u64> = BTreeMap::new();
+    for round in [1, 2] {
+        for policy in ["llvm", "auto", "lloyd"] {
+            let profile = out.join(format!("kernels/r{round}-{policy}.csv"));
+            for row in read_csv(&profile) {
+                let key = (
+                    row["kernel"].clone(),
+                    row["trip_count"].parse().unwrap(),
+                    policy.to_string(),
+                );
+                *sums.entry(key).or_default() += row["ns"].parse::<u64>().unwrap();
+            }
+        }
+    }
+    assert_eq!(
+        sums.keys().collect::<Vec<_>>(),
+        table.keys().collect::<Vec<_>>()
+    );
+    for (key, row) in &table {
+        assert_eq!(
+            row.total_ms,
+            format!("{:.3}", sums[key] as f64 / 1e6),
+            "{key:?}"
+        );
+    }
+    for policy in ["llvm", "auto", "lloyd"] {
+        let per_run: u64 = sums
+            .iter()
+            .filter(|((_, _, p), _)| p == policy)
+            .map(|(_, ns)| ns)
+            .sum::<u64>()
+            / 2;
+        let wall_row = run
+            .stdout
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|c| c.len() == 6 && c[0] == policy && c[1] == "2/2")
+            .unwrap_or_else(|| panic!("{policy}: {}", run.stdout));
+        assert_eq!(
+            wall_row[4],
+            format!("{:.6}", per_run as f64 / 1e9),
+            "{policy}"
+        );
+    }
 }
 
 #[test]
@@ -379,9 +429,10 @@ fn failed_runs_are_reported_the_others_go_on_and_the_environment_is_as_documente
     let auto_row = table.iter().find(|((_, _, p), _)| p == "auto").unwrap().1;
     assert_eq!(auto_row.grid, auto_grid);
     assert!(
-        run.stdout.lines().any(
-            |l| l.split_whitespace().collect::<Vec<_>>()[..] == ["lloyd", "0/2", "-", "-", "-"]
-        )
+        run.stdout
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()[..]
+                == ["lloyd", "0/2", "-", "-", "-", "-"])
     );
 
     // Each run: its own policy and profile, gridsel first in LD_PRELOAD and
@@ -567,18 +618,19 @@ env = {{ GRIDSEL_THREADS_PER_BLOCK = "64" }}
             let kernel = cells[0].trim_matches('`');
             md_rows.insert(
                 [
-                    &program, kernel, cells[1], cells[2], cells[3], cells[4], cells[7],
+                    &program, kernel, cells[1], cells[2], cells[3], cells[4], cells[7], cells[8],
                 ]
                 .map(String::from),
             );
         }
     }
-    let csv_rows: BTreeSet<[String; 7]> = summary
+    let csv_rows: BTreeSet<[String; 8]> = summary
         .iter()
         .map(|r| {
             let speedup = r["speedup"]
                 .parse::<f64>()
                 .map_or("-".into(), |s| format!("{s:.3}"));
+            let total_ms = format!("{:.3}", r["total_ns"].parse::<f64>().unwrap() / 1e6);
             [
                 &r["program"],
                 &r["kernel"],
@@ -586,6 +638,7 @@ env = {{ GRIDSEL_THREADS_PER_BLOCK = "64" }}
                 &r["policy"],
                 &grid(r),
                 &r["launches"],
+                &total_ms,
                 &speedup,
             ]
             .map(String::from)
@@ -789,7 +842,7 @@ fn a_runs_output_past_the_cap_is_dropped_and_the_run_goes_on() {
     compare_script(&out, script, &["--max-output", "1"]).ok();
     for policy in ["llvm", "auto"] {
         let log = std::fs::read(out.join(format!("sh/r1-{policy}.log"))).unwrap();
-        let note = b"\n[gridsel compare: output past 1 MiB dropped (--max-output)]\n";
+        let note = b"\n[gridsel: output past 1 MiB dropped (--max-output)]\n";
         assert_eq!(log.len(), (1 << 20) + note.len(), "{policy}");
         assert!(log.ends_with(note), "{policy}");
         assert!(log[..1 << 20].iter().all(|&b| b == 0), "{policy}");

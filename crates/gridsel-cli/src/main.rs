@@ -7,6 +7,7 @@
 mod cache;
 mod compare;
 mod runner;
+mod session;
 mod user;
 
 use clap::Parser;

@@ -189,13 +189,13 @@ const GEOMEAN_COLUMNS: [&str; 5] = [
     "geomean_where_changed",
 ];
 
-fn show(value: Option<f64>) -> String {
+pub(crate) fn show(value: Option<f64>) -> String {
     value.map_or("-".into(), |v| format!("{v:.3}"))
 }
 
 /// Up to three grids, most used first, then how many more:
 /// `8x128,4x256,2x512,+17`.
-fn grids_label(grids: &[(Grid, usize)]) -> String {
+pub(crate) fn grids_label(grids: &[(Grid, usize)]) -> String {
     const SHOWN: usize = 3;
     let mut parts: Vec<String> = grids
         .iter()
@@ -210,7 +210,7 @@ fn grids_label(grids: &[(Grid, usize)]) -> String {
 
 /// Left-aligned columns two spaces apart; no cell holds a space, so the
 /// table splits on whitespace.
-fn aligned(rows: &[Vec<String>]) -> String {
+pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -383,18 +383,18 @@ fn geomean_table<'a>(
 }
 
 /// A table's header row and rule, the terminal's column names spaced.
-fn md_header(columns: &[&str]) -> String {
+pub(crate) fn md_header(columns: &[&str]) -> String {
     let names: Vec<String> = columns.iter().map(|c| c.replace('_', " ")).collect();
     format!("{}|{}\n", md_row(&names), "---|".repeat(columns.len()))
 }
 
-fn md_row(cells: &[String]) -> String {
+pub(crate) fn md_row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| escape_cell(c)).collect();
     format!("| {} |\n", cells.join(" | "))
 }
 
 /// A `|` would end a table cell.
-fn escape_cell(text: &str) -> String {
+pub(crate) fn escape_cell(text: &str) -> String {
     text.replace('|', r"\|")
 }
 
@@ -457,7 +457,7 @@ fn runs_csv(study: &Study) -> String {
 }
 
 /// The GPUs `nvidia-smi -L` lists, or why there are none.
-fn devices() -> String {
+pub(crate) fn devices() -> String {
     match std::process::Command::new("nvidia-smi").arg("-L").output() {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
@@ -478,7 +478,7 @@ fn devices() -> String {
 }
 
 /// The current UTC time as `YYYY-MM-DD HH:MM:SS UTC`.
-fn now_utc() -> String {
+pub(crate) fn now_utc() -> String {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

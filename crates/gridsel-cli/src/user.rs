@@ -1,6 +1,7 @@
 //! The commands a user of gridsel runs: what a policy chooses for a launch,
-//! what a binary's kernels are, which GPUs there are, `compare` on their own
-//! programs, the store `tune` keeps, and the environment variables.
+//! what a binary's kernels are, which GPUs there are, `compare` and `tune`
+//! on their own programs, the store `tune` keeps, and the environment
+//! variables.
 
 use crate::compare;
 use clap::Subcommand;

@@ -13,7 +13,6 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -35,24 +34,7 @@ fn gridsel(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Run {
 
 /// [`gridsel`] with arguments of any bytes.
 fn gridsel_os(args: &[&OsStr], env: &[(&str, &str)], cwd: &Path) -> Run {
-    // compare preloads the libgridsel.so next to the gridsel executable by
-    // default: make sure it is there and current.
-    assert_eq!(lib().parent(), Path::new(GRIDSEL).parent());
-    let out = Command::new(GRIDSEL)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GRIDSEL_DEVICE", "h100")
-        .env("OMP_NUM_THREADS", "2")
-        .envs(env.iter().copied())
-        .current_dir(cwd)
-        .output()
-        .expect("running gridsel");
-    Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code(),
-    }
+    run_gridsel_cli(GRIDSEL, args, env, cwd)
 }
 
 /// `gridsel select`'s grids for `kernel` of `binary`: (policy's, llvm's) as
@@ -180,17 +162,9 @@ fn read_csv(path: &Path) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
-/// Whether the tests that build offload programs can run (a failure in CI).
-fn clang_available() -> bool {
-    require(
-        "clang-19 with OpenMP offload",
-        Path::new("/usr/bin/clang-19").exists(),
-    )
-}
-
 #[test]
 fn a_program_compared_under_three_policies_shows_each_kernel_and_the_chosen_grids() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = kernels();
@@ -356,7 +330,7 @@ fn a_program_compared_under_three_policies_shows_each_kernel_and_the_chosen_grid
 
 #[test]
 fn failed_runs_are_reported_the_others_go_on_and_the_environment_is_as_documented() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = kernels();
@@ -510,7 +484,7 @@ fn a_missing_library_stops_compare_before_any_run() {
 
 #[test]
 fn a_suite_writes_a_report_a_chart_and_a_summary_that_agree() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let kernels = kernels();

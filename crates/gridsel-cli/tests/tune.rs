@@ -7,9 +7,9 @@
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
+use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use support::*;
 
 const GRIDSEL: &str = env!("CARGO_BIN_EXE_gridsel");
@@ -23,22 +23,8 @@ fn repeat() -> PathBuf {
 /// Runs `gridsel` with only PATH, an H100 forced, two host threads per team
 /// and `env` in its environment.
 fn gridsel(args: &[&str], env: &[(&str, &str)]) -> Run {
-    assert_eq!(lib().parent(), Path::new(GRIDSEL).parent());
-    let out = Command::new(GRIDSEL)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GRIDSEL_DEVICE", "h100")
-        .env("OMP_NUM_THREADS", "2")
-        .envs(env.iter().copied())
-        .current_dir(repo())
-        .output()
-        .expect("running gridsel");
-    Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code(),
-    }
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    run_gridsel_cli(GRIDSEL, &args, env, &repo())
 }
 
 /// `gridsel tune --out OUT --store STORE ARGS -- COMMAND`.
@@ -78,16 +64,9 @@ fn progress<'a>(run: &'a Run, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn clang_available() -> bool {
-    require(
-        "clang-19 with OpenMP offload",
-        Path::new("/usr/bin/clang-19").exists(),
-    )
-}
-
 #[test]
 fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_stores_mode() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = repeat();
@@ -154,7 +133,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
 
 #[test]
 fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = repeat();
@@ -220,7 +199,7 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
 
 #[test]
 fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = repeat();

@@ -131,21 +131,27 @@ impl Store for CacheFile {
         if updates.is_empty() && due.is_none() {
             return Ok(());
         }
-        if self.create_folder
-            && let Some(folder) = self.path.parent()
-        {
-            // Private to the user, as XDG asks of the cache folder.
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(folder)
-                .map_err(CacheError::Io)?;
+        if self.create_folder {
+            create_store_folder(&self.path).map_err(CacheError::Io)?;
         }
         let written = write_cache(&self.path, updates, patience, due);
         if written.is_err() && due.is_some() {
             *crate::lock(&self.due) = due;
         }
         written
+    }
+}
+
+/// Creates the folder of the store at `path` where missing (the default
+/// store, under `$XDG_CACHE_HOME`), private to the user, as XDG asks of
+/// the cache folder.
+pub fn create_store_folder(path: &Path) -> io::Result<()> {
+    match path.parent() {
+        Some(folder) => std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(folder),
+        None => Ok(()),
     }
 }
 

@@ -97,6 +97,43 @@ pub fn require(what: &str, present: bool) -> bool {
     false
 }
 
+/// Whether the tests that build clang-19 offload programs can run (a
+/// failure in CI).
+pub fn clang19_available() -> bool {
+    require(
+        "clang-19 with OpenMP offload",
+        Path::new("/usr/bin/clang-19").exists(),
+    )
+}
+
+/// Runs the `gridsel` executable `exe` (a test's `CARGO_BIN_EXE_gridsel`)
+/// with only PATH, an H100 forced, two host threads per team and `env` in
+/// its environment, in `cwd`. Its commands that run programs preload the
+/// libgridsel.so next to it: checked to be the one these tests built.
+pub fn run_gridsel_cli(
+    exe: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+    cwd: &Path,
+) -> Run {
+    assert_eq!(lib().parent(), Path::new(exe).parent());
+    let out = Command::new(exe)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GRIDSEL_DEVICE", "h100")
+        .env("OMP_NUM_THREADS", "2")
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .output()
+        .expect("running gridsel");
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code(),
+    }
+}
+
 /// A per-test-binary build folder under `target/`.
 pub fn build_root() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");

@@ -132,16 +132,18 @@ fn readable(path: &Path) -> Result<Table, String> {
 }
 
 /// Where one record's search stands.
-struct Verdict {
-    state: &'static str,
-    candidate: Candidate,
-    median: Option<u64>,
-    samples: usize,
-    kind: Kind,
+pub(crate) struct Verdict {
+    /// settled, exploring or pinned.
+    pub state: &'static str,
+    /// What runs get: the pinned grid, else the search's leader.
+    pub candidate: Candidate,
+    pub median: Option<u64>,
+    pub samples: usize,
+    pub kind: Kind,
 }
 
 impl Verdict {
-    fn of(r: &Record) -> Self {
+    pub fn of(r: &Record) -> Self {
         let kind = r.kind();
         let search = &r.search;
         let (state, candidate) = match r.pinned {

@@ -1,11 +1,14 @@
-//! `gridsel`: the command line a user runs ([`user`]): decide, inspect and
-//! compare, and the store `tune` keeps. It calls the libraries:
+//! `gridsel`: the command line a user runs ([`user`]): decide, inspect,
+//! compare, tune a program in a session of its own, and the store `tune`
+//! keeps. It calls the libraries:
 //! `gridsel-core` for the decisions, `gridsel` (the preload library) for
 //! the CUDA driver and the checked files. The research commands over the
 //! benchmark harness's sweep results are `gridsel-research`'s.
 
 mod cache;
 mod compare;
+mod runner;
+mod session;
 mod user;
 
 use clap::Parser;

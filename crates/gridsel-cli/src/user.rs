@@ -1,6 +1,7 @@
 //! The commands a user of gridsel runs: what a policy chooses for a launch,
-//! what a binary's kernels are, which GPUs there are, `compare` on their own
-//! programs, the store `tune` keeps, and the environment variables.
+//! what a binary's kernels are, which GPUs there are, `compare` and `tune`
+//! on their own programs, the store `tune` keeps, and the environment
+//! variables.
 
 use crate::compare;
 use clap::Subcommand;
@@ -40,6 +41,10 @@ pub enum Command {
     /// Run a program (or a --manifest suite) under several policies,
     /// interleaved, and compare kernel and wall times with LLVM's grids.
     Compare(compare::Args),
+    /// Tune a program's grids in a session of its own: run it untuned, then
+    /// under `tune` until its searches settle, then with what was learned;
+    /// verify every run and write the learned grids to the store.
+    Tune(crate::session::Args),
     /// Describe the environment variables gridsel reads in the programs it
     /// runs under: their values, defaults and effects.
     #[command(after_long_help = env_table())]
@@ -195,6 +200,7 @@ pub fn run(command: Command) -> Result<(), String> {
             }
         }
         Command::Compare(args) => compare::run(&args)?,
+        Command::Tune(args) => crate::session::run(&args)?,
         Command::Env => print!("{}", env_table()),
         Command::Cache(args) => crate::cache::run(&args)?,
     }

@@ -37,7 +37,7 @@ fn help_lists_the_user_commands_only() {
     assert_eq!(
         commands,
         [
-            "select", "devices", "inspect", "cache", "compare", "env", "help"
+            "select", "devices", "inspect", "cache", "compare", "tune", "env", "help"
         ],
         "{help}"
     );

@@ -13,7 +13,6 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -35,24 +34,7 @@ fn gridsel(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Run {
 
 /// [`gridsel`] with arguments of any bytes.
 fn gridsel_os(args: &[&OsStr], env: &[(&str, &str)], cwd: &Path) -> Run {
-    // compare preloads the libgridsel.so next to the gridsel executable by
-    // default: make sure it is there and current.
-    assert_eq!(lib().parent(), Path::new(GRIDSEL).parent());
-    let out = Command::new(GRIDSEL)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GRIDSEL_DEVICE", "h100")
-        .env("OMP_NUM_THREADS", "2")
-        .envs(env.iter().copied())
-        .current_dir(cwd)
-        .output()
-        .expect("running gridsel");
-    Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code(),
-    }
+    run_gridsel_cli(GRIDSEL, args, env, cwd)
 }
 
 /// `gridsel select`'s grids for `kernel` of `binary`: (policy's, llvm's) as
@@ -112,6 +94,7 @@ fn kernel_names(binary: &Path) -> BTreeSet<String> {
 struct TableRow {
     grid: String,
     launches: u32,
+    total_ms: String,
     speedup: String,
 }
 
@@ -125,14 +108,15 @@ fn kernel_table(stdout: &str) -> BTreeMap<(String, u64, String), TableRow> {
             in_table = true;
             continue;
         }
-        if cells.len() != 8 {
+        if cells.len() != 9 {
             in_table = false;
         }
         if in_table {
             let row = TableRow {
                 grid: cells[3].into(),
                 launches: cells[4].parse().unwrap(),
-                speedup: cells[7].into(),
+                total_ms: cells[7].into(),
+                speedup: cells[8].into(),
             };
             let key = (
                 cells[0].to_string(),
@@ -178,17 +162,9 @@ fn read_csv(path: &Path) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
-/// Whether the tests that build offload programs can run (a failure in CI).
-fn clang_available() -> bool {
-    require(
-        "clang-19 with OpenMP offload",
-        Path::new("/usr/bin/clang-19").exists(),
-    )
-}
-
 #[test]
 fn a_program_compared_under_three_policies_shows_each_kernel_and_the_chosen_grids() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = kernels();
@@ -302,11 +278,59 @@ fn a_program_compared_under_three_policies_shows_each_kernel_and_the_chosen_grid
         assert!(out.join(file).is_file(), "{file}");
     }
     assert_eq!(read_csv(&out.join("runs.csv")).len(), 6);
+
+    // Each row's total is the sum of its launches' times in the runs'
+    // profiles; beside the wall times, each policy's sum over every launch
+    // per run.
+    let mut sums: BTreeMap<(String, u64, String), u64> = BTreeMap::new();
+    for round in [1, 2] {
+        for policy in ["llvm", "auto", "lloyd"] {
+            let profile = out.join(format!("kernels/r{round}-{policy}.csv"));
+            for row in read_csv(&profile) {
+                let key = (
+                    row["kernel"].clone(),
+                    row["trip_count"].parse().unwrap(),
+                    policy.to_string(),
+                );
+                *sums.entry(key).or_default() += row["ns"].parse::<u64>().unwrap();
+            }
+        }
+    }
+    assert_eq!(
+        sums.keys().collect::<Vec<_>>(),
+        table.keys().collect::<Vec<_>>()
+    );
+    for (key, row) in &table {
+        assert_eq!(
+            row.total_ms,
+            format!("{:.3}", sums[key] as f64 / 1e6),
+            "{key:?}"
+        );
+    }
+    for policy in ["llvm", "auto", "lloyd"] {
+        let per_run: u64 = sums
+            .iter()
+            .filter(|((_, _, p), _)| p == policy)
+            .map(|(_, ns)| ns)
+            .sum::<u64>()
+            / 2;
+        let wall_row = run
+            .stdout
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|c| c.len() == 6 && c[0] == policy && c[1] == "2/2")
+            .unwrap_or_else(|| panic!("{policy}: {}", run.stdout));
+        assert_eq!(
+            wall_row[4],
+            format!("{:.6}", per_run as f64 / 1e9),
+            "{policy}"
+        );
+    }
 }
 
 #[test]
 fn failed_runs_are_reported_the_others_go_on_and_the_environment_is_as_documented() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let program = kernels();
@@ -379,9 +403,10 @@ fn failed_runs_are_reported_the_others_go_on_and_the_environment_is_as_documente
     let auto_row = table.iter().find(|((_, _, p), _)| p == "auto").unwrap().1;
     assert_eq!(auto_row.grid, auto_grid);
     assert!(
-        run.stdout.lines().any(
-            |l| l.split_whitespace().collect::<Vec<_>>()[..] == ["lloyd", "0/2", "-", "-", "-"]
-        )
+        run.stdout
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()[..]
+                == ["lloyd", "0/2", "-", "-", "-", "-"])
     );
 
     // Each run: its own policy and profile, gridsel first in LD_PRELOAD and
@@ -459,7 +484,7 @@ fn a_missing_library_stops_compare_before_any_run() {
 
 #[test]
 fn a_suite_writes_a_report_a_chart_and_a_summary_that_agree() {
-    if !clang_available() {
+    if !clang19_available() {
         return;
     }
     let kernels = kernels();
@@ -567,18 +592,19 @@ env = {{ GRIDSEL_THREADS_PER_BLOCK = "64" }}
             let kernel = cells[0].trim_matches('`');
             md_rows.insert(
                 [
-                    &program, kernel, cells[1], cells[2], cells[3], cells[4], cells[7],
+                    &program, kernel, cells[1], cells[2], cells[3], cells[4], cells[7], cells[8],
                 ]
                 .map(String::from),
             );
         }
     }
-    let csv_rows: BTreeSet<[String; 7]> = summary
+    let csv_rows: BTreeSet<[String; 8]> = summary
         .iter()
         .map(|r| {
             let speedup = r["speedup"]
                 .parse::<f64>()
                 .map_or("-".into(), |s| format!("{s:.3}"));
+            let total_ms = format!("{:.3}", r["total_ns"].parse::<f64>().unwrap() / 1e6);
             [
                 &r["program"],
                 &r["kernel"],
@@ -586,6 +612,7 @@ env = {{ GRIDSEL_THREADS_PER_BLOCK = "64" }}
                 &r["policy"],
                 &grid(r),
                 &r["launches"],
+                &total_ms,
                 &speedup,
             ]
             .map(String::from)
@@ -789,7 +816,7 @@ fn a_runs_output_past_the_cap_is_dropped_and_the_run_goes_on() {
     compare_script(&out, script, &["--max-output", "1"]).ok();
     for policy in ["llvm", "auto"] {
         let log = std::fs::read(out.join(format!("sh/r1-{policy}.log"))).unwrap();
-        let note = b"\n[gridsel compare: output past 1 MiB dropped (--max-output)]\n";
+        let note = b"\n[gridsel: output past 1 MiB dropped (--max-output)]\n";
         assert_eq!(log.len(), (1 << 20) + note.len(), "{policy}");
         assert!(log.ends_with(note), "{policy}");
         assert!(log[..1 << 20].iter().all(|&b| b == 0), "{policy}");

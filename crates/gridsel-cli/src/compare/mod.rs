@@ -9,21 +9,19 @@
 //! LLVM's grid) is the baseline and always runs, so every policy pays the
 //! same interception and profiling cost.
 
-mod manifest;
-mod output;
-mod profile_rows;
-mod report;
-mod results;
-mod runs;
-mod stats;
-mod svg;
+pub(crate) mod report;
+pub(crate) mod results;
+pub(crate) mod stats;
+pub(crate) mod svg;
 
+use crate::runner::manifest::Program;
+use crate::runner::runs::{self, Limits, RunFiles, RunRecord};
+use crate::runner::{RunnerArgs, file_safe, output, profile_rows};
+use gridsel::config::ENV_POLICY;
 use gridsel::policy::Policy;
-use manifest::Program;
 use results::{ProgramResult, Samples};
-use runs::{Limits, RunFiles, RunRecord};
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The policy every comparison is against.
@@ -35,12 +33,6 @@ const BASELINE_POLICY: &str = "llvm";
 /// program and policy, two files in the output folder each, and the
 /// launch times kept in memory (`--runs 4294967295` would never end).
 const MAX_ROUNDS: u32 = 1000;
-
-/// The longest `--timeout`, a week: longer is no limit at all.
-const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
-
-/// The most `--max-output`, 1 TiB.
-const MAX_OUTPUT_MIB: u64 = 1 << 20;
 
 /// `gridsel compare`'s arguments.
 #[derive(clap::Args)]
@@ -54,37 +46,8 @@ pub struct Args {
     /// policy; after the first, the time the rest will take is printed.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS as i64))]
     runs: u32,
-    /// Seconds a run may take: one still going then is killed, with every
-    /// process it started in its process group, and reported as failed; the
-    /// other runs go on.
-    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S))]
-    timeout: u64,
-    /// MiB of a run's output (stdout and stderr together) kept in its log;
-    /// the rest is read and dropped, with one note in the log.
-    #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_OUTPUT_MIB))]
-    max_output: u64,
-    /// The library to preload (default: libgridsel.so next to this
-    /// executable).
-    #[arg(long)]
-    lib: Option<PathBuf>,
-    /// Folder for the logs, profiles and reports: a new folder, or an empty
-    /// one (not a symbolic link); default: a new folder of a random name
-    /// under the system's temporary folder, readable by you alone.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// A TOML suite of programs (`[[program]]` with name, command and
-    /// optionally env and cwd) instead of one command.
-    #[arg(long, conflicts_with = "command")]
-    manifest: Option<PathBuf>,
-    /// The program and its arguments (after `--`); any bytes.
-    #[arg(
-        value_name = "PROGRAM",
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        required_unless_present = "manifest",
-        value_parser = clap::value_parser!(OsString)
-    )]
-    command: Vec<OsString>,
+    #[command(flatten)]
+    run: RunnerArgs,
 }
 
 /// The policies in run order, `llvm` first.
@@ -122,9 +85,9 @@ fn round_order(count: usize, round: u32) -> impl Iterator<Item = usize> {
 /// Runs the comparison, prints the tables and writes the reports; an error
 /// when anything could not run or a run failed (after all the others ran).
 pub fn run(args: &Args) -> Result<(), String> {
-    let lib = library(args.lib.as_deref())?;
-    let (programs, source) = programs(args)?;
-    let out = output::create_folder(args.out.as_deref())?;
+    let lib = args.run.library()?;
+    let (programs, source) = args.run.programs()?;
+    let out = output::create_folder(args.run.out.as_deref(), "gridsel-compare")?;
     let policies = &args.policies.0;
     eprintln!(
         "gridsel compare: {} x {} x {}; logs, profiles and reports in {}",
@@ -133,11 +96,14 @@ pub fn run(args: &Args) -> Result<(), String> {
         report::counted(args.runs as usize, "round", "rounds"),
         out.display()
     );
-    let limits = Limits {
-        timeout: Duration::from_secs(args.timeout),
-        max_output: args.max_output << 20,
-    };
-    let (records, results) = run_rounds(&programs, policies, args.runs, &lib, &out, limits)?;
+    let (records, results) = run_rounds(
+        &programs,
+        policies,
+        args.runs,
+        &lib,
+        &out,
+        args.run.limits(),
+    )?;
     let study = report::Study {
         programs: &programs,
         policies,
@@ -175,23 +141,6 @@ pub fn run(args: &Args) -> Result<(), String> {
     ))
 }
 
-/// The programs to run, from the manifest or the command line, and what
-/// the report says was run.
-fn programs(args: &Args) -> Result<(Vec<Program>, String), String> {
-    let cwd = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
-    let Some(path) = &args.manifest else {
-        let program = manifest::single(args.command.clone(), &cwd)?;
-        let source = format!("command {}", report::shell_words(&program.command));
-        return Ok((vec![program], source));
-    };
-    let path = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let folder = path.parent().unwrap_or(&cwd);
-    let programs =
-        manifest::parse(&text, folder).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((programs, format!("manifest {}", path.display())))
-}
-
 /// Every round: every program under every policy, in the round's order,
 /// with a progress line per run on stderr. Returns the runs and, per
 /// program, its comparison.
@@ -225,7 +174,8 @@ fn run_rounds(
                     profile: folder.join(format!("{stem}.csv")),
                     log: folder.join(format!("{stem}.log")),
                 };
-                let (status, wall_s) = runs::run(program, &policies[policy], lib, &files, limits);
+                let settings = [(ENV_POLICY, OsStr::new(&policies[policy]))];
+                let (status, wall_s) = runs::run(program, &settings, lib, &files, limits);
                 let mut record = RunRecord {
                     program: p,
                     round,
@@ -270,33 +220,6 @@ fn read_profile(record: &mut RunRecord, samples: &mut Samples) {
     record.launches = Some(launches);
 }
 
-/// The library to preload, absolute: `--lib`, or libgridsel.so next to the
-/// running executable.
-fn library(given: Option<&Path>) -> Result<PathBuf, String> {
-    let path = match given {
-        Some(path) => std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
-        None => {
-            let exe = std::env::current_exe().map_err(|e| format!("this executable: {e}"))?;
-            exe.with_file_name("libgridsel.so")
-        }
-    };
-    if !path.is_file() {
-        let whence = if given.is_some() {
-            "given with --lib"
-        } else {
-            "expected next to the gridsel executable; pass --lib PATH"
-        };
-        return Err(format!("no library at {} ({whence})", path.display()));
-    }
-    let text = path.to_string_lossy();
-    if text.contains([' ', ':']) {
-        return Err(format!(
-            "{text}: LD_PRELOAD cannot name a path with a space or a colon; copy or link the library elsewhere"
-        ));
-    }
-    Ok(path)
-}
-
 /// What the rounds after the first will take, from the first's time.
 fn estimate(first: Duration, rounds: u32) -> String {
     let rest = first.as_secs_f64() * f64::from(rounds - 1);
@@ -313,19 +236,6 @@ fn estimate(first: Duration, rounds: u32) -> String {
         first.as_secs_f64(),
         report::counted(rounds as usize - 1, "round", "rounds")
     )
-}
-
-/// A policy name as part of a file name (`fixed:64,8` -> `fixed_64_8`).
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -365,20 +275,5 @@ mod tests {
             places.sort();
             assert_eq!(places, [0, 1, 2]);
         }
-    }
-
-    #[test]
-    fn file_names_for_policies() {
-        assert_eq!(file_safe("fixed:64,8"), "fixed_64_8");
-        assert_eq!(file_safe("auto"), "auto");
-    }
-
-    #[test]
-    fn a_missing_library_is_named() {
-        let err = library(Some(Path::new("/nonexistent/libgridsel.so"))).unwrap_err();
-        assert!(
-            err.contains("/nonexistent/libgridsel.so") && err.contains("--lib"),
-            "{err}"
-        );
     }
 }

@@ -2,15 +2,15 @@
 //! output folder `report.md`, `report.svg`, `summary.csv` (one row per
 //! program, kernel, trip count and policy) and `runs.csv` (one row per run).
 
-use super::manifest::Program;
-use super::output;
 use super::results::{BASELINE, Grid, KernelRow, ProgramResult, geomean_of};
-use super::runs::RunRecord;
 use super::svg;
+use crate::runner::manifest::Program;
+use crate::runner::output;
+use crate::runner::runs::RunRecord;
+use crate::runner::shell_words;
 use gridsel_cli::csv;
 use std::ffi::OsString;
 use std::fmt::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Why a program can have no rows.
@@ -107,6 +107,7 @@ fn kernel_cells(study: &Study, row: &KernelRow) -> Vec<String> {
         row.time.count.to_string(),
         format!("{:.1}", row.time.median / 1e3),
         format!("{:.1}%", row.time.spread_pct()),
+        format!("{:.3}", row.time.total / 1e6),
         row.speedup.map_or("-".into(), |s| format!("{s:.3}")),
     ]
 }
@@ -119,11 +120,17 @@ fn wall_cells(study: &Study, program: usize) -> Vec<Vec<String>> {
         .enumerate()
         .map(|(policy, name)| {
             let wall = result.walls[policy];
+            let runs_ok = study.runs_ok(program, policy);
+            let kernel_per_run = result
+                .kernel_total(policy)
+                .filter(|_| runs_ok > 0)
+                .map(|ns| ns / 1e9 / runs_ok as f64);
             vec![
                 name.clone(),
-                format!("{}/{}", study.runs_ok(program, policy), study.rounds),
+                format!("{runs_ok}/{}", study.rounds),
                 wall.map_or("-".into(), |w| format!("{:.3}", w.median)),
                 wall.map_or("-".into(), |w| format!("{:.3}-{:.3}", w.min, w.max)),
+                kernel_per_run.map_or("-".into(), |s| format!("{s:.6}")),
                 result
                     .wall_speedup(policy)
                     .map_or("-".into(), |s| format!("{s:.3}")),
@@ -153,7 +160,7 @@ fn geomean_cells<'a>(
         .collect()
 }
 
-const KERNEL_COLUMNS: [&str; 8] = [
+const KERNEL_COLUMNS: [&str; 9] = [
     "kernel",
     "trip",
     "policy",
@@ -161,14 +168,16 @@ const KERNEL_COLUMNS: [&str; 8] = [
     "launches",
     "median_us",
     "p10-p90",
+    "total_ms",
     "speedup",
 ];
 
-const WALL_COLUMNS: [&str; 5] = [
+const WALL_COLUMNS: [&str; 6] = [
     "policy",
     "runs_ok",
     "wall_median_s",
     "wall_min-max_s",
+    "kernel_s_per_run",
     "speedup",
 ];
 
@@ -180,13 +189,13 @@ const GEOMEAN_COLUMNS: [&str; 5] = [
     "geomean_where_changed",
 ];
 
-fn show(value: Option<f64>) -> String {
+pub(crate) fn show(value: Option<f64>) -> String {
     value.map_or("-".into(), |v| format!("{v:.3}"))
 }
 
 /// Up to three grids, most used first, then how many more:
 /// `8x128,4x256,2x512,+17`.
-fn grids_label(grids: &[(Grid, usize)]) -> String {
+pub(crate) fn grids_label(grids: &[(Grid, usize)]) -> String {
     const SHOWN: usize = 3;
     let mut parts: Vec<String> = grids
         .iter()
@@ -201,7 +210,7 @@ fn grids_label(grids: &[(Grid, usize)]) -> String {
 
 /// Left-aligned columns two spaces apart; no cell holds a space, so the
 /// table splits on whitespace.
-fn aligned(rows: &[Vec<String>]) -> String {
+pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -228,32 +237,6 @@ fn aligned(rows: &[Vec<String>]) -> String {
 /// `1 round`, `3 rounds`.
 pub fn counted(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
-}
-
-/// A command line as a shell would take it back: arguments holding anything
-/// but letters, digits and `-_./=:,+@%` in single quotes, and those that are
-/// not UTF-8 as bash's `$'...'` with their bytes escaped.
-pub fn shell_words(command: &[OsString]) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    command
-        .iter()
-        .map(|word| match word.to_str() {
-            Some(word) if !word.is_empty() && word.chars().all(plain) => word.to_string(),
-            Some(word) => format!("'{}'", word.replace('\'', r"'\''")),
-            None => {
-                let bytes = word.as_bytes().iter();
-                let escaped: String = bytes
-                    .map(|&b| match b {
-                        b'\'' | b'\\' => format!("\\{}", b as char),
-                        b' '..=b'~' => (b as char).to_string(),
-                        _ => format!("\\x{b:02x}"),
-                    })
-                    .collect();
-                format!("$'{escaped}'")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Writes report.md, report.svg, summary.csv and runs.csv into `out`.
@@ -373,7 +356,10 @@ fn method(study: &Study) -> String {
          (launch and wait, launch overhead included). Per (kernel, trip count) and policy: the \
          median over every launch of every successful run; noise: the p10-p90 range of those \
          launches as a percentage of the median (percentiles interpolated linearly). Speedup: \
-         llvm's median / the policy's median. Geomeans are over the cases, (kernel, trip count) \
+         llvm's median / the policy's median. Total: the sum over those launches, so \
+         that a few slow ones (a search exploring) show where the median hides them; per run, \
+         beside the wall times: the sum over every launch of the policy's successful runs \
+         divided by their number. Geomeans are over the cases, (kernel, trip count) \
          pairs, with launches under both; \"changed\": the cases where the policy launched other \
          grids than llvm (in the others its speedup is run-to-run noise). Wall time: from start to exit of each run, \
          median and range over the successful rounds.\n\n\
@@ -397,24 +383,24 @@ fn geomean_table<'a>(
 }
 
 /// A table's header row and rule, the terminal's column names spaced.
-fn md_header(columns: &[&str]) -> String {
+pub(crate) fn md_header(columns: &[&str]) -> String {
     let names: Vec<String> = columns.iter().map(|c| c.replace('_', " ")).collect();
     format!("{}|{}\n", md_row(&names), "---|".repeat(columns.len()))
 }
 
-fn md_row(cells: &[String]) -> String {
+pub(crate) fn md_row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| escape_cell(c)).collect();
     format!("| {} |\n", cells.join(" | "))
 }
 
 /// A `|` would end a table cell.
-fn escape_cell(text: &str) -> String {
+pub(crate) fn escape_cell(text: &str) -> String {
     text.replace('|', r"\|")
 }
 
 fn summary_csv(study: &Study) -> String {
     let mut csv = String::from(
-        "program,kernel,trip_count,policy,blocks,threads,grids,launches,median_ns,p10_ns,p90_ns,spread_pct,speedup,same_grid_as_llvm\n",
+        "program,kernel,trip_count,policy,blocks,threads,grids,launches,median_ns,p10_ns,p90_ns,spread_pct,total_ns,speedup,same_grid_as_llvm\n",
     );
     for (program, result) in study.programs.iter().zip(study.results) {
         for row in &result.rows {
@@ -426,7 +412,7 @@ fn summary_csv(study: &Study) -> String {
                 .collect();
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{blocks},{threads},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{blocks},{threads},{},{},{},{},{},{},{},{},{}",
                 csv::field(&program.name),
                 csv::field(&row.kernel),
                 row.trip_count,
@@ -437,6 +423,7 @@ fn summary_csv(study: &Study) -> String {
                 row.time.p10,
                 row.time.p90,
                 row.time.spread_pct(),
+                row.time.total,
                 row.speedup.map_or(String::new(), |s| s.to_string()),
                 u8::from(row.same_grid_as_llvm)
             );
@@ -470,7 +457,7 @@ fn runs_csv(study: &Study) -> String {
 }
 
 /// The GPUs `nvidia-smi -L` lists, or why there are none.
-fn devices() -> String {
+pub(crate) fn devices() -> String {
     match std::process::Command::new("nvidia-smi").arg("-L").output() {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
@@ -491,7 +478,7 @@ fn devices() -> String {
 }
 
 /// The current UTC time as `YYYY-MM-DD HH:MM:SS UTC`.
-fn now_utc() -> String {
+pub(crate) fn now_utc() -> String {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -528,7 +515,6 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::ffi::OsStringExt;
 
     #[test]
     fn dates() {
@@ -547,14 +533,6 @@ mod tests {
             ],
             ["1 policy", "3 policies"]
         );
-    }
-
-    #[test]
-    fn shell_words_quote_what_needs_it() {
-        let words = ["./gemm", "1024", "a b", "it's", ""].map(OsString::from);
-        assert_eq!(shell_words(&words), r"./gemm 1024 'a b' 'it'\''s' ''");
-        let raw = OsString::from_vec(b"a\xff'\\ b".to_vec());
-        assert_eq!(shell_words(&[raw]), r"$'a\xff\'\\ b'");
     }
 
     #[test]

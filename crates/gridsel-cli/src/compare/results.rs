@@ -4,8 +4,8 @@
 //! speedup over `llvm`; per policy the geomean of those speedups and the
 //! program's median wall time.
 
-use super::profile_rows::Launch;
 use super::stats::{Summary, geomean};
+use crate::runner::profile_rows::Launch;
 use std::collections::BTreeMap;
 
 /// A launch grid as the profile writes it: (blocks, threads).
@@ -125,6 +125,14 @@ pub struct ProgramResult {
 }
 
 impl ProgramResult {
+    /// The policy's kernel time in all: the sum of every launch's time over
+    /// its successful runs, in ns (`None` without launches).
+    pub fn kernel_total(&self, policy: usize) -> Option<f64> {
+        let mut rows = self.rows.iter().filter(|r| r.policy == policy).peekable();
+        rows.peek()?;
+        Some(rows.map(|r| r.time.total).sum())
+    }
+
     /// `llvm`'s median wall time over the policy's.
     pub fn wall_speedup(&self, policy: usize) -> Option<f64> {
         Some(self.walls[BASELINE]?.median / self.walls[policy]?.median)
@@ -238,6 +246,9 @@ mod tests {
         let r = sample();
         assert_eq!(r.walls[0].unwrap().median, 3.0);
         assert_eq!(r.wall_speedup(1), Some(2.0));
+        // Every launch counts in the total: a20's 400 ns one too.
+        assert_eq!(r.kernel_total(1), Some(165.0 + 600.0 + 32.0));
+        assert_eq!(r.kernel_total(0), Some(330.0 + 300.0));
         let g = geomean_of([&r], 1);
         assert!((g.all.unwrap() - 2f64.sqrt()).abs() < 1e-12);
         assert_eq!((g.cases, g.changed, g.changed_cases), (2, Some(2.0), 1));
@@ -246,6 +257,7 @@ mod tests {
         assert_eq!((g.cases, g.changed_cases), (4, 2));
         let none = Samples::new(2).finish();
         assert_eq!(none.wall_speedup(1), None);
+        assert_eq!(none.kernel_total(1), None);
         assert_eq!(
             geomean_of([&none], 1),
             Geomean {

@@ -12,6 +12,9 @@ pub struct Summary {
     pub p90: f64,
     pub min: f64,
     pub max: f64,
+    /// The sum of the samples: for launch times, what the launches cost in
+    /// all, which a median hides when a few launches are slow.
+    pub total: f64,
 }
 
 impl Summary {
@@ -30,6 +33,7 @@ impl Summary {
             p90: percentile(&sorted, 0.9),
             min: sorted[0],
             max: sorted[sorted.len() - 1],
+            total: sorted.iter().sum(),
         })
     }
 
@@ -77,7 +81,7 @@ mod tests {
         let s = Summary::of(&(1..=10).rev().map(f64::from).collect::<Vec<_>>()).unwrap();
         assert!((s.p10 - 1.9).abs() < 1e-12, "{s:?}");
         assert!((s.p90 - 9.1).abs() < 1e-12, "{s:?}");
-        assert_eq!((s.min, s.max, s.count), (1.0, 10.0, 10));
+        assert_eq!((s.min, s.max, s.count, s.total), (1.0, 10.0, 10, 55.0));
         assert!((s.spread_pct() - 7.2 / 5.5 * 100.0).abs() < 1e-9);
         // One sample: no spread.
         let one = Summary::of(&[3.0]).unwrap();

@@ -1,11 +1,12 @@
-//! `report.svg`: each policy's speedup over `llvm` per (program, kernel, trip
-//! count), one horizontal bar each, on a log scale around 1 (bars to the
-//! right of the line are faster than LLVM's grid, to the left slower); the
+//! `report.svg`: each policy's speedup over the baseline (the first policy:
+//! `compare`'s `llvm`, `tune`'s run before tuning) per (program, kernel,
+//! trip count), one horizontal bar each, on a log scale around 1 (bars to
+//! the right of the line are faster than the baseline, to the left slower); the
 //! labels stay horizontal, however long the kernel names. Plain SVG text;
 //! every bar carries its numbers as `data-*` attributes and a tooltip.
 
-use super::manifest::Program;
 use super::results::{BASELINE, ProgramResult};
+use crate::runner::manifest::Program;
 use std::fmt::Write;
 
 const COLORS: [&str; 8] = [
@@ -18,7 +19,6 @@ const TOP: f64 = 50.0;
 const PLOT_WIDTH: f64 = 420.0;
 /// Characters are about this wide at font-size 11.
 const CHAR_WIDTH: f64 = 6.6;
-const TITLE: &str = "speedup over llvm (log scale; right of the line: faster)";
 
 /// One bar: which policy, and its speedup.
 struct Bar {
@@ -92,16 +92,21 @@ pub fn chart(programs: &[Program], policies: &[String], results: &[ProgramResult
         .skip(BASELINE + 1)
         .map(|name| 30.0 + name.len() as f64 * CHAR_WIDTH)
         .sum();
+    let title = format!(
+        "speedup over {} (log scale; right of the line: faster)",
+        policies[BASELINE]
+    );
     let width = (left + PLOT_WIDTH + 30.0)
         .max(20.0 + legend_width)
-        .max(20.0 + TITLE.len() as f64 * CHAR_WIDTH * 1.2);
+        .max(20.0 + title.len() as f64 * CHAR_WIDTH * 1.2);
     let height = TOP + plot_height + 30.0;
 
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
          font-family=\"monospace\" font-size=\"11\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"10\" y=\"16\" font-size=\"13\">{TITLE}</text>\n"
+         <text x=\"10\" y=\"16\" font-size=\"13\">{}</text>\n",
+        escape(&title)
     );
     // Legend: the compared policies.
     let mut at = 10.0;
@@ -131,8 +136,9 @@ pub fn chart(programs: &[Program], policies: &[String], results: &[ProgramResult
     if groups.is_empty() {
         let _ = writeln!(
             svg,
-            "<text x=\"10\" y=\"{:.1}\">no kernel with launches under llvm and another policy</text>",
-            TOP + 24.0
+            "<text x=\"10\" y=\"{:.1}\">no kernel with launches under {} and another policy</text>",
+            TOP + 24.0,
+            escape(&policies[BASELINE])
         );
     }
     let one = x(0.0);
@@ -186,8 +192,8 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::profile_rows::Launch;
     use crate::compare::results::Samples;
+    use crate::runner::profile_rows::Launch;
     use std::collections::BTreeMap;
 
     fn program(name: &str) -> Program {

@@ -1,4 +1,4 @@
-//! Reading the `GRIDSEL_PROFILE` files that `compare`'s runs write
+//! Reading the `GRIDSEL_PROFILE` files that `compare`'s and `tune`'s runs write
 //! (`kernel,trip_count,policy,blocks,threads,ns`, see `gridsel::profile`).
 //!
 //! One file may hold the rows of several processes (a program that starts

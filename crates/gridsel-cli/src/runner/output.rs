@@ -1,6 +1,7 @@
-//! The output folder of a comparison and the files in it, created fresh.
+//! The output folder of a `compare` or `tune` and the files in it, created
+//! fresh.
 //!
-//! `compare` is often run as root and writes where it is told: a folder
+//! gridsel is often run as root and writes where it is told: a folder
 //! reused from an earlier run, or a file name someone planted as a symbolic
 //! link, would let it overwrite another file. So the folder is one this run
 //! creates (or an empty one the user made, not a link), each program's
@@ -19,10 +20,10 @@ use std::path::{Path, PathBuf};
 const DEFAULT_FOLDER_TRIES: u32 = 16;
 
 /// `given` (`--out`), created when missing; an existing one must be an
-/// empty folder and not a symbolic link. Without `--out`, a new folder of an
-/// unpredictable name under the temporary folder, mode 0700. Absolute,
+/// empty folder and not a symbolic link. Without `--out`, a new folder
+/// `<prefix>-<unpredictable>` under the temporary folder, mode 0700. Absolute,
 /// since the programs may run in other folders.
-pub fn create_folder(given: Option<&Path>) -> Result<PathBuf, String> {
+pub fn create_folder(given: Option<&Path>, prefix: &str) -> Result<PathBuf, String> {
     match given {
         Some(path) => {
             // Components rebuilt: a trailing `/` would make the checks below
@@ -47,7 +48,7 @@ pub fn create_folder(given: Option<&Path>) -> Result<PathBuf, String> {
             let temp = std::path::absolute(std::env::temp_dir())
                 .map_err(|e| format!("the temporary folder: {e}"))?;
             for _ in 0..DEFAULT_FOLDER_TRIES {
-                let path = temp.join(format!("gridsel-compare-{:016x}", unpredictable()));
+                let path = temp.join(format!("{prefix}-{:016x}", unpredictable()));
                 match DirBuilder::new().mode(0o700).create(&path) {
                     Ok(()) => return Ok(path),
                     Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,

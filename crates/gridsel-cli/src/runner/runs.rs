@@ -1,9 +1,9 @@
-//! One run of a program under one policy: the environment it gets, its log
+//! One run of a program under gridsel: the environment it gets, its log
 //! and profile files, its wall time and how it ended.
 
 use super::manifest::Program;
 use super::output;
-use gridsel::config::{ENV_POLICY, ENV_PROFILE};
+use gridsel::config::ENV_PROFILE;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
@@ -97,25 +97,26 @@ pub struct Limits {
     pub max_output: u64,
 }
 
-/// How long a killed run's output may take to close before `compare` moves
+/// How long a killed run's output may take to close before gridsel moves
 /// on without it (a process that left the run's process group can hold
 /// the pipe open indefinitely).
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// Runs `program` once under `policy` with `lib` preloaded, its stdout and
+/// Runs `program` once with `lib` preloaded and gridsel's `settings`
+/// (variables such as `GRIDSEL_POLICY`) over its environment, its stdout and
 /// stderr into `files.log` (up to `limits.max_output`), its launches into
 /// `files.profile`; both are new files. The program leads a process group
 /// of its own, killed whole when it outlives `limits.timeout`. Returns the
 /// status and the wall seconds from start to exit.
 pub fn run(
     program: &Program,
-    policy: &str,
+    settings: &[(&str, &OsStr)],
     lib: &Path,
     files: &RunFiles,
     limits: Limits,
 ) -> (Status, f64) {
     let start = Instant::now();
-    match spawn_and_wait(program, policy, lib, files, limits, start) {
+    match spawn_and_wait(program, settings, lib, files, limits, start) {
         Ok((status, end)) => (status, (end - start).as_secs_f64()),
         Err(e) => (Status::NotStarted(e), start.elapsed().as_secs_f64()),
     }
@@ -130,7 +131,7 @@ enum Event {
 
 fn spawn_and_wait(
     program: &Program,
-    policy: &str,
+    settings: &[(&str, &OsStr)],
     lib: &Path,
     files: &RunFiles,
     limits: Limits,
@@ -149,7 +150,7 @@ fn spawn_and_wait(
         .args(&program.command[1..])
         .current_dir(&program.cwd)
         .envs(&program.env)
-        .env(ENV_POLICY, policy)
+        .envs(settings.iter().copied())
         .env(ENV_PROFILE, &files.profile)
         .env(LD_PRELOAD, preload_list(lib, theirs.as_deref()))
         // Every run would read the same input: none gets any.
@@ -229,7 +230,7 @@ impl CappedLog {
             self.dropped = true;
             let _ = writeln!(
                 self.file,
-                "\n[gridsel compare: output past {} MiB dropped (--max-output)]",
+                "\n[gridsel: output past {} MiB dropped (--max-output)]",
                 self.max >> 20
             );
         }

@@ -1,4 +1,4 @@
-//! The programs `compare` runs: one command line, or a suite read from a
+//! The programs `compare` and `tune` run: one command line, or a suite read from a
 //! TOML manifest.
 //!
 //! ```toml
@@ -50,7 +50,7 @@ struct Entry {
     cwd: Option<PathBuf>,
 }
 
-/// The one program of `gridsel compare -- PROGRAM ARGS...`, named after the
+/// The one program of `gridsel compare -- PROGRAM ARGS...` (or `tune`), named after the
 /// program's file, run in the current folder.
 pub fn single(command: Vec<OsString>, cwd: &Path) -> Result<Program, String> {
     let first = command.first().ok_or("no program to run")?;

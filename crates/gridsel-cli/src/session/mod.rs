@@ -1,0 +1,355 @@
+//! `gridsel tune`: a tuning session, apart from production runs. It runs a
+//! program (or each of a suite) once untuned, then repeatedly under `tune`
+//! exploring freely, then once more under the default policy reading what
+//! was learned, verifies every run, and writes the searches it learned into
+//! the store only when every run verified.
+//!
+//! Every run is one of the runner's (`LD_PRELOAD`, a fresh profile, the
+//! time limit, the output cap, its own process group):
+//! - before: `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off`, the untuned run whose
+//!   output the others are checked against;
+//! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a
+//!   scratch copy of the store in the output folder, so that nothing a
+//!   failed session learned reaches the user's store; they stop early once
+//!   every search of the program's kernels (the names in its profiles) has
+//!   settled in the scratch store;
+//! - after: `GRIDSEL_POLICY=auto` reading the scratch store.
+
+mod report;
+mod store;
+mod verify;
+
+use crate::compare::results::{ProgramResult, Samples};
+use crate::runner::manifest::Program;
+use crate::runner::runs::{self, Limits, RunFiles, Status};
+use crate::runner::{RunnerArgs, output, profile_rows};
+use gridsel::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD};
+use gridsel::tune::cache::Record;
+use regex::Regex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use verify::Check;
+
+/// The most tuning runs `--runs` takes per program.
+const MAX_TUNING_RUNS: u32 = 100;
+
+/// Where the before and after runs' samples go in a [`Samples`]: the
+/// before run is the baseline the after run's speedups are over.
+const BEFORE: usize = 0;
+const AFTER: usize = 1;
+
+/// `gridsel tune`'s arguments.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Example: gridsel tune --runs 3 --ignore '^time' -- ./gemm 1024\n\n\
+    Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
+    GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
+    GRIDSEL_TUNE_OVERHEAD=off and GRIDSEL_CACHE=a copy of the store in the output folder; \
+    the last run GRIDSEL_POLICY=auto on that copy."
+)]
+pub struct Args {
+    /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
+    /// several times per run settles within one or two; fewer runs leave
+    /// searches of kernels launched once per run exploring. A session
+    /// stops early once every search of the program's kernels has settled.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
+    runs: u32,
+    /// A pattern every run's output (stdout and stderr) must match, e.g. the
+    /// line a self-checking program prints when its results are right;
+    /// without it, each run's output must equal the untuned run's.
+    #[arg(long, value_name = "REGEX", value_parser = verify::pattern)]
+    check: Option<Regex>,
+    /// Lines of output left out when comparing outputs: the ones this
+    /// pattern matches, e.g. timings (`^time:`). gridsel's own lines
+    /// (`gridsel: ...`) are always left out.
+    #[arg(long, value_name = "REGEX", value_parser = verify::pattern, conflicts_with = "check")]
+    ignore: Option<Regex>,
+    /// The store the learned searches are written into once every run
+    /// verified (default: $GRIDSEL_CACHE, else
+    /// $XDG_CACHE_HOME/gridsel/tune.json, where programs read them).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunnerArgs,
+}
+
+/// One run of a session and how it ended.
+pub struct SessionRun {
+    /// `before`, `tuning run 2/3` or `after`.
+    pub label: String,
+    pub status: Status,
+    pub wall_s: f64,
+    pub files: RunFiles,
+    /// `Err` with the reason when the run did not verify.
+    pub verified: Result<(), String>,
+}
+
+/// One program's session.
+pub struct ProgramSession {
+    /// In the order they ran; a session stops at the first that fails.
+    pub runs: Vec<SessionRun>,
+    /// The kernels the runs' profiles name.
+    pub kernels: BTreeSet<String>,
+    /// The searches of those kernels in the scratch store, at the end.
+    pub searches: Vec<Record>,
+    /// Per search (kernel, trip-count class), the tuning run after which it
+    /// had settled.
+    pub settled_after: BTreeMap<(String, u32), u32>,
+    /// The before and after runs' kernel times and wall times.
+    pub result: ProgramResult,
+}
+
+impl ProgramSession {
+    /// The first run that did not verify, and why.
+    pub fn failure(&self) -> Option<(&SessionRun, &str)> {
+        self.runs
+            .iter()
+            .find_map(|r| r.verified.as_ref().err().map(|why| (r, why.as_str())))
+    }
+
+    pub fn tuning_runs(&self) -> impl Iterator<Item = &SessionRun> {
+        self.runs.iter().filter(|r| r.label.starts_with("tuning"))
+    }
+}
+
+/// What every run of a session shares.
+struct Runner<'a> {
+    lib: &'a Path,
+    limits: Limits,
+    check: Check,
+    scratch: &'a Path,
+    tuning_runs: u32,
+}
+
+/// Runs the session, prints the summary and writes the report; writes the
+/// store when every run verified, else an error saying which failed.
+pub fn run(args: &Args) -> Result<(), String> {
+    let destination = match &args.store {
+        Some(path) => config::Store {
+            path: std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
+            default: false,
+        },
+        None => Config::from_env().0.cache.ok_or_else(|| {
+            format!("no store to write: give --store PATH, or set {ENV_CACHE} (it is off, or HOME is unset)")
+        })?,
+    };
+    let lib = args.run.library()?;
+    let (programs, source) = args.run.programs()?;
+    let out = output::create_folder(args.run.out.as_deref(), "gridsel-tune")?;
+    let scratch = out.join("store.json");
+    let copied = store::copy(&destination.path, &scratch)?;
+    eprintln!(
+        "gridsel tune: {}, up to {} each, into a copy of {} ({copied} searches); logs, profiles and reports in {}",
+        report::counted(programs.len(), "program", "programs"),
+        report::counted(args.runs as usize, "tuning run", "tuning runs"),
+        destination.path.display(),
+        out.display()
+    );
+    let runner = Runner {
+        lib: &lib,
+        limits: args.run.limits(),
+        check: match &args.check {
+            Some(pattern) => Check::Pattern(pattern.clone()),
+            None => Check::SameOutput {
+                ignore: args.ignore.clone(),
+            },
+        },
+        scratch: &scratch,
+        tuning_runs: args.runs,
+    };
+    let mut sessions = Vec::new();
+    for program in &programs {
+        let folder = output::create_subfolder(&out, &program.name)?;
+        let session = runner.tune(program, &folder)?;
+        let failed = session.failure().is_some();
+        sessions.push(session);
+        if failed {
+            break;
+        }
+    }
+    let failure = programs
+        .iter()
+        .zip(&sessions)
+        .find_map(|(p, s)| Some((p, s.failure()?)));
+    let written = match failure {
+        Some((program, (run, why))) => Err(format!(
+            "{}, {}: {why} (log: {})",
+            program.name,
+            run.label,
+            run.files.log.display()
+        )),
+        None => {
+            let learned: Vec<Record> = sessions.iter().flat_map(|s| s.searches.clone()).collect();
+            store::merge(&destination, &learned).map(|()| learned.len())
+        }
+    };
+    let summary = report::Summary {
+        programs: &programs,
+        sessions: &sessions,
+        source,
+        lib: &lib,
+        store: &destination.path,
+        written: written.as_ref().map(|n| *n).map_err(String::as_str),
+    };
+    print!("{}", report::text(&summary));
+    report::write_all(&summary, &out)?;
+    eprintln!(
+        "gridsel tune: report in {}",
+        out.join("report.md").display()
+    );
+    written
+        .map(|_| ())
+        .map_err(|why| format!("{why}; nothing written to {}", destination.path.display()))
+}
+
+impl Runner<'_> {
+    /// One program's session: before, the tuning runs, after; it stops at
+    /// the first run that does not verify. One progress line per run.
+    fn tune(&self, program: &Program, folder: &Path) -> Result<ProgramSession, String> {
+        let mut session = ProgramSession {
+            runs: Vec::new(),
+            kernels: BTreeSet::new(),
+            searches: Vec::new(),
+            settled_after: BTreeMap::new(),
+            result: Samples::new(2).finish(),
+        };
+        let mut samples = Samples::new(2);
+        let progress = |run: &SessionRun, more: &str| {
+            let shown = match &run.verified {
+                Ok(()) => format!("verified{more}"),
+                Err(why) => format!("FAILED: {why} (log: {})", run.files.log.display()),
+            };
+            eprintln!(
+                "[tune {}] {}: {:.3} s, {}, {shown}",
+                program.name, run.label, run.wall_s, run.status
+            );
+        };
+        let scratch = self.scratch.as_os_str();
+
+        let untuned = [
+            (ENV_POLICY, OsStr::new("auto")),
+            (ENV_CACHE, OsStr::new("off")),
+        ];
+        let (before, reference) = self.run(program, folder, "before", "before", &untuned, None);
+        progress(&before, "");
+        let Some(reference) = reference else {
+            session.runs.push(before);
+            return Ok(session);
+        };
+        read_profile(&before, &mut session.kernels, |l| {
+            samples.add_launch(BEFORE, l)
+        });
+        samples.add_wall(BEFORE, before.wall_s);
+        session.runs.push(before);
+
+        let tuning = [
+            (ENV_POLICY, OsStr::new("tune")),
+            (ENV_TUNE_OVERHEAD, OsStr::new("off")),
+            (ENV_CACHE, scratch),
+        ];
+        let digits = self.tuning_runs.to_string().len();
+        for i in 1..=self.tuning_runs {
+            let label = format!("tuning run {i}/{}", self.tuning_runs);
+            let stem = format!("tune-{i:0digits$}");
+            let (run, output) = self.run(program, folder, &stem, &label, &tuning, Some(&reference));
+            if output.is_none() {
+                progress(&run, "");
+                session.runs.push(run);
+                return Ok(session);
+            }
+            read_profile(&run, &mut session.kernels, |_| {});
+            session.searches = store::searches(self.scratch, &session.kernels)?;
+            for r in &session.searches {
+                if r.pinned.is_some() || r.search.finished(r.kind()) {
+                    let key = (r.key.kernel.clone(), r.key.class);
+                    session.settled_after.entry(key).or_insert(i);
+                }
+            }
+            let settled = session.settled_after.len();
+            let searches = session.searches.len();
+            progress(&run, &format!("; {settled} of {searches} searches settled"));
+            session.runs.push(run);
+            if settled == searches {
+                break;
+            }
+        }
+
+        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
+        let (after, output) = self.run(
+            program,
+            folder,
+            "after",
+            "after",
+            &learned,
+            Some(&reference),
+        );
+        progress(&after, "");
+        if output.is_some() {
+            read_profile(&after, &mut session.kernels, |l| {
+                samples.add_launch(AFTER, l)
+            });
+            samples.add_wall(AFTER, after.wall_s);
+        }
+        session.runs.push(after);
+        session.result = samples.finish();
+        Ok(session)
+    }
+
+    /// Runs `program` with `settings` into `<stem>.csv` and `<stem>.log` and
+    /// verifies it (against `reference`, the untuned run's output, unless
+    /// this is that run). Returns the run and, when it verified, its output.
+    fn run(
+        &self,
+        program: &Program,
+        folder: &Path,
+        stem: &str,
+        label: &str,
+        settings: &[(&str, &OsStr)],
+        reference: Option<&str>,
+    ) -> (SessionRun, Option<String>) {
+        let files = RunFiles {
+            profile: folder.join(format!("{stem}.csv")),
+            log: folder.join(format!("{stem}.log")),
+        };
+        let (status, wall_s) = runs::run(program, settings, self.lib, &files, self.limits);
+        let mut output = None;
+        let verified = if status.ok() {
+            let bytes = std::fs::read(&files.log).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let checked = match (&self.check, reference) {
+                // The untuned run is what the others are compared with.
+                (Check::SameOutput { .. }, None) => Ok(()),
+                (check, reference) => check.verify(&text, reference.unwrap_or_default()),
+            };
+            output = checked.is_ok().then_some(text);
+            checked
+        } else {
+            Err(format!("the run ended: {status}"))
+        };
+        let run = SessionRun {
+            label: label.to_string(),
+            status,
+            wall_s,
+            files,
+            verified,
+        };
+        (run, output)
+    }
+}
+
+/// Hands each launch of a run's profile to `each` and adds its kernel to
+/// `kernels`.
+fn read_profile(
+    run: &SessionRun,
+    kernels: &mut BTreeSet<String>,
+    mut each: impl FnMut(profile_rows::Launch<'_>),
+) {
+    let bytes = std::fs::read(&run.files.profile).unwrap_or_default();
+    profile_rows::parse(&String::from_utf8_lossy(&bytes), |launch| {
+        if !kernels.contains(&*launch.kernel) {
+            kernels.insert(launch.kernel.to_string());
+        }
+        each(launch);
+    });
+}

@@ -1,0 +1,57 @@
+//! What a tuning session reads and writes of the store: the only part of
+//! `gridsel tune` that knows the store's records. Reads and writes go
+//! through the preload library's checked files (regular files only, capped,
+//! under the store's lock, its mode and owner kept, never through a link).
+
+use gridsel::config;
+use gridsel::files::{self, OnInvalid};
+use gridsel::tune::cache::Record;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long writing the store waits for a program saving to it.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Copies the store at `from` (its journal applied; missing: empty) as a
+/// new file `to`, where the session's runs tune. Returns how many searches
+/// it holds.
+pub fn copy(from: &Path, to: &Path) -> Result<usize, String> {
+    let contents = files::load_cache(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    if !contents.dropped.is_empty() {
+        eprintln!(
+            "gridsel tune: {}: left out of the copy: {}",
+            from.display(),
+            contents.dropped.join("; ")
+        );
+    }
+    crate::runner::output::write_file(to, &contents.table.render())?;
+    Ok(contents.table.len())
+}
+
+/// The searches of `kernels` in the store at `path`.
+pub fn searches(path: &Path, kernels: &BTreeSet<String>) -> Result<Vec<Record>, String> {
+    let contents = files::load_cache(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(contents
+        .table
+        .records()
+        .filter(|r| kernels.contains(&r.key.kernel))
+        .cloned()
+        .collect())
+}
+
+/// Puts `records` into the store `to`, each in place of the store's own
+/// search of its key: they hold that search as the session began (the
+/// session tuned a copy), with what the session added.
+pub fn merge(to: &config::Store, records: &[Record]) -> Result<(), String> {
+    let shown = to.path.display();
+    if to.default {
+        files::create_store_folder(&to.path).map_err(|e| format!("{shown}: {e}"))?;
+    }
+    files::edit_cache(&to.path, PATIENCE, OnInvalid::Refuse, |table| {
+        for r in records {
+            table.insert(r.clone());
+        }
+    })
+    .map_err(|e| format!("{shown}: {e}"))
+}

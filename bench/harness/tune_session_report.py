@@ -98,13 +98,14 @@ def summary_best(path, program):
 def spread_grids(trip, sms):
     """Grids worth timing for a kernel of `trip` iterations beside a sweep's best: for few
     iterations, one per thread at 32-128 threads and blocks that reach every SM once to four
-    times (the heavy-iteration winners); for long loops, a ladder of block counts from two
-    per SM to one iteration per thread."""
+    times (the heavy-iteration winners: 2 x 132 blocks of 128 threads for 512 iterations on
+    the H100, one or two iterations per block), up to 128 threads per iteration; for long
+    loops, a ladder of block counts from two per SM to one iteration per thread."""
     if trip <= 0:
         return set()
     if trip <= FEW:
         grids = {(t, -(-trip // t)) for t in (32, 64, 128)}
-        grids |= {(t, k * sms) for t in (32, 64, 128, 256) for k in (1, 2, 4) if t * k * sms <= 8 * trip}
+        grids |= {(t, k * sms) for t in (32, 64, 128, 256) for k in (1, 2, 4) if t * k * sms <= 128 * trip}
     else:
         grids = {(128, 2 * sms), (128, 4 * sms), (128, 8 * sms), (256, 8 * sms), (64, 16 * sms),
                  (128, 32 * sms), (64, 8192), (256, -(-trip // 256)), (128, -(-trip // 128))}

@@ -18,7 +18,8 @@
 #   --reps R          each program runs as `PROGRAM N R 0` (default 5: repeated kernels
 #                     launched R times per run, once-per-run kernels once)
 #   --rounds R        production rounds at most (default 8)
-#   --limit S         no sweep job, session or round starts after S seconds (default 480)
+#   --limit S         no program's pilot and no round starts after S seconds from the
+#                     start (default 400); the sweeps get a third of it
 # Phase 1 (the sweeps) runs `gridsel_bench.py run` on the programs flagged sweep. Phase 2, per
 # program, in order:
 #   1. a pilot run under llvm (its kernels and trip counts: pilot/PROGRAM.csv);
@@ -40,7 +41,7 @@
 # tune-session.md. Writes $OUT/tune-session (default OUT /tmp/gridsel-tune-session).
 set -uo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-bin= host=0 phase=both reps=5 max_rounds=8 limit=480 sweep_dir=
+bin= host=0 phase=both reps=5 max_rounds=8 limit=400 sweep_dir=
 while [[ $# -gt 0 && $1 == --* ]]; do
   case $1 in
     --bin) bin=$2; shift ;;
@@ -83,7 +84,7 @@ if [[ $phase != measure ]]; then
   if [[ -n $only ]]; then
     echo "tune-session.sh: sweeping $only"
     python3 "$repo/bench/harness/gridsel_bench.py" run --bin-dir "$b" --gridsel "$GRIDSEL_CLI" \
-      --lib "$GRIDSEL_LIB" --out "$sweep_dir" --budget-s "$limit" --reps 5 --noise none \
+      --lib "$GRIDSEL_LIB" --out "$sweep_dir" --budget-s $((limit / 3)) --reps 5 --noise none \
       --only "^($only)-" --sizes-override "$sizes" 2>&1 | tee "$out/sweep.log"
   fi
   [[ $phase == sweep ]] && { echo "tune-session.sh: sweep done at $(elapsed) s"; exit 0; }
@@ -98,8 +99,14 @@ echo "program,n,runs_asked,rc,wall_ms" >"$out/sessions.csv"
 echo "round,program,n,variant,rc,check,ms" >"$out/runs.csv"
 failed() { echo "FAILED: $*"; tail -n 3 "$out/run.log"; }
 
+active=()
 for i in "${!progs[@]}"; do
   p=${progs[i]} n=${ns[i]}
+  if (($(elapsed) > limit)); then
+    echo "tune-session.sh: time limit reached: ${progs[*]:i} left out"
+    break
+  fi
+  active+=("$i")
   run_program "$out/run.log" GRIDSEL_POLICY=llvm GRIDSEL_CACHE=off GRIDSEL_PROFILE="$out/pilot/$p.csv" \
     -- "$b/$p" "$n" "$reps" 0
   [[ $rc == 0 && $check == pass ]] || { failed "$p $n pilot"; continue; }
@@ -117,10 +124,6 @@ for i in "${!progs[@]}"; do
     done
   done
   echo "tune-session.sh: $p $n panel of $(wc -w <<<"$grids") grids x $panel_rounds done at $(elapsed) s"
-  if (($(elapsed) > limit)); then
-    echo "tune-session.sh: time limit reached before $p's session"
-    break
-  fi
   t0=$(date +%s%N)
   timeout 300 "$GRIDSEL_CLI" tune --runs "${runs[i]}" --check 'check=pass' --store "$store" \
     --out "$out/sessions/$p-$n" -- "$b/$p" "$n" "$reps" 0 >"$out/sessions/$p-$n.log" 2>&1
@@ -136,7 +139,7 @@ for ((r = 1; r <= max_rounds; r++)); do
     echo "tune-session.sh: time limit reached before round $r"
     break
   fi
-  for i in "${!progs[@]}"; do
+  for i in "${active[@]}"; do
     p=${progs[i]} n=${ns[i]}
     for ((v = 0; v < ${#variants[@]}; v++)); do
       variant=${variants[(v + r + i) % ${#variants[@]}]}

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""tune-session.md from a bench/gpu/tune-session.sh folder: what a `gridsel tune` session
+learns, what production runs gain from it, and issue 27's targets, met or not, with the numbers.
+
+The folder holds, per program (PROGRAM at size N, REPS launches of each repeated kernel):
+  pilot/PROGRAM.csv            one run under llvm: the kernels and trip counts (for `plan`)
+  panel.csv, panel/*.csv       runs under fixed grids (GRIDSEL_POLICY=fixed:T,B): the grids a
+                               sweep found best, and grids that spread few iterations
+  sessions.csv, sessions/      `gridsel tune` from an empty store: exit status, wall time and
+                               the runs it spent (its runs.csv)
+  runs.csv, profiles/          paired production rounds: PROGRAM.ROUND.VARIANT.csv with VARIANT
+                               auto (GRIDSEL_CACHE=off), learned (auto reading the session's
+                               store), llvm, tune (online, its own store across rounds)
+
+A case is (program, kernel, trip count). Its launches per run are auto's; a case launched once
+per run is judged by first launches (every process's only one), the others by the launches after
+each process's first. Every grid's time is its median over every such launch of that grid, from
+any run (panel or production), so a policy is judged by the grid it chose, not the noise of its
+own launches; "best" is the fastest grid with at least two samples. A production run's GPU time
+is the sum of its launches' times (GRIDSEL_PROFILE: exploring and cold first launches included,
+as the user pays them).
+
+Usage:
+  tune_session_report.py plan FOLDER PROGRAM [--sweep DIR] [--summary CSV] [--spread] [--sms N]
+      prints "ROUNDS T,B T,B ...": the panel's grids and how often to run each
+  tune_session_report.py report FOLDER [--sweep DIR]   writes FOLDER/tune-session.md
+Standard library only."""
+import argparse
+import collections
+import csv
+import glob
+import gzip
+import math
+import os
+import re
+import statistics
+
+REPEATED = 5      # launches per run from which a kernel counts as launched many times
+SHARE = 0.98      # learned grids' geomean share of the best grid's
+KERNEL_SLACK = 1.03  # no kernel slower than auto's grid by more
+STORE_SLACK = 1.01   # production with the store against auto, GPU time
+ONLINE_SLACK = 1.03  # online tune against auto, GPU time
+SESSION_RUNS = {"repeated": 3, "once": 10}
+FEW = 65536       # trip counts up to this get the spreading grids; above, long-loop grids
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def short(kernel):
+    """The kernel's name without the build's file id (`__omp_offloading_fe00_510451_`), so
+    one source's kernel is matched across builds."""
+    return re.sub(r"^__omp_offloading_[0-9a-f]+_[0-9a-f]+_", "", kernel)
+
+
+def read_rows(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        return [r for r in csv.DictReader(f) if r.get("kernel") != "kernel"]
+
+
+def launches(path):
+    """[(kernel, trip_count, (threads, blocks), ns, label)] of a GRIDSEL_PROFILE file."""
+    return [(r["kernel"], int(r["trip_count"]), (int(r["threads"]), int(r["blocks"])), int(r["ns"]),
+             r["policy"]) for r in read_rows(path)]
+
+
+# ----------------------------------------------------------------------------- plan
+
+def sweep_best(path):
+    """{(short kernel, trip): (threads, blocks)} of a sweep's raw CSV (gridsel_bench.py run):
+    the grid with the lowest median over its timed launches, among grids with >= 3."""
+    by = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in read_rows(path):
+        if r["warmup"] == "0":
+            by[(short(r["kernel"]), int(r["trip_count"]))][(int(r["threads"]), int(r["blocks"]))].append(
+                int(r["ns"]))
+    out = {}
+    for case, grids in by.items():
+        med = {g: statistics.median(v) for g, v in grids.items() if len(v) >= 3}
+        if med:
+            out[case] = min(med, key=med.get)
+    return out
+
+
+def summary_best(path, program):
+    """{(short kernel, trip): (threads, blocks)} of the `best` rows of a summary.csv."""
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["program"] == program and r["policy"] == "best":
+                out[(short(r["kernel"]), int(r["trip_count"]))] = (int(r["threads"]), int(r["blocks"]))
+    return out
+
+
+def spread_grids(trip, sms):
+    """Grids worth timing for a kernel of `trip` iterations beside a sweep's best: for few
+    iterations, one per thread at 32-128 threads and blocks that reach every SM once to four
+    times (the heavy-iteration winners: 2 x 132 blocks of 128 threads for 512 iterations on
+    the H100, one or two iterations per block), up to 128 threads per iteration; for long
+    loops, a ladder of block counts from two per SM to one iteration per thread."""
+    if trip <= 0:
+        return set()
+    if trip <= FEW:
+        grids = {(t, -(-trip // t)) for t in (32, 64, 128)}
+        grids |= {(t, k * sms) for t in (32, 64, 128, 256) for k in (1, 2, 4) if t * k * sms <= 128 * trip}
+    else:
+        grids = {(128, 2 * sms), (128, 4 * sms), (128, 8 * sms), (256, 8 * sms), (64, 16 * sms),
+                 (128, 32 * sms), (64, 8192), (256, -(-trip // 256)), (128, -(-trip // 128))}
+    return {(t, min(b, 2**31 - 1)) for t, b in grids}
+
+
+def plan(folder, program, sweep=None, summary=None, spread=False, sms=132):
+    """(rounds, [grids]) of the panel of `program`: the grids found best for its kernels at the
+    pilot's trip counts (by the sweep in `sweep`, by `summary`), with spread_grids when asked;
+    rounds 2 when a kernel runs once per run (one sample per process), else 1."""
+    pilot = launches(os.path.join(folder, "pilot", f"{program}.csv"))
+    count = collections.Counter((short(k), t) for k, t, *_ in pilot)
+    best = {}
+    if summary and os.path.exists(summary):
+        best.update(summary_best(summary, program))
+    for path in glob.glob(os.path.join(sweep or "", "raw", f"{program}-*.csv.gz")) if sweep else []:
+        best.update(sweep_best(path))
+    grids = {best[c] for c in count if c in best}
+    if spread:
+        for _, trip in count:
+            grids |= spread_grids(trip, sms)
+    return (2 if 1 in count.values() else 1), sorted(grids)
+
+
+# ----------------------------------------------------------------------------- report
+
+def load_processes(folder):
+    """{(program, source, round): [launches]}: source is a production variant (profiles/
+    PROGRAM.ROUND.VARIANT.csv) or "panel" (panel/PROGRAM.T_B.ROUND.csv; round "T_B.ROUND")."""
+    out = {}
+    for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
+        prog, rnd, variant = os.path.basename(path)[:-4].rsplit(".", 2)
+        out[(prog, variant, int(rnd))] = launches(path)
+    for path in glob.glob(os.path.join(folder, "panel", "*.csv")):
+        prog, grid, rnd = os.path.basename(path)[:-4].rsplit(".", 2)
+        out[(prog, "panel", f"{grid}.{rnd}")] = launches(path)
+    return out
+
+
+def cases(procs):
+    """Per case (program, kernel, trip): launches per run (auto's, else any variant's), every
+    grid's samples (first launches for a case launched once per run, the later launches for the
+    others), and the grid each production variant used (its most frequent; learned's launches
+    labelled `learned` count apart, so a run that found nothing in the store is seen)."""
+    counts = collections.defaultdict(lambda: collections.defaultdict(list))
+    for (prog, src, _), rows in procs.items():
+        for c, n in collections.Counter((prog, k, t) for k, t, *_ in rows).items():
+            counts[c][src].append(n)
+    out = {}
+    for c, by_src in counts.items():
+        ns = by_src.get("auto") or [n for v in by_src.values() for n in v]
+        out[c] = dict(launches=statistics.median_low(ns), samples=collections.defaultdict(list),
+                      grids=collections.defaultdict(collections.Counter), labels=collections.Counter())
+    for (prog, src, _), rows in procs.items():
+        seen = collections.Counter()
+        for k, t, g, ns, label in rows:
+            c = (prog, k, t)
+            first = seen[c] == 0
+            seen[c] += 1
+            once = out[c]["launches"] == 1
+            if first == once:
+                out[c]["samples"][g].append(ns)
+            if src != "panel":
+                out[c]["grids"][src][g] += 1
+                if src == "learned":
+                    out[c]["labels"][label] += 1
+    for v in out.values():
+        v["median"] = {g: statistics.median(x) for g, x in v["samples"].items()}
+        steady = {g: m for g, m in v["median"].items() if len(v["samples"][g]) >= 2}
+        v["best"] = min(steady or v["median"], key=(steady or v["median"]).get)
+        v["grid"] = {src: cnt.most_common(1)[0][0] for src, cnt in v["grids"].items()}
+    return out
+
+
+def run_totals(procs):
+    """{(program, round): {variant: GPU time of the run (sum of its launches' ns)}}."""
+    out = collections.defaultdict(dict)
+    for (prog, src, rnd), rows in procs.items():
+        if src != "panel":
+            out[(prog, rnd)][src] = sum(r[3] for r in rows)
+    return out
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def session_runs(folder, program, n):
+    """(runs in all, tuning runs) that `gridsel tune` recorded in its runs.csv (a row per run;
+    tuning runs: policy tune...), or None when it wrote none."""
+    rows = read_csv(os.path.join(folder, "sessions", f"{program}-{n}", "runs.csv"))
+    if not rows:
+        return None
+    return len(rows), sum(r.get("policy", "").startswith("tune") for r in rows)
+
+
+def judge(cs, totals, sessions):
+    """The issue's targets from the cases, the paired runs and the sessions (module doc). Only
+    programs whose session succeeded count for the learned grids (elsewhere `learned` is auto);
+    a repeated kernel counts where its program's session asked <= 3 runs (a program with
+    once-per-run kernels is tuned for 10), a once-per-run kernel where it asked <= 10."""
+    tuned = {s["program"]: int(s["runs_asked"]) for s in sessions if s["rc"] == "0"}
+    groups = {"repeated": [], "once": []}
+    for c, v in cs.items():
+        if c[0] not in tuned or "learned" not in v["grid"] or "auto" not in v["grid"]:
+            continue
+        group = "repeated" if v["launches"] >= REPEATED else "once" if v["launches"] == 1 else None
+        if group and tuned[c[0]] <= SESSION_RUNS[group]:
+            groups[group].append(c)
+    t = {}
+    for group, members in groups.items():
+        share = geomean([cs[c]["median"][cs[c]["best"]] / cs[c]["median"][cs[c]["grid"]["learned"]]
+                         for c in members])
+        t[group] = dict(cases=len(members), share=share, met=bool(members) and share >= SHARE,
+                        runs=max((tuned[c[0]] for c in members), default=0))
+    judged = [c for c, v in cs.items() if c[0] in tuned and "learned" in v["grid"] and "auto" in v["grid"]]
+    slower = [(c, cs[c]["median"][cs[c]["grid"]["learned"]] / cs[c]["median"][cs[c]["grid"]["auto"]])
+              for c in judged]
+    slower = sorted(((c, x) for c, x in slower if x > KERNEL_SLACK), key=lambda cx: -cx[1])
+    t["kernel"] = dict(slower=slower, met=bool(judged) and not slower, cases=len(judged))
+    for key, variant, slack in (("store", "learned", STORE_SLACK), ("online", "tune", ONLINE_SLACK)):
+        pairs = sorted((p, r, v[variant] / v["auto"]) for (p, r), v in totals.items()
+                       if variant in v and v.get("auto") and (variant == "tune" or p in tuned))
+        worst = max((x for *_, x in pairs), default=float("nan"))
+        t[key] = dict(pairs=pairs, worst=worst, met=bool(pairs) and worst <= slack,
+                      median=statistics.median([x for *_, x in pairs]) if pairs else float("nan"),
+                      over=[(p, r, x) for p, r, x in pairs if x > slack])
+    # How far auto's own GPU time moves from round to round: the noise those pairs carry.
+    autos = collections.defaultdict(list)
+    for (p, _), v in totals.items():
+        if v.get("auto"):
+            autos[p].append(v["auto"])
+    t["noise"] = {p: (max(x) - min(x)) / statistics.median(x) for p, x in autos.items() if len(x) >= 2}
+    return t
+
+
+def mark(ok):
+    return "**met**" if ok else "**not met**"
+
+
+def pct(x):
+    return "-" if x != x else f"{100 * x:.1f} %"
+
+
+def change(ratio):
+    """A ratio as a signed change: 1.023 -> "+2.3 %"."""
+    return "-" if ratio != ratio else f"{100 * (ratio - 1):+.1f} %"
+
+
+def sweep_reference(sweep):
+    """{(program, short kernel, trip): the sweep's best median (ns)}, from raw CSVs."""
+    out = {}
+    for path in glob.glob(os.path.join(sweep, "raw", "*.csv.gz")):
+        by = collections.defaultdict(lambda: collections.defaultdict(list))
+        for r in read_rows(path):
+            if r["warmup"] == "0":
+                by[(r["program"], short(r["kernel"]), int(r["trip_count"]))][(r["threads"], r["blocks"])].append(
+                    int(r["ns"]))
+        for c, grids in by.items():
+            meds = [statistics.median(v) for v in grids.values() if len(v) >= 3]
+            if meds:
+                out[c] = min(meds)
+    return out
+
+
+def report(folder, sweep=None):
+    procs = load_processes(folder)
+    cs = cases(procs)
+    totals = run_totals(procs)
+    sessions = read_csv(os.path.join(folder, "sessions.csv"))
+    runs = read_csv(os.path.join(folder, "runs.csv"))
+    panel = read_csv(os.path.join(folder, "panel.csv"))
+    t = judge(cs, totals, sessions)
+    ref = sweep_reference(sweep) if sweep else {}
+    rounds = sorted({int(r["round"]) for r in runs})
+    failed = [r for r in runs + panel if r["rc"] != "0" or r["check"] != "pass"]
+    lines = ["# gridsel tune: sessions, learned grids in production, online tune", "",
+             "Generated by `bench/harness/tune_session_report.py` from a `bench/gpu/tune-session.sh` "
+             "folder; the method is in that script's and this report's module documentation.", "",
+             f"- Programs: {len(sessions)}; kernels (program, kernel, trip count): {len(cs)}; production "
+             f"rounds: {len(rounds)} (auto without store, auto with the learned store, llvm, online tune, "
+             f"order rotated each round); fixed-grid panel runs: {len(panel)}.",
+             f"- Runs failed or unchecked (exit status, the program's own check): {len(failed)}"
+             + (": " + ", ".join(f"{r['program']} {r.get('variant', r.get('grid', ''))}" for r in failed[:8])
+                if failed else "") + ".",
+             f"- Sessions that failed (their programs' learned grids not judged): "
+             f"{', '.join(s['program'] + ' exit ' + s['rc'] for s in sessions if s['rc'] != '0') or 'none'}.", ""]
+    lines += ["## Targets", "", "| target | result | numbers |", "|---|---|---|"]
+    for group, what in (("repeated", f"kernels launched >= {REPEATED} times per run: learned grids >= "
+                         f"{100 * SHARE:.0f} % of the best grid's geomean after <= {SESSION_RUNS['repeated']} "
+                         f"session runs"),
+                        ("once", f"once-per-run kernels: the same after <= {SESSION_RUNS['once']} runs")):
+        g = t[group]
+        lines.append(f"| {what} | {mark(g['met'])} | {pct(g['share'])} of best over {g['cases']} kernels; "
+                     f"session runs asked: {g['runs'] if g['cases'] else '-'} |")
+    k = t["kernel"]
+    worst = ", ".join(f"{c[0]} {short(c[1])} +{100 * (x - 1):.1f} %" for c, x in k["slower"][:5])
+    lines.append(f"| no kernel > {100 * (KERNEL_SLACK - 1):.0f} % slower than auto's grid | {mark(k['met'])} | "
+                 f"{len(k['slower'])} of {k['cases']} kernels{': ' + worst if worst else ''} |")
+    noise = t["noise"]
+    noise_txt = (f"; auto's own GPU time moves by {pct(statistics.median(noise.values()))} between rounds "
+                 f"(median over programs, max-min)") if noise else ""
+    for key, what, slack in (("store", "production with the store vs auto, GPU time, every paired run",
+                              STORE_SLACK), ("online", "online tune vs auto, GPU time, every run", ONLINE_SLACK)):
+        s = t[key]
+        over = ", ".join(f"{p} round {r} {change(x)}" for p, r, x in s["over"][:5])
+        lines.append(f"| {what}: <= {change(slack)} | {mark(s['met'])} | worst "
+                     f"{change(s['worst'])}, median {change(s['median'])} over "
+                     f"{len(s['pairs'])} pairs{'; over: ' + over if over else ''}"
+                     f"{noise_txt if key == 'store' else ''} |")
+    lines += ["", "## Kernels", "",
+              "Time of each kernel's launch under a grid: the grid's median (ms) over every launch of it "
+              "in this folder; share = best / that.", "",
+              "| program | kernel | trip count | launches/run | best grid | best ms | auto grid | auto | "
+              "learned grid | learned | llvm | online tune's most used grid | online |"
+              + (" sweep best ms |" if ref else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if ref else "")]
+    for c in sorted(cs):
+        v = cs[c]
+        best = v["median"][v["best"]]
+        cell = []
+        for src in ("auto", "learned", "llvm", "tune"):
+            g = v["grid"].get(src)
+            share = f"{100 * best / v['median'][g]:.1f} %" if g in v["median"] else "-"
+            cell += [f"{g[0]}x{g[1]}" if g else "-", share]
+        row = [c[0], short(c[1]), str(c[2]), str(v["launches"]), f"{v['best'][0]}x{v['best'][1]}",
+               f"{best / 1e6:.4f}", *cell[:4], cell[5], cell[6], cell[7]]
+        if ref:
+            x = ref.get((c[0], short(c[1]), c[2]))
+            row.append(f"{x / 1e6:.4f}" if x else "-")
+        lines.append("| " + " | ".join(row) + " |")
+    from_store, learned_launches = collections.Counter(), collections.Counter()
+    for c, v in cs.items():
+        learned_launches[c[0]] += sum(v["labels"].values())
+        from_store[c[0]] += v["labels"].get("learned", 0)
+    lines += ["", "Launches of the `learned` variant that took the store's grid (profiled `learned`), per "
+              "program: " + ", ".join(f"{p} {from_store[p]}/{learned_launches[p]}"
+                                      for p in sorted(learned_launches)) + ".", ""]
+    lines += ["## Whole programs", "",
+              "Wall time (ms) of each variant's runs, median over the rounds; GPU time = the sum of a run's "
+              "launches, median over rounds.", "",
+              "| program | N | auto | learned | llvm | online tune | learned GPU vs auto | tune GPU vs auto |",
+              "|---|---|---|---|---|---|---|---|"]
+    wall = collections.defaultdict(list)
+    for r in runs:
+        wall[(r["program"], r["n"], r["variant"])].append(float(r["ms"]))
+    for prog, n in sorted({(r["program"], r["n"]) for r in runs}):
+        cells = [f"{statistics.median(wall[(prog, n, v)]):.0f}" if wall[(prog, n, v)] else "-"
+                 for v in ("auto", "learned", "llvm", "tune")]
+        ratio = {}
+        for v in ("learned", "tune"):
+            xs = [tot[v] / tot["auto"] for (p, _), tot in totals.items() if p == prog and v in tot and tot.get("auto")]
+            ratio[v] = change(statistics.median(xs)) if xs else "-"
+        lines.append(f"| {prog} | {n} | " + " | ".join(cells) + f" | {ratio['learned']} | {ratio['tune']} |")
+    lines += ["", "## The sessions' cost", "",
+              "| program | N | runs asked | runs (tuning runs) | wall s | exit |", "|---|---|---|---|---|---|"]
+    total_s, total_runs = 0.0, 0
+    for s in sessions:
+        done = session_runs(folder, s["program"], s["n"])
+        total_s += float(s["wall_ms"]) / 1e3
+        total_runs += done[0] if done else 0
+        lines.append(f"| {s['program']} | {s['n']} | {s['runs_asked']} | "
+                     f"{f'{done[0]} ({done[1]})' if done else 'no runs.csv'} | {float(s['wall_ms']) / 1e3:.1f} | "
+                     f"{s['rc']} |")
+    lines += ["", f"In all: {total_runs} program runs, {total_s:.1f} s of wall time."]
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(folder, "tune-session.md"), "w") as f:
+        f.write(text)
+    return text, t
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("plan")
+    p.add_argument("folder")
+    p.add_argument("program")
+    p.add_argument("--sweep")
+    p.add_argument("--summary")
+    p.add_argument("--spread", action="store_true")
+    p.add_argument("--sms", type=int, default=132)
+    r = sub.add_parser("report")
+    r.add_argument("folder")
+    r.add_argument("--sweep")
+    a = ap.parse_args(argv)
+    if a.cmd == "plan":
+        rounds, grids = plan(a.folder, a.program, a.sweep, a.summary, a.spread, a.sms)
+        print(rounds, *(f"{t},{b}" for t, b in grids))
+    else:
+        print(report(a.folder, a.sweep)[0], end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -452,10 +452,7 @@ mod tests {
                 .iter()
                 .map(|c| SimCase {
                     case: c,
-                    prior: gridsel::tune::Prior {
-                        list: Vec::new(),
-                        starving_from: None,
-                    },
+                    prior: gridsel::tune::Prior::unpredicted(Vec::new()),
                     auto: Geometry::new(128, 1),
                     best: 1.0,
                 })

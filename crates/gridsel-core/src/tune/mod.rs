@@ -58,6 +58,7 @@
 //! format).
 
 pub mod cache;
+pub mod cost;
 mod learner;
 mod policy;
 mod prior;
@@ -71,6 +72,6 @@ pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch,
 };
 pub use policy::{Allowance, DEFAULT_OVERHEAD, TunePolicy};
-pub use prior::{Prior, candidates, learned_moves, resolve};
+pub use prior::{Prior, candidates, candidates_before_pruning, learned_moves, resolve};
 pub use replay::{Replay, ReplaySetup, ReplayedKernel, replay, replay_program};
 pub use session::{Saver, Store};

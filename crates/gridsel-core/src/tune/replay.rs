@@ -108,11 +108,17 @@ pub fn replay_program(
             .collect();
         let mut total = vec![0.0; kernels.len()];
         let allowance = Allowance::new(setup.overhead);
+        for l in &learners {
+            allowance.expect(l.expected_ns(1));
+        }
         for n in 0..setup.launches {
             for (k, learner) in learners.iter_mut().enumerate() {
-                let Some(choice) = learner.next(1, run as u64, allowance.open(), |c| {
-                    grids[k].get(&c).copied()
-                }) else {
+                let Some(choice) = learner.next(
+                    1,
+                    run as u64,
+                    |e| allowance.admits(e),
+                    |c| grids[k].get(&c).copied(),
+                ) else {
                     continue;
                 };
                 let cold = if n == 0 { setup.cold } else { 1.0 };

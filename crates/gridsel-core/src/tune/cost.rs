@@ -30,10 +30,10 @@ use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::resident_blocks_per_sm;
 
 /// Threads with work one SM runs at full speed; more share its issue slots
-/// and memory pipes. A quarter of the H100's 2048 resident threads: on the
-/// sweep, `auto`'s and LLVM's grids on long loops differ by a few percent
-/// while their resident threads per SM differ by 2-4x above this
-/// (bench/results/h100/NOTES.md §27 gives the fit).
+/// and memory pipes. Chosen, not fitted: a quarter of the H100's 2048
+/// resident threads (16 warps, four per scheduler), so that grids that fill
+/// the device with 32- or 128-thread blocks cost about the same, as the
+/// sweep's long loops say (within a few percent where neither reduces).
 pub const THREADS_AT_FULL_SPEED_PER_SM: u32 = 512;
 
 /// How much slower than predicted a candidate may turn out: the 90th

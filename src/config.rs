@@ -332,8 +332,8 @@ pub struct Config {
     /// policy stays inside it.
     pub safe_range: bool,
     /// `GRIDSEL_TUNE_OVERHEAD`: the share of a process's kernel time that
-    /// `tune`'s exploring may add beyond one candidate per search (a
-    /// percentage in the variable, a fraction here; `off`: unbounded). See
+    /// `tune`'s exploring may add, every exploring launch charged in advance
+    /// (a percentage in the variable, a fraction here; `off`: unbounded). See
     /// `gridsel_core::tune::Allowance`.
     pub tune_overhead: f64,
     /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).

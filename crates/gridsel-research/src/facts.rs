@@ -1,7 +1,9 @@
 //! Facts the benchmark tools ask for instead of recomputing what the
 //! library owns: `features` (the forest's feature rows, for
 //! bench/forest/train.py), `chunks` (each case's distribute chunk, for the
-//! harness's `ceiling`) and `cache-entries` (a store pinning grids, for the
+//! harness's `ceiling`), `costs` (`tune`'s predicted cost of every measured
+//! grid beside its measured time, to judge the pruning threshold) and
+//! `cache-entries` (a store pinning grids, for the
 //! harness's `best-cache`).
 
 use crate::sweep::{KernelIndex, Measured, POINTS_COLUMNS, warn_undescribed};
@@ -108,6 +110,51 @@ pub fn chunks(sweep: &Measured) -> Result<(), String> {
     }
     let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
     warn_undescribed("chunks", &missing, measured.len());
+    Ok(())
+}
+
+/// `costs`: see the command's doc.
+pub fn costs(sweep: &Measured) -> Result<(), String> {
+    let (device, cases, kernels) = sweep.load()?;
+    println!("program,kernel,trip_count,threads,blocks,median_ms,auto_ms,predicted,prior_rank");
+    let mut missing = BTreeSet::new();
+    for case in &cases {
+        let Some(kernel) = kernels.get(&case.kernel) else {
+            missing.insert(case.kernel.clone());
+            continue;
+        };
+        let launch = LaunchDesc::open(case.trip_count);
+        let auto = policy::auto::auto(&device, kernel, &launch).0;
+        let Some(auto_ms) = case.time_of(auto) else {
+            continue;
+        };
+        // Every candidate the prior would list, pruned or not.
+        let prior = tune::candidates_before_pruning(&device, kernel, &launch, &[], |g| {
+            case.times.contains_key(&g)
+        });
+        let mut grids: Vec<&Geometry> = case.times.keys().collect();
+        grids.sort();
+        for &g in grids {
+            let predicted = tune::cost::relative_cost(&device, kernel, &launch, g, auto)
+                .map_or_else(String::new, |r| format!("{r:.4}"));
+            let rank = prior
+                .list
+                .iter()
+                .position(|&(_, p)| p == g)
+                .map_or_else(String::new, |r| r.to_string());
+            println!(
+                "{},{},{},{},{},{},{auto_ms},{predicted},{rank}",
+                csv::field(&case.program),
+                csv::field(&case.kernel),
+                case.trip_count,
+                g.threads,
+                g.blocks,
+                case.time_of(g).unwrap_or(f64::NAN),
+            );
+        }
+    }
+    let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
+    warn_undescribed("costs", &missing, measured.len());
     Ok(())
 }
 

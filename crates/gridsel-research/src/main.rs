@@ -106,6 +106,14 @@ enum Command {
         #[command(flatten)]
         sweep: Measured,
     },
+    /// `tune`'s predicted cost of every measured grid of points.csv over
+    /// `auto`'s grid, beside the measured medians (CSV), and the grid's place
+    /// in the prior's order before pruning: what the pruning threshold is
+    /// judged on.
+    Costs {
+        #[command(flatten)]
+        sweep: Measured,
+    },
     /// Write a GRIDSEL_CACHE store (tune's format) that pins grids, from a
     /// CSV with columns kernel,device,sm_arch,trip_count,threads,blocks,ns,launches:
     /// every launch of the kernel in that trip count's class gets the grid,
@@ -149,6 +157,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::TuneSim(args) => tune_sim::run(&args),
         Command::Features { sweep, candidates } => facts::features(&sweep, candidates),
         Command::Chunks { sweep } => facts::chunks(&sweep),
+        Command::Costs { sweep } => facts::costs(&sweep),
         Command::CacheEntries { csv, out } => facts::cache_entries(&csv, out.as_deref()),
         Command::Space { target } => decisions::space(&target),
     }

@@ -294,6 +294,8 @@ struct Summary {
     replays: usize,
     /// Runs until within 95 % of best: the kept grid, what the runs spent.
     reached: [Vec<f64>; 2],
+    /// Runs until the kept grid is within 98 % of best.
+    reached_98: Vec<f64>,
     /// Per run, the sums of ln(best / time) of the kept grid and of what the
     /// run spent, for geometric means.
     log_share: [Vec<f64>; 2],
@@ -338,6 +340,8 @@ impl Summary {
         let never = |x: Option<usize>| x.map_or(f64::INFINITY, |x| x as f64);
         self.reached[0].push(never(r.runs_to_95pct));
         self.reached[1].push(never(r.runs_to_95pct_spent));
+        self.reached_98
+            .push(never(tune::runs_until_within(&r.kept, r.best_time, 0.98)));
         for (sums, per_run) in self.log_share.iter_mut().zip([&r.kept, &r.spent]) {
             sums.resize(per_run.len(), 0.0);
             for (sum, t) in sums.iter_mut().zip(per_run) {
@@ -382,6 +386,20 @@ impl Summary {
                 shares.join(" ")
             ));
         }
+        self.reached_98.sort_by(f64::total_cmp);
+        let r98 = &self.reached_98;
+        let at = |q: f64| {
+            r98.get(((r98.len() as f64 - 1.0) * q) as usize)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        out.push_str(&format!(
+            "  kept grid: runs to 98 % of best median {}, p90 {}, never within {} runs {:.1} %\n",
+            at(0.5),
+            at(0.9),
+            self.log_share[0].len(),
+            100.0 * r98.iter().filter(|x| x.is_infinite()).count() as f64 / n
+        ));
         let last = self.excess.len();
         let excess: Vec<String> = self
             .excess
@@ -452,10 +470,7 @@ mod tests {
                 .iter()
                 .map(|c| SimCase {
                     case: c,
-                    prior: gridsel::tune::Prior {
-                        list: Vec::new(),
-                        starving_from: None,
-                    },
+                    prior: gridsel::tune::Prior::unpredicted(Vec::new()),
                     auto: Geometry::new(128, 1),
                     best: 1.0,
                 })

@@ -2,6 +2,7 @@
 //! teaches the search, and what the process has to save.
 
 use super::cache::{self, Key, Record, Update};
+use super::cost;
 use super::prior::Prior;
 use super::search::{Candidate, Kind, Search, Step};
 use crate::geometry::Geometry;
@@ -15,6 +16,15 @@ pub const SAMPLE_EVERY: u32 = 16;
 /// runner-up.
 pub const RECHECK_EVERY: u32 = 256;
 pub const RECHECK_RUNS: u32 = 16;
+
+/// Launch ns per ns of a sample at trip count `trip` (samples are scaled to
+/// their class's smallest trip count: [`cache::scale_to_class`]).
+fn unscale(trip: u64) -> f64 {
+    match cache::class_floor(cache::class(trip)) {
+        0 => 1.0,
+        floor => trip as f64 / floor as f64,
+    }
+}
 
 /// The profile's label (`GRIDSEL_PROFILE`) of a launch that re-checks the
 /// runner-up ([`Rule::TuneRecheck`]): a grid the search launches on purpose
@@ -113,9 +123,11 @@ pub struct Learner {
     launches: u32,
     settled_launches: u32,
     announced: bool,
-    /// This process has launched one of the search's candidates to explore
-    /// it: from then on the [`Allowance`](super::Allowance) decides whether it explores more.
-    explored_here: bool,
+    /// Each candidate's predicted time over `auto`'s grid, by the search's
+    /// index ([`Prior::cost`]); infinite for a candidate the prior does not
+    /// list (a store's, pruned since or of another version): it is never
+    /// launched to explore it.
+    cost: Vec<f64>,
     /// The grid this process settled on, per kind: kept for the rest of the
     /// process, so that its own sampled launches cannot swap it back and
     /// forth among close candidates (measured on the H100: gramschmidt's
@@ -139,6 +151,7 @@ impl Learner {
     pub fn resume(key: Key, prior: &Prior, record: Option<&Record>) -> Self {
         let mut search = Search::new(prior.candidates());
         search.starving_from = prior.starving_from;
+        let listed = search.candidates.len();
         let (mut pinned, mut stored_runs, mut stored_launches_per_run) = (None, 0, 0);
         if let Some(r) = record {
             for (c, s) in r.search.candidates.iter().zip(&r.search.samples) {
@@ -151,6 +164,9 @@ impl Learner {
             stored_runs = r.tally.runs;
             stored_launches_per_run = r.tally.launches_per_run;
         }
+        let mut cost = prior.cost.clone();
+        cost.resize(listed, 1.0);
+        cost.resize(search.candidates.len(), f64::INFINITY);
         Self {
             update: Update::new(key.clone()),
             key,
@@ -161,7 +177,7 @@ impl Learner {
             launches: 0,
             settled_launches: 0,
             announced: false,
-            explored_here: false,
+            cost,
             kept: None,
             step: None,
             pending: Vec::new(),
@@ -175,6 +191,54 @@ impl Learner {
 
     pub fn search(&self) -> &Search {
         &self.search
+    }
+
+    /// The kernel time one run of the program spends on this search, as the
+    /// store knows it: its launches per run times its leader's median, in
+    /// the ns of a launch at trip count `trip`; 0 without a record.
+    pub fn expected_ns(&self, trip: u64) -> u64 {
+        let kind = self.kind();
+        let Some(lead) = self.search.samples.get(self.search.leader(kind)) else {
+            return 0;
+        };
+        match lead.median(kind) {
+            Some(m) if m != u64::MAX => {
+                let per_run = f64::from(self.stored_launches_per_run);
+                (per_run * m as f64 * unscale(trip)).min(u64::MAX as f64) as u64
+            }
+            _ => 0,
+        }
+    }
+
+    /// What exploring candidate `i` at trip count `trip` is predicted to cost
+    /// over the leader of `kind`, in ns: its own median where it has one,
+    /// else the model's ratio ([`Prior::cost`]) times `auto`'s median (or
+    /// the leader's, over the leader's ratio), times the model's
+    /// [`cost::PREDICTION_MARGIN`]. `None` when the leader has
+    /// no median yet.
+    fn predicted_excess(&self, i: usize, kind: Kind, trip: u64) -> Option<f64> {
+        let samples = &self.search.samples;
+        let leader = self.search.leader(kind);
+        let lead = samples[leader].median(kind)? as f64;
+        let time = match samples[i].median(kind) {
+            Some(m) => m as f64,
+            None => {
+                let auto = samples[0]
+                    .median(kind)
+                    .map_or(lead / self.cost[leader].max(f64::MIN_POSITIVE), |a| {
+                        a as f64
+                    });
+                auto * self.cost[i] * cost::PREDICTION_MARGIN
+            }
+        };
+        Some((time - lead) * unscale(trip))
+    }
+
+    /// Whether candidate `i` may be launched to explore it: it is one the
+    /// prior lists, and what it is predicted to cost over the leader fits
+    /// what `fits` (the process's [`Allowance`](super::Allowance)) has left.
+    fn may_explore(&self, i: usize, kind: Kind, trip: u64, fits: impl Fn(f64) -> bool) -> bool {
+        self.cost[i].is_finite() && fits(self.predicted_excess(i, kind, trip).unwrap_or(0.0))
     }
 
     /// The kind the search ranks by now.
@@ -198,14 +262,17 @@ impl Learner {
     }
 
     /// The next launch at trip count `trip`; `resolve` gives a candidate's
-    /// grid for this launch. `salt` spreads concurrent processes.
-    /// `may_explore` false (the process's [`Allowance`](super::Allowance) is spent) runs the
-    /// leader instead of a candidate that costs exploring, and samples it.
+    /// grid for this launch. `salt` spreads concurrent processes. `fits`
+    /// says whether an exploring launch predicted to cost that many ns over
+    /// the leader fits what the process's [`Allowance`](super::Allowance)
+    /// has left: when it does not, the leader runs instead, and is sampled.
+    /// Every exploring launch asks, each search's first in a process too
+    /// (`auto`'s grid, what the launch gets without a search, costs nothing).
     pub fn next(
         &mut self,
         trip: u64,
         salt: u64,
-        may_explore: bool,
+        fits: impl Fn(f64) -> bool,
         resolve: impl Fn(Candidate) -> Option<Geometry>,
     ) -> Option<SearchLaunch> {
         if self.search.candidates.is_empty() {
@@ -237,19 +304,12 @@ impl Learner {
             match self.step(rank, salt) {
                 // Held back: the leader runs and is timed like an exploring
                 // launch (its time is what reopens the allowance, and a
-                // sample of the leader), until the search may go on. Each
-                // search's first exploring launch in a process runs
-                // whatever the allowance says, so every run moves every
-                // search on by a candidate: a kernel launched once per run
-                // explores in every run, not only when the kernels launched
-                // before it left some allowance.
-                Step::Explore(i) if i != 0 && !may_explore && self.explored_here => {
+                // sample of the leader), until the search may go on: in a
+                // later launch, a later run, or a tuning session.
+                Step::Explore(i) if i != 0 && !self.may_explore(i, rank, trip, &fits) => {
                     Turn::Leader(self.search.leader(rank))
                 }
-                Step::Explore(i) => {
-                    self.explored_here |= i != 0;
-                    Turn::Explore(i)
-                }
+                Step::Explore(i) => Turn::Explore(i),
                 Step::Settled(leader) => {
                     let i = match self.kept {
                         Some((k, i)) if k == rank => i,

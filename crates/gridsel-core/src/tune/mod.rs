@@ -20,7 +20,11 @@
 //!   distance; grids that would starve a launch `auto` keeps under one wave
 //!   go last ([`Prior::starving_from`]), and a search of cold samples
 //!   screens none of them (a once-per-run kernel pays a whole run for each
-//!   candidate it explores). Candidates are relative to the launch, so one
+//!   candidate it explores). Candidates predicted ([`cost`]: chunks,
+//!   waves, threads per chunk) to take more than [`PRUNE_ABOVE`] times
+//!   `auto`'s time are never listed, and a loop of fewer distribute chunks
+//!   than SMs also tries `auto`'s threads spread over every SM, right after
+//!   `auto`'s grid. Candidates are relative to the launch, so one
 //!   search serves every trip count of its class ([`cache::class`]: half
 //!   octaves).
 //!   A `target teams` region without a distribute loop (trip count 0,
@@ -35,10 +39,11 @@
 //!   measured noise. Cold samples (a process's first launch of the
 //!   kernel) and warm ones are never compared with each other.
 //! - **What exploring may cost** ([`Allowance`], `GRIDSEL_TUNE_OVERHEAD`):
-//!   each search explores one candidate per process whatever it costs;
-//!   beyond that, a process explores only while its exploring launches
-//!   have cost at most 5 % of its timed kernel time over their leaders;
-//!   past that the leader runs, and the search goes on in a later run.
+//!   every exploring launch, each search's first in a process too, runs
+//!   only when what the process's exploring has cost plus what this one is
+//!   predicted to cost over its leader fits 5 % of the process's kernel
+//!   time (timed, or expected from the store); otherwise the leader runs,
+//!   and the search goes on in a later run or a tuning session.
 //! - **Safety**: every candidate is cut to the launch's limits (the safe
 //!   range) before it is launched; a failed launch ranks last.
 //! - **After settling**, every 16th launch is timed and sampled, and every
@@ -51,13 +56,15 @@
 //! I/O): tests and `gridsel tune-sim` drive it with stand-in timers, run
 //! after run, through the store's format.
 //!
-//! By job: `prior` (the candidates and their order), `learner` (one
+//! By job: `prior` (the candidates and their order), [`cost`] (what a
+//! candidate is predicted to cost), `learner` (one
 //! search in one process), `policy` ([`TunePolicy`] and its [`Allowance`]),
 //! `session` (the store as one process uses it), `replay` (`gridsel
 //! tune-sim`), [`search`] (the ranking of samples), [`cache`] (the store's
 //! format).
 
 pub mod cache;
+pub mod cost;
 mod learner;
 mod policy;
 mod prior;
@@ -71,6 +78,8 @@ pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch,
 };
 pub use policy::{Allowance, DEFAULT_OVERHEAD, TunePolicy};
-pub use prior::{Prior, candidates, learned_moves, resolve};
-pub use replay::{Replay, ReplaySetup, ReplayedKernel, replay, replay_program};
+pub use prior::{
+    PRUNE_ABOVE, Prior, candidates, candidates_before_pruning, learned_moves, resolve,
+};
+pub use replay::{Replay, ReplaySetup, ReplayedKernel, replay, replay_program, runs_until_within};
 pub use session::{Saver, Store};

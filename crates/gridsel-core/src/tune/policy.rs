@@ -24,33 +24,35 @@ pub struct TunePolicy {
     allowance: Allowance,
 }
 
-/// What exploring may cost one process. An exploring launch runs only while
-/// the summed excess of this process's exploring launches over their
-/// searches' leaders is at most `overhead` times the time of every launch
-/// it timed; otherwise the search's leader runs (and is sampled), and the
-/// search goes on in a later process. So a run pays for at most about one
-/// slow candidate beyond its allowance, and exploring spreads over runs
-/// instead of making the first ones slow: on the H100, without it, a
-/// program's first run with 20 launches per kernel cost 32 % more GPU time
-/// than `auto`, and runs 2-4 of kernels launched once per run 21-47 % more
-/// (bench/results/h100/learn/learn.md). Faster candidates give allowance
-/// back.
+/// What exploring may cost one process: a budget charged before each
+/// exploring launch, not after it. A candidate is launched only when what
+/// it is predicted to cost over its search's leader (its own median where
+/// it has one, else the launch model's ratio times `auto`'s median:
+/// [`super::cost`]) fits: the summed excess of this process's exploring
+/// launches so far plus the candidate's predicted excess at most `overhead`
+/// times the process's kernel time; otherwise the search's leader runs
+/// (and is sampled), and the search goes on in a later run or a tuning
+/// session. Every exploring launch is counted, each search's first in a
+/// process too: one launch of a slow candidate on a long kernel is not
+/// allowed to spend the budget many times over (the docking program of
+/// issue 27: one such launch cost up to 3 s of a 2-5 s run). Faster
+/// candidates give allowance back; a prediction that proves too low is
+/// charged what the launch really cost, and holds back what follows.
 ///
-/// Each search's first exploring launch in a process runs whatever the
-/// allowance says ([`Learner::next`]), so every run moves every search on by
-/// a candidate, even with an allowance of 0. A kernel launched once per run
-/// has no other launch to explore with: when the allowance counted it, the
-/// first kernel of a program to explore a slower candidate spent the whole
-/// run's, and the later kernels waited their turn, one or two a run (live
-/// on the H100, `learn/suite/mid4`: their searches explored in runs 5-10).
-/// Replayed over the sweep's programs with the measured cold noise, a
-/// once-per-run kernel's runs come within 95 % of the best from run 5 at
-/// the median instead of 7, for the same total cost (runs 2-10 together
-/// take 21 % of a run less than on auto's grids, against 20 %;
-/// bench/results/h100/NOTES.md §21).
+/// The process's kernel time is what it has timed so far, or, where more,
+/// what the store expects of the searches it has begun: each one's launches
+/// per run times its leader's median ([`Learner::expected_ns`]). So a
+/// process's first exploring launch has a budget before it has timed
+/// anything, from the runs before it; a search with no record gets its
+/// budget from the launches this process times (its first launch is
+/// `auto`'s grid, free to explore). A kernel launched once per run whose
+/// candidates are predicted slower than the allowance of a run does not
+/// explore them online at all: that is a tuning session's work
+/// (`GRIDSEL_TUNE_OVERHEAD=off`).
 pub struct Allowance {
     overhead: f64,
     timed_ns: AtomicU64,
+    expected_ns: AtomicU64,
     excess_ns: AtomicI64,
 }
 
@@ -66,14 +68,33 @@ impl Allowance {
         Self {
             overhead,
             timed_ns: AtomicU64::new(0),
+            expected_ns: AtomicU64::new(0),
             excess_ns: AtomicI64::new(0),
         }
     }
 
-    /// Whether the next exploring launch may run.
-    pub fn open(&self) -> bool {
-        let spent = self.excess_ns.load(Ordering::Relaxed);
-        spent <= 0 || spent as f64 <= self.overhead * self.timed_ns.load(Ordering::Relaxed) as f64
+    /// A search begun in this process whose runs spend `ns` of kernel time
+    /// on it, by the store's records ([`Learner::expected_ns`]).
+    pub fn expect(&self, ns: u64) {
+        let _ = self
+            .expected_ns
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                Some(t.saturating_add(ns))
+            });
+    }
+
+    /// Whether an exploring launch predicted to cost `excess` ns over its
+    /// leader (negative: faster) fits what is left.
+    pub fn admits(&self, excess: f64) -> bool {
+        if self.overhead.is_infinite() {
+            return true;
+        }
+        let basis = self
+            .timed_ns
+            .load(Ordering::Relaxed)
+            .max(self.expected_ns.load(Ordering::Relaxed));
+        let spent = self.excess_ns.load(Ordering::Relaxed) as f64;
+        spent + excess.max(0.0) <= self.overhead * basis as f64
     }
 
     /// A timed launch of `ns` (`u64::MAX`: failed), costing `excess` over
@@ -122,7 +143,10 @@ impl TunePolicy {
         let learned = loaded.learned_moves(l.device);
         let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);
         let record = loaded.table.get(&key);
-        Learner::resume(key.clone(), &prior, record)
+        let learner = Learner::resume(key.clone(), &prior, record);
+        self.allowance
+            .expect(learner.expected_ns(l.desc.trip_count));
+        learner
     }
 }
 
@@ -146,14 +170,16 @@ impl GridPolicy for TunePolicy {
             return Some(auto());
         }
         let trip = l.desc.trip_count;
-        let may_explore = self.allowance.open();
         let decided = self.learners.with(
             l,
             || self.start(l),
             |learner| {
-                let choice = learner.next(trip, self.salt, may_explore, |c| {
-                    resolve(c, l.device, l.kernel, &l.desc)
-                })?;
+                let choice = learner.next(
+                    trip,
+                    self.salt,
+                    |e| self.allowance.admits(e),
+                    |c| resolve(c, l.device, l.kernel, &l.desc),
+                )?;
                 let news = choice.settled_now.then(|| {
                     let description = learner.describe(|c| resolve(c, l.device, l.kernel, &l.desc));
                     (description, learner.take_measured(self.session.now()))

@@ -3,6 +3,7 @@
 //! `auto`'s neighbours (the module documentation of [`super`] says why).
 
 use super::cache::Table;
+use super::cost;
 use super::search::{Candidate, Step};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
@@ -158,7 +159,7 @@ fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> V
 }
 
 /// The candidates of one launch in the prior's order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prior {
     /// Each resolved to its grid for the launch.
     pub list: Vec<(Candidate, Geometry)>,
@@ -166,6 +167,9 @@ pub struct Prior {
     /// with work than `auto`'s grid while that is under one wave of
     /// resident threads (LLVM's grid excepted). `None` when none would.
     pub starving_from: Option<usize>,
+    /// Each listed candidate's predicted time over `auto`'s grid
+    /// ([`cost::relative_cost`]; 1.0 where the model has nothing to go on).
+    pub cost: Vec<f64>,
 }
 
 impl Prior {
@@ -173,14 +177,64 @@ impl Prior {
     pub fn candidates(&self) -> Vec<Candidate> {
         self.list.iter().map(|&(c, _)| c).collect()
     }
+
+    /// A prior of `list` with no prediction (every cost 1.0) and no grid
+    /// that starves the launch.
+    pub fn unpredicted(list: Vec<(Candidate, Geometry)>) -> Self {
+        Self {
+            cost: vec![1.0; list.len()],
+            list,
+            starving_from: None,
+        }
+    }
+}
+
+/// A candidate predicted to take more than this many times `auto`'s time is
+/// never launched ([`candidates`]). On the H100 sweep (360 cases, 2 052
+/// candidates besides `auto`'s grid; bench/results/h100/NOTES.md §27) the
+/// model's ratios come in powers of two; pruning above 3 (4x and up)
+/// removes 403 candidates, 281 of them measured more than 1.5x slower than
+/// `auto`'s grid and 35 more than 3 % faster, and loses the best of a
+/// case's candidates in 13 cases (median loss 4.6 %); above 1.5 (2x and up)
+/// it would lose it in 27, and the docking grids (1-2 blocks of
+/// 32-64 threads for 512 iterations, predicted 4-16x) are only pruned below 4.
+pub const PRUNE_ABOVE: f64 = 3.0;
+
+/// Blocks per SM of the grids that spread a short loop over the device
+/// ([`spread_moves`]).
+const SPREAD_BLOCKS_PER_SM: [u32; 3] = [1, 2, 4];
+
+/// Grids that spread a loop of fewer distribute chunks than SMs over every
+/// SM: `auto`'s threads (the chunk's, one iteration each) on 1, 2 and 4
+/// blocks per SM. Blocks beyond the chunks get no iteration (§1 of the
+/// notes), yet on the H100 sweep such grids were the fastest in many of the
+/// 53 measured cases with fewer chunks than SMs: the best of the three is
+/// 0.968 of `auto`'s time (geomean), up to 0.80, and more than 3 % slower
+/// in 2 (bench/results/h100/NOTES.md §27). Fixed grids: the store keys a
+/// search by device, and the moves, relative to `auto`'s blocks, are cut to
+/// the chunks.
+fn spread_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Candidate> {
+    if useful >= device.sm_count {
+        return Vec::new();
+    }
+    SPREAD_BLOCKS_PER_SM
+        .iter()
+        .map(|&k| {
+            Candidate::Grid(Geometry::new(
+                auto.threads,
+                device.sm_count.saturating_mul(k),
+            ))
+        })
+        .collect()
 }
 
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
-/// grids in `gridsel tune-sim`). `learned` are moves that won for other
-/// kernels on this device, most frequent first; a launch without a trip
-/// count ignores them and tries its own ladder of block counts after
+/// grids in `gridsel tune-sim`), less those predicted to take more than
+/// [`PRUNE_ABOVE`] times `auto`'s time. `learned` are moves that won for
+/// other kernels on this device, most frequent first; a launch without a
+/// trip count ignores them and tries its own ladder of block counts after
 /// LLVM's grid (`auto`'s, `occupancy`'s and LLVM's are one there).
 pub fn candidates(
     device: &DeviceDesc,
@@ -189,12 +243,61 @@ pub fn candidates(
     learned: &[Candidate],
     available: impl Fn(Geometry) -> bool,
 ) -> Prior {
+    let listed = listed(device, kernel, launch, learned, available);
+    Prior::from_listed(
+        listed
+            .into_iter()
+            .enumerate()
+            .filter(|&(i, (_, _, cost))| i == 0 || cost <= PRUNE_ABOVE)
+            .map(|(_, l)| l)
+            .collect(),
+    )
+}
+
+/// [`candidates`] with none pruned: what the pruning threshold is judged on
+/// (`gridsel-research costs`).
+pub fn candidates_before_pruning(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    learned: &[Candidate],
+    available: impl Fn(Geometry) -> bool,
+) -> Prior {
+    Prior::from_listed(listed(device, kernel, launch, learned, available))
+}
+
+/// A candidate, its grid for the launch, whether it starves the launch,
+/// and its predicted cost over `auto`'s grid.
+type Listed = ((Candidate, Geometry), bool, f64);
+
+impl Prior {
+    /// The prior of candidates listed in order, starving ones last.
+    fn from_listed(listed: Vec<Listed>) -> Self {
+        let starving_from = listed
+            .iter()
+            .skip(1)
+            .position(|&(_, starves, _)| starves)
+            .map(|i| i + 1);
+        let (list, cost) = listed.into_iter().map(|(c, _, cost)| (c, cost)).unzip();
+        Self {
+            list,
+            starving_from,
+            cost,
+        }
+    }
+}
+
+/// Every candidate of the launch in the prior's order, before pruning.
+fn listed(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    learned: &[Candidate],
+    available: impl Fn(Geometry) -> bool,
+) -> Vec<Listed> {
     let resolve = |c| resolve(c, device, kernel, launch);
     let Some(auto) = resolve(Candidate::Auto) else {
-        return Prior {
-            list: Vec::new(),
-            starving_from: None,
-        };
+        return Vec::new();
     };
     let trip = launch.trip_count;
     let useful = useful_blocks(kernel, launch);
@@ -204,12 +307,20 @@ pub fn candidates(
     // without a loop, trip count 0, gives none to count).
     let sensible = |g: Geometry| div_ceil(trip, busy(g).max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD;
     let limits = Limits::of(device, kernel, launch);
-    let (moves, learned) = if trip == 0 {
+    let (moves, learned, spread) = if trip == 0 {
         // Moves learned on loops are relative to `auto`'s grid for a trip
         // count: they mean nothing for a region without one.
-        (teams_region_moves(device, &limits, auto), &[][..])
+        (
+            teams_region_moves(device, &limits, auto),
+            &[][..],
+            Vec::new(),
+        )
     } else {
-        (loop_moves(device, &limits, auto), learned)
+        (
+            loop_moves(device, &limits, auto),
+            learned,
+            spread_moves(device, auto, useful),
+        )
     };
     let mut moves: Vec<(Candidate, Geometry)> = moves
         .into_iter()
@@ -221,14 +332,14 @@ pub fn candidates(
         moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
     }
     let mut seen = HashSet::new();
-    let mut list: Vec<(Candidate, Geometry)> =
-        [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]
-            .into_iter()
-            .chain(learned.iter().copied())
-            .filter_map(|c| Some((c, resolve(c)?)))
-            .chain(moves)
-            .filter(|&(_, g)| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
-            .collect();
+    let list: Vec<(Candidate, Geometry)> = [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]
+        .into_iter()
+        .chain(spread)
+        .chain(learned.iter().copied())
+        .filter_map(|c| Some((c, resolve(c)?)))
+        .chain(moves)
+        .filter(|&(_, g)| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
+        .collect();
     // Grids that would starve the device go last (a region without a loop
     // has no count of threads with work). On the H100 sweep such a
     // candidate was more than 1.5x slower than `auto`'s grid in 152 of 364
@@ -240,14 +351,17 @@ pub fn candidates(
     let starves = |&(c, g): &(Candidate, Geometry)| {
         trip != 0 && c != Candidate::Llvm && busy(auto) < wave && busy(g) < busy(auto)
     };
-    if let Some(rest) = list.get_mut(1..) {
-        rest.sort_by_key(starves);
+    let mut listed: Vec<Listed> = list
+        .into_iter()
+        .map(|c| {
+            let cost = cost::relative_cost(device, kernel, launch, c.1, auto).unwrap_or(1.0);
+            (c, starves(&c), cost)
+        })
+        .collect();
+    if let Some(rest) = listed.get_mut(1..) {
+        rest.sort_by_key(|&(_, starves, _)| starves);
     }
-    let starving_from = list.iter().skip(1).position(starves).map(|i| i + 1);
-    Prior {
-        list,
-        starving_from,
-    }
+    listed
 }
 
 /// The moves that settled searches of other kernels on `device` chose, most

@@ -38,10 +38,11 @@ pub struct Replay {
     pub best_time: f64,
 }
 
-/// The first run (from 1) from which every time of `per_run` is within 95 %
-/// of `best_time`; `None` if the last one is not.
-fn runs_until_within_95pct(per_run: &[f64], best_time: f64) -> Option<usize> {
-    match per_run.iter().rposition(|t| best_time / t < 0.95) {
+/// The first run (from 1) from which every time of `per_run` is within
+/// `share` (0.95: 95 %) of `best_time`'s performance; `None` if the last one
+/// is not.
+pub fn runs_until_within(per_run: &[f64], best_time: f64, share: f64) -> Option<usize> {
+    match per_run.iter().rposition(|t| best_time / t < share) {
         None => Some(1),
         Some(last_bad) => (last_bad + 1 < per_run.len()).then_some(last_bad + 2),
     }
@@ -108,11 +109,17 @@ pub fn replay_program(
             .collect();
         let mut total = vec![0.0; kernels.len()];
         let allowance = Allowance::new(setup.overhead);
+        for l in &learners {
+            allowance.expect(l.expected_ns(1));
+        }
         for n in 0..setup.launches {
             for (k, learner) in learners.iter_mut().enumerate() {
-                let Some(choice) = learner.next(1, run as u64, allowance.open(), |c| {
-                    grids[k].get(&c).copied()
-                }) else {
+                let Some(choice) = learner.next(
+                    1,
+                    run as u64,
+                    |e| allowance.admits(e),
+                    |c| grids[k].get(&c).copied(),
+                ) else {
                     continue;
                 };
                 let cold = if n == 0 { setup.cold } else { 1.0 };
@@ -140,10 +147,11 @@ pub fn replay_program(
         .map(|(kernel, (kept, spent))| {
             let best_time = kernel.best_time;
             Replay {
-                runs_to_95pct: runs_until_within_95pct(&kept, best_time),
-                runs_to_95pct_spent: runs_until_within_95pct(
+                runs_to_95pct: runs_until_within(&kept, best_time, 0.95),
+                runs_to_95pct_spent: runs_until_within(
                     &spent,
                     best_time * (setup.cold + launches - 1.0) / launches,
+                    0.95,
                 ),
                 kept,
                 spent,

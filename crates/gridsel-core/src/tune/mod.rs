@@ -51,13 +51,20 @@
 //! I/O): tests and `gridsel tune-sim` drive it with stand-in timers, run
 //! after run, through the store's format.
 //!
-//! By job: `prior` (the candidates and their order), `learner` (one
+//! Production runs read what was learned without exploring: under the
+//! default policy [`LearnedPolicy`] launches the grid of every settled
+//! search of the program's build, reading the store at start and never
+//! writing it ([`learned`]).
+//!
+//! By job: `prior` (the candidates and their order), `learned` (what a
+//! production run reads), `learner` (one
 //! search in one process), `policy` ([`TunePolicy`] and its [`Allowance`]),
 //! `session` (the store as one process uses it), `replay` (`gridsel
 //! tune-sim`), [`search`] (the ranking of samples), [`cache`] (the store's
 //! format).
 
 pub mod cache;
+mod learned;
 mod learner;
 mod policy;
 mod prior;
@@ -67,6 +74,7 @@ mod session;
 #[cfg(test)]
 mod tests;
 
+pub use learned::{LEARNED_LABEL, LearnedPolicy, learned};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch,
 };

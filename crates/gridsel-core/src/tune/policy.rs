@@ -6,6 +6,7 @@ use super::learner::{Learner, RECHECK_LABEL};
 use super::prior::{candidates, resolve};
 use super::session::{Saver, Session};
 use crate::geometry::{Geometry, Iterations};
+use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -100,11 +101,12 @@ impl Allowance {
 impl TunePolicy {
     /// A tuner whose searches persist in `store`, if any, and whose
     /// exploring may add `overhead` of a process's kernel time
-    /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]).
-    pub fn new(store: Option<Box<dyn Saver>>, overhead: f64) -> Self {
+    /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]), in a process whose
+    /// libomptarget is LLVM `llvm` (0: unknown; kept in its records).
+    pub fn new(store: Option<Box<dyn Saver>>, overhead: f64, llvm: u32) -> Self {
         use std::hash::BuildHasher;
         Self {
-            session: Session::new(store),
+            session: Session::new(store, llvm),
             learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
             allowance: Allowance::new(overhead),
@@ -117,11 +119,12 @@ impl TunePolicy {
             l.device.name.as_str(),
             l.device.sm_arch,
             l.desc.trip_count,
+            l.kernel.build.as_str(),
         );
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
         let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);
-        let record = loaded.table.get(&key);
+        let record = loaded.table.for_launch(&key);
         Learner::resume(key.clone(), &prior, record)
     }
 }
@@ -133,7 +136,7 @@ impl GridPolicy for TunePolicy {
     /// than under `auto` when the store was read at its launch, 7 us when
     /// read at start (15 of 20 paired runs slower in each), and 2 us
     /// without a store (bench/results/h100/NOTES.md §23).
-    fn prepare(&self) {
+    fn prepare(&self, _kernels: &[&KernelDesc]) {
         self.session.loaded();
     }
 

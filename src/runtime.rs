@@ -222,14 +222,16 @@ pub struct Runtime {
 /// the default policy.
 fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
     match &config.policy {
-        Policy::Tune => Box::new(TunePolicy::new(
-            config.cache.clone().map(|store| {
-                let file = files::CacheFile::new(store.path, store.default);
-                Box::new(StoreWriter::new(Box::new(file))) as Box<dyn crate::tune::Saver>
-            }),
-            config.tune_overhead,
-            llvm,
-        )),
+        Policy::Tune => Box::new(
+            TunePolicy::new(
+                config.cache.clone().map(|store| {
+                    let file = files::CacheFile::new(store.path, store.default);
+                    Box::new(StoreWriter::new(Box::new(file))) as Box<dyn crate::tune::Saver>
+                }),
+                config.tune_overhead,
+            )
+            .with_llvm(llvm),
+        ),
         // `auto` reads the grids tuning learned: the user's store, then the
         // site's, each only read (a `CacheFile` is written only through its
         // writer, which this policy has none of).

@@ -334,7 +334,13 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
 /// record a test's processes write. Returns how many.
 fn prefill(path: &Path, bytes: u64) -> usize {
     let update = |i: usize| {
-        let mut u = Update::new(Key::for_trip(format!("prefill_{i}"), "other", 90, 1 << 20));
+        let mut u = Update::new(Key::for_trip(
+            format!("prefill_{i}"),
+            "other",
+            90,
+            1 << 20,
+            "",
+        ));
         (u.tally.used, u.tally.runs, u.tally.launches_per_run) = (1, 1, 20);
         u.tally.trips = (1 << 20, 1 << 20);
         for c in 0..12u32 {

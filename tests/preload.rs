@@ -1195,7 +1195,7 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
         ],
     );
     let text = stored(&cache);
-    assert_contains_all(&text, &["\"version\": 2", "\"trips\":[1000,1000]"]);
+    assert_contains_all(&text, &["\"version\": 3", "\"trips\":[1000,1000]"]);
     // Host offload with GRIDSEL_DEVICE=h100: the host's times are kept
     // apart from a real H100's (issue 25, 9), with one line saying so.
     assert_contains_all(&text, &["\"device\":\"H100 (forced; no CUDA device)\""]);

@@ -101,16 +101,22 @@ impl Allowance {
 impl TunePolicy {
     /// A tuner whose searches persist in `store`, if any, and whose
     /// exploring may add `overhead` of a process's kernel time
-    /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]), in a process whose
-    /// libomptarget is LLVM `llvm` (0: unknown; kept in its records).
-    pub fn new(store: Option<Box<dyn Saver>>, overhead: f64, llvm: u32) -> Self {
+    /// ([`Allowance`]; [`DEFAULT_OVERHEAD`]).
+    pub fn new(store: Option<Box<dyn Saver>>, overhead: f64) -> Self {
         use std::hash::BuildHasher;
         Self {
-            session: Session::new(store, llvm),
+            session: Session::new(store),
             learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
             allowance: Allowance::new(overhead),
         }
+    }
+
+    /// In a process whose libomptarget is LLVM `llvm` (0, the default:
+    /// unknown), which the records it adds to keep ([`cache::Record::llvm`]).
+    pub fn with_llvm(mut self, llvm: u32) -> Self {
+        self.session.llvm = llvm;
+        self
     }
 
     fn start(&self, l: &Launch<'_>) -> Learner {

@@ -101,15 +101,15 @@ pub(super) struct Session {
     cache: OnceLock<Loaded>,
     /// The process's libomptarget major version (0: unknown), which every
     /// update carries to its record ([`cache::Record::llvm`]).
-    llvm: u32,
+    pub(super) llvm: u32,
 }
 
 impl Session {
-    pub(super) fn new(store: Option<Box<dyn Saver>>, llvm: u32) -> Self {
+    pub(super) fn new(store: Option<Box<dyn Saver>>) -> Self {
         Self {
             store,
             cache: OnceLock::new(),
-            llvm,
+            llvm: 0,
         }
     }
 

@@ -234,8 +234,9 @@ fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
         ),
         // `auto` reads the grids tuning learned: the user's store, then the
         // site's, each only read (a `CacheFile` is written only through its
-        // writer, which this policy has none of).
-        Policy::Auto if config.cache.is_some() || config.site_cache.is_some() => {
+        // writer, which this policy has none of). `GRIDSEL_CACHE=off` reads
+        // neither.
+        Policy::Auto if config.cache.is_some() => {
             let user = config.cache.iter().map(|store| store.path.clone());
             let stores = user
                 .chain(config.site_cache.clone())

@@ -341,7 +341,7 @@ fn tune_searches_a_teams_region_without_a_loop_when_it_may_change() {
     // Its own class, 0: never mixed with a loop's trip counts.
     assert_contains_all(
         &std::fs::read_to_string(&cache).unwrap(),
-        &["\"class\":0,\"trips\":[0,0]", "\"grid:128,528\""],
+        &["\"class\":0,", "\"trips\":[0,0]", "\"grid:128,528\""],
     );
     // Without the opt-in, tune leaves the region alone.
     let kept = &env[..env.len() - 1];

@@ -21,7 +21,7 @@
 use super::cache::{self, Key, Only, Record};
 use super::prior::resolve;
 use super::search::{Candidate, Search};
-use super::session::Store;
+use super::session::{Store, dropped_summary};
 use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
@@ -69,9 +69,9 @@ pub struct LearnedPolicy {
     /// Each launch class's learned grid, looked up at its first launch.
     launches: PerLaunch<Option<Candidate>>,
     /// Said once per process: records ignored for another build or LLVM,
-    /// and stores that could not be read.
+    /// and, per store, that it could not be read or left records out.
     said_ignored: AtomicBool,
-    said_unreadable: Vec<AtomicBool>,
+    said_trouble: Vec<AtomicBool>,
 }
 
 impl LearnedPolicy {
@@ -79,7 +79,7 @@ impl LearnedPolicy {
     /// process whose libomptarget is LLVM `llvm` (0: unknown).
     pub fn new(stores: Vec<Box<dyn Store>>, llvm: u32) -> Self {
         Self {
-            said_unreadable: stores.iter().map(|_| AtomicBool::new(false)).collect(),
+            said_trouble: stores.iter().map(|_| AtomicBool::new(false)).collect(),
             stores,
             llvm,
             learned: RwLock::default(),
@@ -124,7 +124,7 @@ impl GridPolicy for LearnedPolicy {
                 builds
             });
         let (mut found, mut ignored) = (Vec::new(), 0usize);
-        for (store, said) in self.stores.iter().zip(&self.said_unreadable) {
+        for (store, said) in self.stores.iter().zip(&self.said_trouble) {
             let contents = match store.load_only(&only) {
                 Ok(contents) => contents,
                 Err(e) => {
@@ -137,6 +137,13 @@ impl GridPolicy for LearnedPolicy {
                     continue;
                 }
             };
+            if !contents.dropped.is_empty() && !said.swap(true, Ordering::Relaxed) {
+                log::warn!(
+                    "learned grids: store {}: {}; the rest is read (the next tuning run sets them aside)",
+                    store.location(),
+                    dropped_summary(&contents.dropped)
+                );
+            }
             let mut table = crate::write_lock(&self.learned);
             let mut read = 0usize;
             for record in contents.table.records() {

@@ -188,7 +188,7 @@ impl Session {
 
 /// What a store left out, for one line: the first few entries, and how
 /// many more.
-fn dropped_summary(dropped: &[String]) -> String {
+pub(super) fn dropped_summary(dropped: &[String]) -> String {
     const SHOWN: usize = 3;
     let mut text = format!(
         "left out: {}",

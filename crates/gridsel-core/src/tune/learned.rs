@@ -66,6 +66,9 @@ pub struct LearnedPolicy {
     /// The libomptarget major version of this process (0: unknown).
     llvm: u32,
     learned: RwLock<HashMap<Key, Candidate>>,
+    /// Some grid was learned: without one, every launch is `auto`'s at
+    /// `auto`'s cost, with no lock taken.
+    any: AtomicBool,
     /// Each launch class's learned grid, looked up at its first launch.
     launches: PerLaunch<Option<Candidate>>,
     /// Said once per process: records ignored for another build or LLVM,
@@ -83,6 +86,7 @@ impl LearnedPolicy {
             stores,
             llvm,
             learned: RwLock::default(),
+            any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
             said_ignored: AtomicBool::new(false),
         }
@@ -163,6 +167,7 @@ impl GridPolicy for LearnedPolicy {
                 // The user's store comes first and keeps its grid.
                 if !table.contains_key(&record.key) {
                     table.insert(record.key.clone(), c);
+                    self.any.store(true, Ordering::Release);
                     read += 1;
                 }
             }
@@ -185,8 +190,10 @@ impl GridPolicy for LearnedPolicy {
 
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
         let learned = self
-            .launches
-            .with(l, || self.lookup(l), |c| *c)
+            .any
+            .load(Ordering::Acquire)
+            .then(|| self.launches.with(l, || self.lookup(l), |c| *c))
+            .flatten()
             .flatten()
             .and_then(|c| resolve(c, l.device, l.kernel, &l.desc));
         Some(match learned {

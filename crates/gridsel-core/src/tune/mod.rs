@@ -3,7 +3,7 @@
 //! Static policies guess; measuring finds the best grid of every kernel,
 //! but only if the measurements outlive the process: most benchmark
 //! programs launch a kernel once or a few dozen times per run. Under
-//! `GRIDSEL_POLICY=tune` each (kernel, device, trip-count class) is a
+//! `GRIDSEL_POLICY=tune` each (kernel, device, trip-count class, build) is a
 //! [`search::Search`] whose samples persist in a store (`GRIDSEL_CACHE`,
 //! by default `$XDG_CACHE_HOME/gridsel/tune.json`; [`cache`] is the
 //! format). A run goes on from where the last one stopped, so a kernel

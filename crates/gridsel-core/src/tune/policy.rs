@@ -12,7 +12,7 @@ use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
-/// device, trip-count class), resumed from the store. Launches that cannot
+/// device, trip-count class, build), resumed from the store. Launches that cannot
 /// be timed (`nowait`), and classes past
 /// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s
 /// grid.

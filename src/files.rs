@@ -248,9 +248,24 @@ fn store_unchanged(path: &Path, contents: &Contents) -> Result<bool, CacheError>
     Ok(cache::journal_of(&head) == contents.journal)
 }
 
-/// The store at `path` alone (`only`'s kernels, if given), and its text
-/// (`None` when missing).
+/// The store at `path` alone, and its text (`None` when missing); with
+/// `only`, only those kernels' records, and no text: streamed a line at a
+/// time where the store is laid out as gridsel writes it
+/// ([`cache::OnlyLines`]), else read whole.
 fn read_store(path: &Path, only: Option<&Only>) -> Result<(Contents, Option<String>), CacheError> {
+    if let Some(only) = only {
+        let mut lines = cache::OnlyLines::new(only);
+        match fs::read_lines_capped(path, cache::MAX_BYTES, |line| lines.line(line)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok((Contents::default(), None));
+            }
+            Err(e) => return Err(CacheError::Io(e)),
+        }
+        if let Some(contents) = lines.finish() {
+            return Ok((contents, None));
+        }
+    }
     match fs::read_capped(path, cache::MAX_BYTES) {
         Ok(text) => {
             let contents = match only {

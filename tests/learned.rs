@@ -161,10 +161,22 @@ fn production_launches_a_settled_records_grid_as_learned_and_writes_nothing() {
     // The decision, in the user's terms: the learned grid, and whence.
     assert_contains_all(
         run.assert_one_gridsel_line_with(", 1000 iterations: auto launches"),
-        &["auto launches 7 blocks x 64 threads", "learned: ", "read from the store"],
+        &[
+            "auto launches 7 blocks x 64 threads",
+            "learned: ",
+            "read from the store",
+        ],
     );
     run.assert_no_gridsel_line_with("gridsel: warn");
     // Read, never written: no journal, no lock, no copy, not a byte changed.
+    assert_eq!(snapshot(&stores), before);
+
+    // A store laid out otherwise (edited by hand) is read whole, the same.
+    let text = std::fs::read_to_string(&store).unwrap();
+    std::fs::write(&store, text.replacen("[\n", "[ ", 1)).unwrap();
+    let before = snapshot(&stores);
+    let (_, rows) = production(&repeat(), &dir, &[("GRIDSEL_CACHE", &store_s)]);
+    all_launches(&rows, "learned", grid);
     assert_eq!(snapshot(&stores), before);
 
     // Switched off: auto's own grids, and nothing said of a store.

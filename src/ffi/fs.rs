@@ -137,6 +137,30 @@ pub fn read_capped_bytes(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     read_to_cap(&open_regular(path, OpenOptions::new().read(true))?, cap)
 }
 
+/// Hands each line of the regular file at `path` (with its `\n`, the last
+/// one without when the file does not end in one) to `each`, through a
+/// buffer of 64 KiB: a reader that keeps a few lines of a large file never
+/// holds, nor faults in, all of it. A file of more than `cap` bytes is an
+/// error (`FileTooLarge`) once its first `cap` bytes are read.
+pub fn read_lines_capped(path: &Path, cap: u64, mut each: impl FnMut(&[u8])) -> io::Result<()> {
+    use std::io::BufRead;
+    let file = open_regular(path, OpenOptions::new().read(true))?;
+    let mut reader = io::BufReader::with_capacity(64 << 10, file.take(cap.saturating_add(1)));
+    let (mut line, mut total) = (Vec::new(), 0u64);
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        total += n as u64;
+        if total > cap {
+            return Err(too_large(cap));
+        }
+        each(&line);
+    }
+}
+
 /// The rest of `file`, from its current position: more than `cap` bytes
 /// is an error (`FileTooLarge`), and nothing past the cap is read.
 pub fn read_to_cap(file: &File, cap: u64) -> io::Result<Vec<u8>> {

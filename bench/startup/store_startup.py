@@ -10,7 +10,9 @@ Then, under the default policy with `GRIDSEL_DEVICE=h100` (host offload):
 1. sequential: RUNS rounds, each running once, in turn, the program without
    gridsel, with gridsel and no store (`GRIDSEL_CACHE` a missing file), and
    with the 4 MiB store; wall time of each process (fork to exit), median and
-   90th percentile, and the store's cost as the difference of medians;
+   90th percentile, and the store's cost as the difference of medians; and
+   each configuration's CPU time and page faults per process (getrusage of
+   the children), which other load on the machine moves less than wall time;
 2. concurrent: PROCS processes per configuration, started BATCH at a time
    (each batch waits for its slowest), against no store and the 4 MiB store,
    alternating twice; wall time of all of them.
@@ -27,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -99,9 +102,14 @@ def folder_state(folder):
 
 
 def run_once(exe, env):
+    """Wall time, CPU time and minor page faults of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([str(exe), *ARGS], check=True, stdout=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, cpu, after.ru_minflt - before.ru_minflt
 
 
 def run_concurrently(exe, env, procs, batch):
@@ -156,13 +164,17 @@ def main():
             times[name].append(run_once(exe, env))
     print(f"## Start-up of `repeat {' '.join(ARGS)}` (host offload, LLVM 19), {a.runs} interleaved rounds\n")
     print(f"store: {store.stat().st_size} bytes\n")
-    print("| configuration | median ms | p90 ms |")
-    print("|---|---|---|")
-    for name, ts in times.items():
-        ts = sorted(ts)
-        print(f"| {name} | {statistics.median(ts) * 1e3:.2f} | {ts[int(0.9 * len(ts))] * 1e3:.2f} |")
+    print("| configuration | median ms | p90 ms | CPU ms per process | page faults per process |")
+    print("|---|---|---|---|---|")
+    for name, runs in times.items():
+        ts = sorted(w for w, _, _ in runs)
+        cpu = statistics.mean(c for _, c, _ in runs)
+        faults = statistics.mean(f for _, _, f in runs)
+        print(f"| {name} | {statistics.median(ts) * 1e3:.2f} | {ts[int(0.9 * len(ts))] * 1e3:.2f} "
+              f"| {cpu * 1e3:.2f} | {faults:.0f} |")
     names = list(configs)
-    cost = statistics.median(times[names[2]]) - statistics.median(times[names[1]])
+    wall = {name: [w for w, _, _ in runs] for name, runs in times.items()}
+    cost = statistics.median(wall[names[2]]) - statistics.median(wall[names[1]])
     print(f"\nthe store's cost, difference of medians: {cost * 1e3:+.2f} ms per process")
 
     print(f"\n## {a.procs} processes, {a.batch} at a time\n")

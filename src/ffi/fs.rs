@@ -146,18 +146,35 @@ pub fn read_lines_capped(path: &Path, cap: u64, mut each: impl FnMut(&[u8])) -> 
     use std::io::BufRead;
     let file = open_regular(path, OpenOptions::new().read(true))?;
     let mut reader = io::BufReader::with_capacity(64 << 10, file.take(cap.saturating_add(1)));
-    let (mut line, mut total) = (Vec::new(), 0u64);
+    // Lines are handed over from the buffer where they lie whole; only a
+    // line across two reads is copied, into `carry`.
+    let (mut carry, mut total) = (Vec::new(), 0u64);
     loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line)?;
-        if n == 0 {
+        let mut rest = reader.fill_buf()?;
+        let read = rest.len();
+        if read == 0 {
+            if !carry.is_empty() {
+                each(&carry);
+            }
             return Ok(());
         }
-        total += n as u64;
+        total += read as u64;
         if total > cap {
             return Err(too_large(cap));
         }
-        each(&line);
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let (line, tail) = rest.split_at(end + 1);
+            if carry.is_empty() {
+                each(line);
+            } else {
+                carry.extend_from_slice(line);
+                each(&carry);
+                carry.clear();
+            }
+            rest = tail;
+        }
+        carry.extend_from_slice(rest);
+        reader.consume(read);
     }
 }
 

@@ -1340,6 +1340,11 @@ fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
         return;
     };
     let dir = temp_dir("nested_limits");
+    // A store of this test's own, empty when `auto` runs first: `auto`
+    // reads what `tune` learned, and the shared default store holds what
+    // earlier runs of this test learned.
+    let store = dir.join("tune.json");
+    let store = store.to_string_lossy();
     let args = ["2048", "24", "0"];
     let expected_check = "check=pass";
     for policy in [
@@ -1359,6 +1364,7 @@ fn kernels_that_nest_stay_within_llvms_grid_under_every_policy() {
                 LOG_INFO,
                 ("GRIDSEL_POLICY", policy),
                 ("GRIDSEL_PROFILE", &csv.to_string_lossy()),
+                ("GRIDSEL_CACHE", &store),
             ],
         )
         .ok();

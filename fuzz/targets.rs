@@ -187,14 +187,23 @@ pub fn forest_model(data: &[u8]) -> bool {
 
 /// A `GRIDSEL_CACHE` store: the records that validate render back to the
 /// same table, which then reads whole (nothing left out), and every search
-/// in it answers (a step inside its candidates, a leader) whatever its
-/// samples.
+/// in it answers (a step inside its candidates, a leader, a learned grid or
+/// none) whatever its samples. A reader of some of its kernels (a
+/// production run's) reads exactly their records.
 pub fn tune_cache(data: &[u8]) -> bool {
-    let Ok(contents) = tune::cache::parse(&String::from_utf8_lossy(data)) else {
+    let text = String::from_utf8_lossy(data);
+    let Ok(contents) = tune::cache::parse(&text) else {
         return false;
     };
     let table = contents.table;
+    let only =
+        tune::cache::Only::kernels(table.records().step_by(2).map(|r| r.key.kernel.as_str()));
+    let mut wanted = table.clone();
+    wanted.retain(|r| only.wants_kernel(&r.key.kernel));
+    let read = tune::cache::parse_only(&text, &only).expect("a store parse reads");
+    assert_eq!(read.table, wanted);
     for r in table.records() {
+        let _ = tune::learned(r);
         let s = &r.search;
         for kind in [tune::search::Kind::Cold, tune::search::Kind::Warm] {
             for salt in 0..3 {

@@ -29,6 +29,7 @@ pub const ENV_TEAMS_REGIONS: &str = "GRIDSEL_TEAMS_REGIONS";
 pub const ENV_PROFILE: &str = "GRIDSEL_PROFILE";
 pub const ENV_LOG: &str = "GRIDSEL_LOG";
 pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
+pub const ENV_SITE_CACHE: &str = "GRIDSEL_SITE_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
@@ -238,13 +239,24 @@ pub static SETTINGS: &[Setting] = &[
         default: DefaultValue::Described(
             "$XDG_CACHE_HOME/gridsel/tune.json, else ~/.cache/gridsel/tune.json",
         ),
-        help: "Where `tune` keeps what it measured across runs; off: nowhere, each run starts afresh.",
+        help: "Where `tune` keeps what it measured across runs, and where the default policy reads the grids tuning settled on (never writing it); off: nowhere, each run starts afresh.",
         if_bad: None,
         read: |config, value| {
             config.cache = (!is_off(&text(value))).then(|| Store {
                 path: value.into(),
                 default: false,
             });
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_SITE_CACHE,
+        values: "a file",
+        default: DefaultValue::Described("none"),
+        help: "A store shared read-only (a site's, or an MPI job's): the default policy reads its learned grids where the user's store has none for the same kernel, build and GPU; nothing writes it, and `tune` does not read it.",
+        if_bad: None,
+        read: |config, value| {
+            config.site_cache = Some(value.into());
             Ok(())
         },
     },
@@ -324,6 +336,8 @@ pub struct Config {
     /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
     /// [`default_store`]; `None` with `GRIDSEL_CACHE=off`.
     pub cache: Option<Store>,
+    /// `GRIDSEL_SITE_CACHE`: a store only read, for its learned grids.
+    pub site_cache: Option<PathBuf>,
     /// `GRIDSEL_MODEL`: the `forest` model file; `None` uses the embedded one.
     pub model: Option<PathBuf>,
     /// `GRIDSEL_SAFE_RANGE=off` lets `fixed:T,B` leave the launch's safe
@@ -349,6 +363,7 @@ impl Default for Config {
             opt_in: OptIn::default(),
             profile: None,
             cache: None,
+            site_cache: None,
             model: None,
             safe_range: true,
             tune_overhead: crate::tune::DEFAULT_OVERHEAD,
@@ -618,6 +633,7 @@ mod tests {
             (ENV_TEAMS_REGIONS, "change"),
             (ENV_PROFILE, "/tmp/p.csv"),
             (ENV_CACHE, "/tmp/c.json"),
+            (ENV_SITE_CACHE, "/site/tune.json"),
             (ENV_MODEL, "/tmp/m.json"),
             (ENV_LOG, "INFO"),
         ]);
@@ -640,6 +656,7 @@ mod tests {
                 default: false
             })
         );
+        assert_eq!(c.site_cache, Some(PathBuf::from("/site/tune.json")));
         assert_eq!(c.model, Some(PathBuf::from("/tmp/m.json")));
         assert_eq!(c.log, LevelFilter::Info);
     }

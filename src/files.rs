@@ -6,7 +6,7 @@ use crate::device::{DeviceDesc, DeviceError};
 use crate::ffi::fs;
 use crate::forest::{Forest, ForestError};
 use crate::tune::Store;
-use crate::tune::cache::{self, CacheError, Contents, Journal, JournalId, Table, Update};
+use crate::tune::cache::{self, CacheError, Contents, Journal, JournalId, Only, Table, Update};
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -115,11 +115,17 @@ impl Store for CacheFile {
     }
 
     fn load(&self) -> Result<Contents, CacheError> {
-        let read = read_cache(&self.path)?;
+        let read = read_cache(&self.path, None)?;
         let long = read.journal_len >= cache::JOURNAL_COMPACT_BYTES;
         let due = long || !read.contents.dropped.is_empty();
         *crate::lock(&self.due) = read.contents.journal.filter(|_| due);
         Ok(read.contents)
+    }
+
+    /// Reads the kernels' records alone, taking no lock and creating
+    /// nothing: a production run's reading.
+    fn load_only(&self, only: &Only) -> Result<Contents, CacheError> {
+        read_cache(&self.path, Some(only)).map(|read| read.contents)
     }
 
     fn upkeep_due(&self) -> bool {
@@ -159,7 +165,7 @@ pub fn create_store_folder(path: &Path) -> io::Result<()> {
 /// ([`cache::parse_journal`]) over it: the records that validate and what
 /// was left out; a missing file is an empty store.
 pub fn load_cache(path: &Path) -> Result<Contents, CacheError> {
-    read_cache(path).map(|read| read.contents)
+    read_cache(path, None).map(|read| read.contents)
 }
 
 /// A store and its journal as read.
@@ -188,14 +194,15 @@ const READ_ATTEMPTS: usize = 3;
 /// newer store: a journal of another id, or none, is then read again with
 /// the new store. One still of another id while the store is the same is
 /// stale (a compaction was killed before removing it) and left out.
-fn read_cache(path: &Path) -> Result<Read, CacheError> {
-    let (mut contents, mut text) = read_store(path)?;
+/// With `only`, only those kernels' records are read ([`load_cache_only`]).
+fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, CacheError> {
+    let (mut contents, mut text) = read_store(path, only)?;
     for _ in 0..READ_ATTEMPTS {
-        let Some((bytes, journal)) = read_journal(path)? else {
+        let Some((bytes, journal)) = read_journal(path, only)? else {
             if store_unchanged(path, &contents)? {
                 return Ok(Read::of_store(contents, text, 0));
             }
-            (contents, text) = read_store(path)?;
+            (contents, text) = read_store(path, only)?;
             continue;
         };
         let journal_len = bytes.len() as u64;
@@ -214,7 +221,7 @@ fn read_cache(path: &Path) -> Result<Read, CacheError> {
         if store_unchanged(path, &contents)? {
             return Ok(Read::of_store(contents, text, journal_len));
         }
-        (contents, text) = read_store(path)?;
+        (contents, text) = read_store(path, only)?;
     }
     // Compacted at each attempt: this store, without its latest updates.
     Ok(Read::of_store(contents, text, 0))
@@ -247,18 +254,43 @@ fn store_unchanged(path: &Path, contents: &Contents) -> Result<bool, CacheError>
     Ok(cache::journal_of(&head) == contents.journal)
 }
 
-/// The store at `path` alone, and its text (`None` when missing).
-fn read_store(path: &Path) -> Result<(Contents, Option<String>), CacheError> {
+/// The store at `path` alone, and its text (`None` when missing); with
+/// `only`, only those kernels' records, and no text: streamed a line at a
+/// time where the store is laid out as gridsel writes it
+/// ([`cache::OnlyLines`]), else read whole.
+fn read_store(path: &Path, only: Option<&Only>) -> Result<(Contents, Option<String>), CacheError> {
+    if let Some(only) = only {
+        let mut lines = cache::OnlyLines::new(only);
+        match fs::read_lines_capped(path, cache::MAX_BYTES, |line| lines.line(line)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok((Contents::default(), None));
+            }
+            Err(e) => return Err(CacheError::Io(e)),
+        }
+        if let Some(contents) = lines.finish() {
+            return Ok((contents, None));
+        }
+    }
     match fs::read_capped(path, cache::MAX_BYTES) {
-        Ok(text) => Ok((cache::parse(&text)?, Some(text))),
+        Ok(text) => {
+            let contents = match only {
+                Some(only) => cache::parse_only(&text, only)?,
+                None => cache::parse(&text)?,
+            };
+            Ok((contents, Some(text)))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Contents::default(), None)),
         Err(e) => Err(CacheError::Io(e)),
     }
 }
 
 /// The journal of the store at `path`, its bytes and as read; `None` when
-/// there is none.
-fn read_journal(path: &Path) -> Result<Option<(Vec<u8>, Journal)>, CacheError> {
+/// there is none; with `only`, only those kernels' lines are read.
+fn read_journal(
+    path: &Path,
+    only: Option<&Only>,
+) -> Result<Option<(Vec<u8>, Journal)>, CacheError> {
     let journal = journal_path(path);
     let bytes = match fs::read_capped_bytes(&journal, cache::MAX_JOURNAL_BYTES) {
         Ok(bytes) => bytes,
@@ -268,7 +300,10 @@ fn read_journal(path: &Path) -> Result<Option<(Vec<u8>, Journal)>, CacheError> {
             return Err(CacheError::Io(e));
         }
     };
-    let parsed = cache::parse_journal(&bytes)?;
+    let parsed = match only {
+        Some(only) => cache::parse_journal_only(&bytes, only)?,
+        None => cache::parse_journal(&bytes)?,
+    };
     Ok(Some((bytes, parsed)))
 }
 
@@ -411,7 +446,7 @@ fn edit_locked(
     on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
 ) -> Result<(), CacheError> {
-    let read = read_cache(path)?;
+    let read = read_cache(path, None)?;
     let journal = journal_path(path);
     if read.store_invalid || read.journal_invalid {
         if on_invalid == OnInvalid::Refuse {

@@ -26,7 +26,7 @@ use crate::policy::{
     llvm::{self, LlvmRule},
 };
 use crate::profile::Profile;
-use crate::tune::TunePolicy;
+use crate::tune::{LearnedPolicy, Store, TunePolicy};
 use crate::writer::StoreWriter;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -159,21 +159,22 @@ enum Once {
     NoCubin,
 }
 
-/// The grid rule of the libomptarget that gridsel forwards launches to,
-/// told by its file name (`libomptarget.so.22.1`: LLVM 22). Where the file
-/// names no release gridsel models, LLVM 19's rule stands in, and one info
-/// line says so.
-fn identify_llvm() -> LlvmRule {
+/// The libomptarget that gridsel forwards launches to, told by its file
+/// name (`libomptarget.so.22.1`: LLVM 22): its major version (0: unknown),
+/// which the store's records keep, and its grid rule. Where the file names
+/// no release gridsel models, LLVM 19's rule stands in, and one info line
+/// says so.
+fn identify_llvm() -> (u32, LlvmRule) {
     let Some(path) = dl::library_defining(c"__tgt_target_kernel") else {
         // No libomptarget: the launches themselves report it.
-        return LlvmRule::FALLBACK;
+        return (0, LlvmRule::FALLBACK);
     };
     let fallback = LlvmRule::FALLBACK.release();
     let release = path
         .file_name()
         .and_then(|n| n.to_str())
         .and_then(llvm::release_of_library);
-    match release.map(|r| (r, LlvmRule::of_release(r))) {
+    let rule = match release.map(|r| (r, LlvmRule::of_release(r))) {
         Some((_, Some(rule))) => {
             log::info!("libomptarget {}: LLVM {}", path.display(), rule.release());
             rule
@@ -192,7 +193,8 @@ fn identify_llvm() -> LlvmRule {
             );
             LlvmRule::FALLBACK
         }
-    }
+    };
+    (release.unwrap_or(0), rule)
 }
 
 /// All of gridsel's state in one process.
@@ -214,18 +216,34 @@ pub struct Runtime {
     profile: Option<Profile>,
 }
 
-/// The policy `config` names, built with its settings; the one place a
-/// policy is registered. A `forest` model that cannot be loaded is one
-/// error line and the default policy.
-fn build_policy(config: &mut Config) -> Box<dyn GridPolicy> {
+/// The policy `config` names, built with its settings, in a process whose
+/// libomptarget is LLVM `llvm` (0: unknown); the one place a policy is
+/// registered. A `forest` model that cannot be loaded is one error line and
+/// the default policy.
+fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
     match &config.policy {
-        Policy::Tune => Box::new(TunePolicy::new(
-            config.cache.clone().map(|store| {
-                let file = files::CacheFile::new(store.path, store.default);
-                Box::new(StoreWriter::new(Box::new(file))) as Box<dyn crate::tune::Saver>
-            }),
-            config.tune_overhead,
-        )),
+        Policy::Tune => Box::new(
+            TunePolicy::new(
+                config.cache.clone().map(|store| {
+                    let file = files::CacheFile::new(store.path, store.default);
+                    Box::new(StoreWriter::new(Box::new(file))) as Box<dyn crate::tune::Saver>
+                }),
+                config.tune_overhead,
+            )
+            .with_llvm(llvm),
+        ),
+        // `auto` reads the grids tuning learned: the user's store, then the
+        // site's, each only read (a `CacheFile` is written only through its
+        // writer, which this policy has none of). `GRIDSEL_CACHE=off` reads
+        // neither.
+        Policy::Auto if config.cache.is_some() => {
+            let user = config.cache.iter().map(|store| store.path.clone());
+            let stores = user
+                .chain(config.site_cache.clone())
+                .map(|path| Box::new(files::CacheFile::new(path, false)) as Box<dyn Store>)
+                .collect();
+            Box::new(LearnedPolicy::new(stores, llvm))
+        }
         Policy::Sweep => Box::<SweepPolicy>::default(),
         Policy::Forest => match files::model_or_embedded(config.model.as_deref()) {
             Ok(model) => Box::new(ForestPolicy::new(model)),
@@ -245,7 +263,8 @@ fn build_policy(config: &mut Config) -> Box<dyn GridPolicy> {
 impl Runtime {
     /// Builds the runtime from settings; reports a profile it cannot open.
     pub fn new(mut config: Config) -> Self {
-        let policy = build_policy(&mut config);
+        let (llvm_release, llvm) = identify_llvm();
+        let policy = build_policy(&mut config, llvm_release);
         let profile = config
             .profile
             .as_ref()
@@ -263,7 +282,7 @@ impl Runtime {
             policy,
             policy_label: config.policy.to_string().into(),
             llvm_label: Arc::from("llvm"),
-            llvm: identify_llvm(),
+            llvm,
             config,
             kernels: RwLock::default(),
             next_serial: AtomicU64::new(0),
@@ -325,8 +344,13 @@ impl Runtime {
         let mut parsed = Vec::new();
         for (i, bytes) in images.iter().enumerate() {
             match image::parse_image(bytes) {
-                Ok(info) => {
+                Ok(mut info) => {
                     log::debug!("image {i}: {:?}, {} kernels", info.kind, info.kernels.len());
+                    // Hashed here, once, never at a launch.
+                    let build = image::build_id(bytes);
+                    for k in &mut info.kernels {
+                        k.build.clone_from(&build);
+                    }
                     parsed.push(info);
                 }
                 Err(e) => log::warn!(
@@ -384,13 +408,15 @@ impl Runtime {
             }
             built.push((*addr, Arc::new(entry)));
         }
+        let registered: Vec<Arc<KernelEntry>> = built.iter().map(|(_, e)| e.clone()).collect();
         crate::write_lock(&self.kernels).extend(built);
         log::info!(
             "registered {} offload entries from {} device images",
             entries.len(),
             images.len()
         );
-        self.policy.prepare();
+        let descs: Vec<&KernelDesc> = registered.iter().flat_map(|e| e.descs.iter()).collect();
+        self.policy.prepare(&descs);
     }
 
     /// Forgets the kernels of an unregistered binary, flushes the profile

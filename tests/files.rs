@@ -334,7 +334,13 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
 /// record a test's processes write. Returns how many.
 fn prefill(path: &Path, bytes: u64) -> usize {
     let update = |i: usize| {
-        let mut u = Update::new(Key::for_trip(format!("prefill_{i}"), "other", 90, 1 << 20));
+        let mut u = Update::new(Key::for_trip(
+            format!("prefill_{i}"),
+            "other",
+            90,
+            1 << 20,
+            "",
+        ));
         (u.tally.used, u.tally.runs, u.tally.launches_per_run) = (1, 1, 20);
         u.tally.trips = (1 << 20, 1 << 20);
         for c in 0..12u32 {
@@ -472,4 +478,46 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
         })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// A store streamed a line at a time (a production run's reading) gets
+/// every line whole, those across the reader's 64 KiB buffer and longer
+/// than it included, and the cap holds as for a whole read.
+#[test]
+fn a_file_read_a_line_at_a_time_gives_every_line_whole_and_keeps_the_cap() {
+    let dir = temp_dir("read_lines_capped");
+    let path = dir.join("lines.txt");
+    let mut text = Vec::new();
+    for i in 0..400usize {
+        // Lengths from 1 to past 64 KiB, so lines straddle every boundary.
+        let len = if i % 97 == 0 {
+            70_000 + i
+        } else {
+            1 + (i * 7919) % 3000
+        };
+        text.extend((0..len).map(|j| b'a' + ((i + j) % 26) as u8));
+        text.push(b'\n');
+    }
+    text.extend_from_slice(b"no newline at the end");
+    std::fs::write(&path, &text).unwrap();
+    let mut lines = Vec::new();
+    gridsel::ffi::fs::read_lines_capped(&path, text.len() as u64, |l| lines.push(l.to_vec()))
+        .unwrap();
+    let expected: Vec<Vec<u8>> = text
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert_eq!(lines.len(), expected.len());
+    assert!(lines == expected, "a line came apart");
+    let err =
+        gridsel::ffi::fs::read_lines_capped(&path, text.len() as u64 - 1, |_| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        gridsel::ffi::fs::too_large(text.len() as u64 - 1).to_string()
+    );
+    // Never through a link, like every read of a store.
+    let link = dir.join("link.txt");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let err = gridsel::ffi::fs::read_lines_capped(&link, 1 << 30, |_| {}).unwrap_err();
+    assert_eq!(err.to_string(), "a symbolic link, not a regular file");
 }

@@ -203,7 +203,13 @@ impl Store for SlowFile {
 
 /// The record of `kernel` at `trip` in the store at `path`.
 fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::cache::Record {
-    let key = Key::for_trip(kernel.name.as_str(), h100().name, 90, trip);
+    let key = Key::for_trip(
+        kernel.name.as_str(),
+        h100().name,
+        90,
+        trip,
+        kernel.build.as_str(),
+    );
     files::load_cache(path)
         .unwrap()
         .table
@@ -330,7 +336,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     // Nor is it read at the first launch: a binary's registration reads it.
     let (store, reads, _) = counting_file_reads(&path);
     let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
-    tune.prepare();
+    tune.prepare(&[]);
     assert_eq!(reads.load(Ordering::Relaxed), 1);
     let device = h100();
     let launch = timed_launch(&k, &device, trip);
@@ -720,7 +726,7 @@ fn cache_lock(path: &Path) -> PathBuf {
 /// One process's update of (kernel, class of `trip`): a run with one warm
 /// sample of `threads` x 8.
 fn entry(kernel: &str, trip: u64, threads: u32) -> Update {
-    let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip));
+    let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip, ""));
     u.tally.runs = 1;
     u.tally.trips = (trip, trip);
     u.samples = vec![(Candidate::Grid(Geometry::new(threads, 8)), Kind::Warm, 1234)];
@@ -816,7 +822,7 @@ fn only_a_gridsel_store_is_replaced() {
             "`version` is \"1.0\"",
         ),
         ("{\"records\": []}", "no `version`"),
-        ("{\"version\": 2}", "no `records`"),
+        ("{\"version\": 3}", "no `records`"),
     ] {
         std::fs::write(&path, text).unwrap();
         let err = files::load_cache(&path).unwrap_err();
@@ -1359,14 +1365,14 @@ fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
 #[test]
 fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
     let mut table = Table::parse(
-        "{\"version\": 2, \"records\": [{\"kernel\":\"k\",\"device\":\"NVIDIA H100 80GB HBM3\",\"sm_arch\":90,\"class\":1,\"trips\":[1,1],\"used\":0,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[true,true],\"pinned\":null,\"grids\":{}}]}",
+        "{\"version\": 3, \"records\": [{\"kernel\":\"k\",\"device\":\"NVIDIA H100 80GB HBM3\",\"sm_arch\":90,\"class\":1,\"build\":\"\",\"llvm\":0,\"trips\":[1,1],\"used\":0,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[true,true],\"pinned\":null,\"grids\":{}}]}",
     )
     .unwrap();
     assert!(gridsel::tune::learned_moves(&table, &h100()).is_empty());
     // Not settled either (issue 25, 7: its search was asked for a sample
     // of a leader it does not have).
     let unsettled = Table::parse(
-        "{\"version\": 2, \"records\": [{\"kernel\":\"k\",\"device\":\"NVIDIA H100 80GB HBM3\",\"sm_arch\":90,\"class\":1,\"trips\":[1,1],\"used\":0,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{}}]}",
+        "{\"version\": 3, \"records\": [{\"kernel\":\"k\",\"device\":\"NVIDIA H100 80GB HBM3\",\"sm_arch\":90,\"class\":1,\"build\":\"\",\"llvm\":0,\"trips\":[1,1],\"used\":0,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{}}]}",
     )
     .unwrap();
     assert!(gridsel::tune::learned_moves(&unsettled, &h100()).is_empty());

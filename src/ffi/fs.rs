@@ -137,6 +137,47 @@ pub fn read_capped_bytes(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     read_to_cap(&open_regular(path, OpenOptions::new().read(true))?, cap)
 }
 
+/// Hands each line of the regular file at `path` (with its `\n`, the last
+/// one without when the file does not end in one) to `each`, through a
+/// buffer of 64 KiB: a reader that keeps a few lines of a large file never
+/// holds, nor faults in, all of it. A file of more than `cap` bytes is an
+/// error (`FileTooLarge`) once its first `cap` bytes are read.
+pub fn read_lines_capped(path: &Path, cap: u64, mut each: impl FnMut(&[u8])) -> io::Result<()> {
+    use std::io::BufRead;
+    let file = open_regular(path, OpenOptions::new().read(true))?;
+    let mut reader = io::BufReader::with_capacity(64 << 10, file.take(cap.saturating_add(1)));
+    // Lines are handed over from the buffer where they lie whole; only a
+    // line across two reads is copied, into `carry`.
+    let (mut carry, mut total) = (Vec::new(), 0u64);
+    loop {
+        let mut rest = reader.fill_buf()?;
+        let read = rest.len();
+        if read == 0 {
+            if !carry.is_empty() {
+                each(&carry);
+            }
+            return Ok(());
+        }
+        total += read as u64;
+        if total > cap {
+            return Err(too_large(cap));
+        }
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let (line, tail) = rest.split_at(end + 1);
+            if carry.is_empty() {
+                each(line);
+            } else {
+                carry.extend_from_slice(line);
+                each(&carry);
+                carry.clear();
+            }
+            rest = tail;
+        }
+        carry.extend_from_slice(rest);
+        reader.consume(read);
+    }
+}
+
 /// The rest of `file`, from its current position: more than `cap` bytes
 /// is an error (`FileTooLarge`), and nothing past the cap is read.
 pub fn read_to_cap(file: &File, cap: u64) -> io::Result<Vec<u8>> {

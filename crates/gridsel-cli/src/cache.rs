@@ -27,8 +27,9 @@ pub struct CacheArgs {
 
 #[derive(Subcommand)]
 enum Action {
-    /// Every search (CSV): kernel, device, trip counts, settled/exploring/pinned, the
-    /// leading candidate, its median and samples, runs, exploring launches.
+    /// Every search (CSV): kernel, device, the program's build and LLVM that measured it,
+    /// trip counts, settled/exploring/pinned, the leading candidate, its median and
+    /// samples, runs, exploring launches.
     List,
     /// Why the kernels whose name contains KERNEL get the grids they get.
     Explain {
@@ -62,15 +63,17 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
         Action::List => {
             let table = readable(&path)?;
             println!(
-                "kernel,device,sm_arch,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
+                "kernel,device,sm_arch,build,llvm,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
             );
             for r in table.records() {
                 let v = Verdict::of(r);
                 println!(
-                    "{},{},{},{},{},{},{},{},{},{:?},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{:?},{},{}",
                     csv::field(&r.key.kernel),
                     csv::field(&r.key.device),
                     r.key.sm_arch,
+                    csv::field(&r.key.build),
+                    r.llvm,
                     r.tally.trips.0,
                     r.tally.trips.1,
                     v.state,
@@ -173,15 +176,30 @@ impl Verdict {
     }
 }
 
+/// Which build of the program, and which LLVM, measured a record: the
+/// default policy launches its grid only for the same.
+fn built(r: &Record) -> String {
+    let build = if r.key.build.is_empty() {
+        "any build".to_string()
+    } else {
+        format!("build {}", r.key.build)
+    };
+    match r.llvm {
+        0 => format!("{build}, LLVM unknown"),
+        llvm => format!("{build}, LLVM {llvm}"),
+    }
+}
+
 /// One record in words: what runs get, why, and how sure the search is.
 fn explain(r: &Record) -> String {
     let v = Verdict::of(r);
     let kind = v.kind;
     let mut out = format!(
-        "{} on {} (sm_{}), trip counts {}-{} (class {}), {} runs, up to {} launches per run:\n",
+        "{} on {} (sm_{}), {}, trip counts {}-{} (class {}), {} runs, up to {} launches per run:\n",
         r.key.kernel,
         r.key.device,
         r.key.sm_arch,
+        built(r),
         r.tally.trips.0,
         r.tally.trips.1,
         r.key.class,

@@ -308,7 +308,8 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     // Two searches of main_l7 (one settled, one exploring) and one of other_l9.
     let mut table = Table::default();
     let update = |kernel: &str, trip: u64, samples: &[(Candidate, u64)]| {
-        let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip));
+        let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip, "0123456789abcdef"));
+        u.llvm = 19;
         u.tally.runs = 1;
         u.tally.launches_per_run = 20;
         u.tally.trips = (trip, trip);
@@ -351,37 +352,40 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[0],
-        "kernel,device,sm_arch,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
+        "kernel,device,sm_arch,build,llvm,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
     );
     assert_eq!(lines.len(), 4, "{out}");
     // A candidate holds a comma, so it is quoted: every row has the
-    // header's 12 fields.
+    // header's 14 fields.
     assert!(
         lines.contains(
-            &"__omp_offloading_fe00_1_main_l7,H100,90,1000,1000,settled,\"move:64,1\",5120,3,Warm,1,6"
+            &"__omp_offloading_fe00_1_main_l7,H100,90,0123456789abcdef,19,1000,1000,settled,\"move:64,1\",5120,3,Warm,1,6"
         ),
         "{out}"
     );
     for line in &lines {
         let fields = gridsel_cli::csv::split(line).unwrap();
-        assert_eq!(fields.len(), 12, "{line}");
+        assert_eq!(fields.len(), 14, "{line}");
     }
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("_main_l7,H100,90,4096,4096,exploring,auto,700,1,")),
+            .any(|l| l
+                .contains("_main_l7,H100,90,0123456789abcdef,19,4096,4096,exploring,auto,700,1,")),
         "{out}"
     );
     assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("_other_l9,H100,90,1000,1000,pinned,\"grid:32,32\",")),
+        lines.iter().any(|l| l
+            .contains("_other_l9,H100,90,0123456789abcdef,19,1000,1000,pinned,\"grid:32,32\",")),
         "{out}"
     );
 
     let (ok, out, err) = gridsel_env(&["cache", "--path", file, "explain", "_main_l7"], &[]);
     assert!(ok, "{err}");
-    assert!(out.contains("trip counts 1000-1000"), "{out}");
+    assert!(
+        out.contains("(sm_90), build 0123456789abcdef, LLVM 19, trip counts 1000-1000"),
+        "{out}"
+    );
     assert!(out.contains("settled on move:64,1"), "{out}");
     assert!(out.contains("the runner-up's median is +76.3 %"), "{out}");
     assert!(out.contains("    move:64,1: 5120 (3)"), "{out}");
@@ -433,11 +437,11 @@ fn cache_clear_refuses_what_list_refuses_and_erases_nothing() {
     std::fs::create_dir_all(&dir).unwrap();
     let record = |kernel: &str, runs: &str| {
         format!(
-            "{{\"kernel\":\"{kernel}\",\"device\":\"H100\",\"sm_arch\":90,\"class\":1,\"trips\":[1,1],\"used\":7,\"runs\":{runs},\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{{\"auto\":{{\"cold\":[5000],\"warm\":[]}}}}}}"
+            "{{\"kernel\":\"{kernel}\",\"device\":\"H100\",\"sm_arch\":90,\"class\":1,\"build\":\"\",\"llvm\":0,\"trips\":[1,1],\"used\":7,\"runs\":{runs},\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{{\"auto\":{{\"cold\":[5000],\"warm\":[]}}}}}}"
         )
     };
     let partly = format!(
-        "{{\"version\": 2, \"records\": [\n{},\n{}\n]}}\n",
+        "{{\"version\": 3, \"records\": [\n{},\n{}\n]}}\n",
         record("k_l7", "1"),
         record("k_l9", "-1")
     );

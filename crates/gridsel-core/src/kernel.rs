@@ -173,6 +173,12 @@ pub struct KernelDesc {
     /// where no device runtime heap bounds the grid.
     #[serde(default)]
     pub host: bool,
+    /// The build of the program the kernel came from
+    /// ([`crate::image::build_id`] of its device image), set when the image
+    /// registers; empty where unknown (a descriptor read from a file, or
+    /// given through the C API).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub build: String,
 }
 
 impl KernelDesc {

@@ -195,8 +195,14 @@ pub fn cache_entries(csv: &Path, out: Option<&Path>) -> Result<(), String> {
         let grid = Geometry::new(r.number(threads)?, r.number(blocks)?);
         let ns: u64 = r.number(ns)?;
         let _: u32 = r.number(launches)?;
-        let key =
-            tune::cache::Key::for_trip(r.text(kernel)?, r.text(device)?, r.number(sm_arch)?, trip);
+        // No build: a pinned record without one pins every build.
+        let key = tune::cache::Key::for_trip(
+            r.text(kernel)?,
+            r.text(device)?,
+            r.number(sm_arch)?,
+            trip,
+            "",
+        );
         if let Some(existing) = table.get(&key) {
             return Err(r.record_error(format_args!(
                 "a second grid for kernel {}, device {}, sm_{}, trip-count class {} (trip counts {} and {trip})",

@@ -117,7 +117,8 @@ enum Command {
     /// Write a GRIDSEL_CACHE store (tune's format) that pins grids, from a
     /// CSV with columns kernel,device,sm_arch,trip_count,threads,blocks,ns,launches:
     /// every launch of the kernel in that trip count's class gets the grid,
-    /// with no search (e.g. a sweep's best grids, for live runs).
+    /// with no search, whatever the build of the program (e.g. a sweep's best
+    /// grids, for live runs).
     CacheEntries {
         /// The CSV file, or `-` for standard input.
         csv: PathBuf,

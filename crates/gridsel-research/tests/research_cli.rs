@@ -275,6 +275,8 @@ fn cache_entries_writes_tunes_own_format() {
             device: "NVIDIA H100 80GB HBM3".into(),
             sm_arch: 90,
             class: class(4096),
+            // No build: it pins every build of the kernel.
+            build: String::new(),
         })
         .unwrap();
     // Pinned: every launch of the class gets the grid, with no search.

@@ -399,6 +399,8 @@ pub(super) fn parse_cubin(e: &Elf<'_>) -> Result<ImageInfo, ImageError> {
             code_size,
             sm_arch: Some(arch),
             host: false,
+            // The image's, set when it registers.
+            build: String::new(),
         });
     }
     Ok(ImageInfo {

@@ -158,6 +158,10 @@ pub enum Rule {
     TuneTrial,
     TuneRecheck,
     TuneWinner,
+    /// The grid a tuning session settled on for this kernel, build, device
+    /// and trip-count class, read from the store under the default policy
+    /// ([`crate::tune::LearnedPolicy`]).
+    Learned,
     Forest,
 }
 
@@ -198,6 +202,9 @@ impl fmt::Display for Rule {
             Self::TuneTrial => "a trial: tune measures candidate grids on the first launches",
             Self::TuneRecheck => "the runner-up, re-checked after online tuning settled",
             Self::TuneWinner => "the fastest grid tune measured",
+            Self::Learned => {
+                "learned: the fastest grid tuning measured for this build of the kernel on this GPU, read from the store"
+            }
             Self::Forest => "least predicted time under the random forest",
         })
     }
@@ -285,10 +292,9 @@ impl Proposal {
 /// launch's limits after (the preload library's launch pipeline); adding a policy is a type
 /// implementing this plus its [`Policy`] name.
 pub trait GridPolicy: Send + Sync {
-    /// A binary was registered (at program start, off the launch path):
-    /// work done once per process that a first launch would otherwise wait
-    /// for.
-    fn prepare(&self) {}
+    /// A binary with these `kernels` was registered (at program start, off
+    /// the launch path): work that a first launch would otherwise wait for.
+    fn prepare(&self, _kernels: &[&KernelDesc]) {}
 
     /// The grid for an open launch; `None` keeps LLVM's.
     fn decide(&self, launch: &Launch<'_>) -> Option<Proposal>;

@@ -3,9 +3,9 @@
 //! A JSON object, one record a line:
 //!
 //! ```json
-//! {"version": 2, "journal": "5f0c29e4a1b3d870", "records": [
+//! {"version": 3, "journal": "5f0c29e4a1b3d870", "records": [
 //! {"kernel": "__omp_offloading_..._l7", "device": "NVIDIA H100 80GB HBM3", "sm_arch": 90,
-//!  "class": 21, "trips": [1000, 1000], "used": 1795000000, "runs": 3,
+//!  "class": 21, "build": "9c1e0f5a7b2d4e68", "llvm": 19, "trips": [1000, 1000], "used": 1795000000, "runs": 3,
 //!  "launches_per_run": 20, "explored": [1, 34], "settled": [false, true], "pinned": null,
 //!  "grids": {"auto": {"cold": [51200], "warm": [40960, 41010]}, "move:64,1": {...}}}
 //! ]}
@@ -14,7 +14,12 @@
 //! A record is one search ([`super::search`]): its samples per candidate
 //! and kind, how many launches explored, how many runs and launches per run
 //! fed it. It is keyed by (kernel, device name, sm_arch, trip-count
-//! [`class`]). This module is the format and the merge; the preload
+//! [`class`], build): `build` names the device image the kernel came from
+//! ([`crate::image::build_id`]), so that a program rebuilt (another compiler,
+//! other flags, changed code) starts its searches afresh rather than
+//! inheriting grids measured on other machine code; `llvm` is the major
+//! version of the libomptarget that last added to it (0: unknown), which
+//! production runs also match ([`super::learned`]). This module is the format and the merge; the preload
 //! library's `files::CacheFile` reads the file once per process and adds
 //! each process's new samples under a lock, so processes running at once
 //! add to the same searches and lose nothing. The file is kept under
@@ -42,7 +47,8 @@
 //! alone: one that does not validate, or a second record of a search, is
 //! left out, named, and the rest kept; the preload library keeps the file
 //! as it was as `<store>.bad` before a write drops them. A store of an
-//! older version (version 1 kept only winners) is read as empty, likewise.
+//! older version (version 1 kept only winners, version 2 knew no builds) is
+//! read as empty, likewise.
 //! Fields a record has that this version does not know are kept and written
 //! back ([`Record::unknown`]), so a newer gridsel of the same version that
 //! adds one loses nothing to an older one.
@@ -51,12 +57,12 @@ use super::search::{Candidate, Kind, Samples, Search};
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io;
 
 /// The file format's version; other versions are ignored.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The largest store read or written: some 2 000 searches of a dozen
 /// candidates with their samples, far more than a program's few dozen
@@ -105,29 +111,47 @@ pub fn scale_to_class(ns: u64, trip: u64) -> u64 {
     u64::try_from(scaled).unwrap_or(u64::MAX).max(1)
 }
 
-/// What identifies a search: kernel, device name, sm_arch, trip class.
+/// What identifies a search: kernel, device name, sm_arch, trip class,
+/// and the build of the program (the device image's
+/// [`crate::image::build_id`]; empty where unknown).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
     pub kernel: String,
     pub device: String,
     pub sm_arch: u32,
     pub class: u32,
+    pub build: String,
 }
 
 impl Key {
-    /// The key of the search that launches of `kernel` at `trip` iterations
-    /// on a device join: the trip count's [`class`], never the trip count.
+    /// The key of the search that launches of `kernel` of `build` at `trip`
+    /// iterations on a device join: the trip count's [`class`], never the
+    /// trip count.
     pub fn for_trip(
         kernel: impl Into<String>,
         device: impl Into<String>,
         sm_arch: u32,
         trip: u64,
+        build: impl Into<String>,
     ) -> Self {
         Self {
             kernel: kernel.into(),
             device: device.into(),
             sm_arch,
             class: class(trip),
+            build: build.into(),
+        }
+    }
+}
+
+impl Key {
+    /// The key of the same search for any build: a record without a build
+    /// (pinned from a sweep's best grids, or written by hand) that is
+    /// pinned pins every build of its kernel ([`Table::for_launch`]).
+    pub fn any_build(&self) -> Self {
+        Self {
+            build: String::new(),
+            ..self.clone()
         }
     }
 }
@@ -170,6 +194,9 @@ impl Tally {
 pub struct Record {
     pub key: Key,
     pub tally: Tally,
+    /// The major version of the libomptarget of the last process that
+    /// added to it; 0 where unknown.
+    pub llvm: u32,
     /// A grid every launch gets, no search (a store written from a sweep's
     /// best grids).
     pub pinned: Option<Candidate>,
@@ -184,6 +211,7 @@ impl Record {
         Self {
             key,
             tally: Tally::NONE,
+            llvm: 0,
             pinned: None,
             search: Search::default(),
             unknown: Map::new(),
@@ -193,6 +221,9 @@ impl Record {
     /// Adds one process's additions.
     pub fn merge(&mut self, u: &Update) {
         self.tally.add(&u.tally);
+        if u.llvm != 0 {
+            self.llvm = u.llvm;
+        }
         for (slot, add) in self.search.explored.iter_mut().zip(u.explored) {
             *slot = slot.saturating_add(add);
         }
@@ -224,6 +255,9 @@ impl Record {
 pub struct Update {
     pub key: Key,
     pub tally: Tally,
+    /// The process's libomptarget major version (0: unknown, which leaves
+    /// the record's as it is).
+    pub llvm: u32,
     pub explored: [u32; 2],
     /// Kinds whose plan this process saw finish.
     pub settled: [bool; 2],
@@ -236,6 +270,7 @@ impl Update {
         Self {
             key,
             tally: Tally::NONE,
+            llvm: 0,
             explored: [0; 2],
             settled: [false; 2],
             samples: Vec::new(),
@@ -261,6 +296,7 @@ impl Update {
         Self {
             key: record.key,
             tally: record.tally,
+            llvm: record.llvm,
             explored: search.explored,
             settled: search.settled,
             samples,
@@ -289,6 +325,8 @@ struct RecordFile {
     device: String,
     sm_arch: u32,
     class: u32,
+    build: String,
+    llvm: u32,
     trips: [u64; 2],
     used: u64,
     runs: u32,
@@ -326,6 +364,8 @@ impl RecordFile {
             device: r.key.device.clone(),
             sm_arch: r.key.sm_arch,
             class: r.key.class,
+            build: r.key.build.clone(),
+            llvm: r.llvm,
             trips: [r.tally.trips.0, r.tally.trips.1],
             used: r.tally.used,
             runs: r.tally.runs,
@@ -370,7 +410,9 @@ impl RecordFile {
                 device: self.device,
                 sm_arch: self.sm_arch,
                 class: self.class,
+                build: self.build,
             },
+            llvm: self.llvm,
             tally: Tally {
                 trips: (self.trips[0], self.trips[1]),
                 used: self.used,
@@ -393,6 +435,16 @@ pub struct Table {
 impl Table {
     pub fn get(&self, key: &Key) -> Option<&Record> {
         self.map.get(key)
+    }
+
+    /// The record launches of `key` go by: a pinned record of the search
+    /// for any build ([`Key::any_build`]), else the build's own.
+    pub fn for_launch(&self, key: &Key) -> Option<&Record> {
+        let pinned = (!key.build.is_empty())
+            .then(|| self.get(&key.any_build()))
+            .flatten()
+            .filter(|r| r.pinned.is_some());
+        pinned.or_else(|| self.get(key))
     }
 
     /// Adds or replaces a record.
@@ -653,6 +705,18 @@ pub fn journal_store(bytes: &[u8]) -> Result<Option<JournalId>, CacheError> {
 /// is not a journal's is [`CacheError::NotAJournal`], of a newer version
 /// [`CacheError::Newer`].
 pub fn parse_journal(bytes: &[u8]) -> Result<Journal, CacheError> {
+    parse_journal_lines(bytes, |_| true)
+}
+
+/// [`parse_journal`] for a reader that needs only `only`'s kernels: the
+/// lines of other kernels are skipped unparsed (they are neither read nor
+/// named as dropped); the first line, the torn last line and the rest
+/// follow [`parse_journal`]'s rules.
+pub fn parse_journal_only(bytes: &[u8], only: &Only) -> Result<Journal, CacheError> {
+    parse_journal_lines(bytes, |line| only.wants(line))
+}
+
+fn parse_journal_lines(bytes: &[u8], wants: impl Fn(&[u8]) -> bool) -> Result<Journal, CacheError> {
     let mut journal = Journal {
         store: journal_store(bytes)?,
         complete: bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1),
@@ -670,6 +734,9 @@ pub fn parse_journal(bytes: &[u8]) -> Result<Journal, CacheError> {
         .split_inclusive(|&b| b == b'\n')
         .enumerate()
     {
+        if !wants(line) {
+            continue;
+        }
         let what = format!("journal line {}", n + 2);
         match serde_json::from_slice::<Checked>(line) {
             Err(e) => journal.dropped.push(format!("{what}: {e}")),
@@ -767,7 +834,8 @@ pub struct Contents {
 ///   never writes one (it replaces its file whole), so it is a file made to
 ///   hold the store (`touch`), and replacing it loses nothing.
 /// - A newer version is [`CacheError::Newer`], left alone; an older one is
-///   a store whose records are all dropped (version 1 kept only winners).
+///   a store whose records are all dropped (version 1 kept only winners,
+///   version 2 did not know which build of a program measured them).
 /// - Each record is read alone: one that does not validate (a field missing
 ///   or of the wrong type, a field given twice, more than
 ///   [`super::search::KEEP`] samples, a candidate that is none) is dropped,
@@ -796,14 +864,25 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
         return Err(CacheError::Newer(expected));
     }
     if version < u64::from(VERSION) {
-        return match doc.fields.get("entries") {
-            Some(Value::Array(_)) => Ok(Contents {
+        // Version 1 kept `entries`, version 2 `records` without builds.
+        let held = if version == 1 {
+            (
+                "entries",
+                matches!(doc.fields.get("entries"), Some(Value::Array(_))),
+            )
+        } else {
+            ("records", doc.records.is_some())
+        };
+        return if held.1 {
+            Ok(Contents {
                 dropped: vec![format!("{expected}: its records are not read")],
                 ..Contents::default()
-            }),
-            _ => Err(CacheError::NotAStore(format!(
-                "{expected}, and no `entries`"
-            ))),
+            })
+        } else {
+            Err(CacheError::NotAStore(format!(
+                "{expected}, and no `{}`",
+                held.0
+            )))
         };
     }
     let Some(records) = doc.records else {
@@ -814,16 +893,174 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
         ..Contents::default()
     };
     for (n, record) in records.into_iter().enumerate() {
-        let (name, read) = read_record(&format!("record {}", n + 1), record);
-        match read {
-            Ok(r) if contents.table.get(&r.key).is_some() => contents.dropped.push(format!(
-                "{name}: a second record of an earlier one's search, which is kept"
-            )),
-            Ok(r) => contents.table.insert(r),
-            Err(e) => contents.dropped.push(format!("{name}: {e}")),
-        }
+        contents.add(n + 1, record);
     }
     Ok(contents)
+}
+
+impl Contents {
+    /// Adds the `n`th record of a store, unless it does not validate or
+    /// repeats an earlier one's search ([`parse`]'s rules).
+    fn add(&mut self, n: usize, record: Checked) {
+        let (name, read) = read_record(&format!("record {n}"), record);
+        match read {
+            Ok(r) if self.table.get(&r.key).is_some() => self.dropped.push(format!(
+                "{name}: a second record of an earlier one's search, which is kept"
+            )),
+            Ok(r) => self.table.insert(r),
+            Err(e) => self.dropped.push(format!("{name}: {e}")),
+        }
+    }
+}
+
+/// The kernels a reader needs (a production run: its program's kernels),
+/// so that the records of every other kernel in a store of thousands are
+/// skipped without being parsed ([`parse_only`], [`parse_journal_only`]).
+#[derive(Clone, Debug, Default)]
+pub struct Only {
+    kernels: HashSet<String>,
+}
+
+impl Only {
+    pub fn kernels<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        Self {
+            kernels: names.into_iter().map(String::from).collect(),
+        }
+    }
+
+    /// Whether a record of `kernel` is wanted.
+    pub fn wants_kernel(&self, kernel: &str) -> bool {
+        self.kernels.contains(kernel)
+    }
+
+    /// Whether a line of a store or journal may hold a wanted record. Every
+    /// record gridsel writes is one line that starts with its kernel's name
+    /// (`{"kernel":"k_l7",`): those of other kernels are not. Any other
+    /// line (written by hand, or a name with a JSON escape in it) is.
+    fn wants(&self, line: &[u8]) -> bool {
+        let Some(rest) = line.strip_prefix(b"{\"kernel\":\"") else {
+            return true;
+        };
+        match rest.iter().position(|&b| b == b'"' || b == b'\\') {
+            Some(end) if rest[end] == b'"' => {
+                std::str::from_utf8(&rest[..end]).map_or(true, |name| self.wants_kernel(name))
+            }
+            _ => true,
+        }
+    }
+}
+
+/// [`parse`] for a reader that needs only `only`'s kernels: what [`parse`]
+/// reads of them, and nothing of the others. A store as gridsel writes it
+/// (its own first and last lines, one record a line) is read line by line
+/// ([`OnlyLines`]), and only the lines [`Only`] wants are parsed; any other
+/// text is parsed whole, then cut to `only`'s kernels.
+pub fn parse_only(text: &str, only: &Only) -> Result<Contents, CacheError> {
+    let mut lines = OnlyLines::new(only);
+    for line in text.as_bytes().split_inclusive(|&b| b == b'\n') {
+        lines.line(line);
+    }
+    if let Some(contents) = lines.finish() {
+        return Ok(contents);
+    }
+    let mut contents = parse(text)?;
+    contents.table.retain(|r| only.wants_kernel(&r.key.kernel));
+    Ok(contents)
+}
+
+/// [`parse_only`]'s reading of a store laid out as gridsel writes it, fed
+/// a line at a time (each with its `\n`), so that a reader can stream the
+/// file through a small buffer: a production run that reads a few records
+/// of a 4 MiB store then faults in no 4 MiB of memory (on the 2-core dev
+/// VM, those page faults were most of the store's cost at start-up).
+pub struct OnlyLines<'a> {
+    only: &'a Only,
+    contents: Contents,
+    /// Lines fed so far: the next one's number, 0 being the first line.
+    lines: usize,
+    /// Whether the last record line ended in a comma; `None` before the
+    /// first record.
+    comma: Option<bool>,
+    /// A blank line came (the one line of a store of no records).
+    blank: bool,
+    /// The last line, `]}`, came.
+    closed: bool,
+    /// Not laid out as gridsel writes a store: [`parse`] reads it.
+    other: bool,
+}
+
+impl<'a> OnlyLines<'a> {
+    pub fn new(only: &'a Only) -> Self {
+        Self {
+            only,
+            contents: Contents::default(),
+            lines: 0,
+            comma: None,
+            blank: false,
+            closed: false,
+            other: false,
+        }
+    }
+
+    /// The next line of the store, with its `\n`.
+    pub fn line(&mut self, line: &[u8]) {
+        let n = self.lines;
+        self.lines += 1;
+        let Some(text) = line
+            .strip_suffix(b"\n")
+            .filter(|_| !self.other && !self.closed)
+        else {
+            // Unterminated (gridsel ends its stores with a newline), or
+            // after the last line.
+            self.other = true;
+            return;
+        };
+        if n == 0 {
+            self.contents.journal = journal_of(line);
+            let unpaired = format!("{{\"version\": {VERSION}, \"records\": [");
+            self.other = self.contents.journal.is_none() && text != unpaired.as_bytes();
+            return;
+        }
+        match text {
+            // Records are separated by commas, and the last one is not
+            // followed by one, as [`Table::render`] writes them.
+            b"]}" => {
+                self.other = self.comma == Some(true);
+                self.closed = true;
+            }
+            b"" => {
+                self.other = self.comma.is_some() || self.blank;
+                self.blank = true;
+            }
+            _ => {
+                let (record, comma) = match text.strip_suffix(b",") {
+                    Some(record) => (record, true),
+                    None => (text, false),
+                };
+                if self.blank || self.comma == Some(false) {
+                    self.other = true;
+                    return;
+                }
+                self.comma = Some(comma);
+                if !self.only.wants(record) {
+                    return;
+                }
+                match serde_json::from_slice::<Checked>(record) {
+                    Ok(checked) => self.contents.add(n, checked),
+                    // Not a whole record on its line.
+                    Err(_) => self.other = true,
+                }
+            }
+        }
+    }
+
+    /// What was read of `only`'s kernels; `None` for a text not laid out
+    /// as gridsel writes a store (another version, a record over several
+    /// lines, separators out of place, no last line), which [`parse`] then
+    /// reads whole.
+    pub fn finish(self) -> Option<Contents> {
+        (self.closed && !self.other).then_some(self.contents)
+    }
 }
 
 /// One record of a store or line of a journal, `what` (`record 3`) in the
@@ -1019,12 +1256,15 @@ mod tests {
         }
     }
 
+    const BUILD: &str = "00000000000000b1";
+
     fn key(class: u32) -> Key {
         Key {
             kernel: "k".into(),
             device: "H100".into(),
             sm_arch: 90,
             class,
+            build: BUILD.into(),
         }
     }
 
@@ -1039,12 +1279,20 @@ mod tests {
 
     #[test]
     fn launches_of_one_class_share_a_key() {
-        assert_eq!(Key::for_trip("k", "H100", 90, 1000), key(class(1000)));
         assert_eq!(
-            Key::for_trip("k", "H100", 90, 700),
-            Key::for_trip("k", "H100", 90, 720)
+            Key::for_trip("k", "H100", 90, 1000, BUILD),
+            key(class(1000))
         );
-        assert_eq!(Key::for_trip("k", "H100", 90, 0), key(0));
+        assert_eq!(
+            Key::for_trip("k", "H100", 90, 700, BUILD),
+            Key::for_trip("k", "H100", 90, 720, BUILD)
+        );
+        assert_eq!(Key::for_trip("k", "H100", 90, 0, BUILD), key(0));
+        // Another build of the program is another search.
+        assert_ne!(
+            Key::for_trip("k", "H100", 90, 1000, "00000000000000b2"),
+            key(class(1000))
+        );
     }
 
     #[test]
@@ -1095,13 +1343,13 @@ mod tests {
     /// (`"name":value,` each) before its own.
     fn line(kernel: &str, class: u32, fields: &str) -> String {
         format!(
-            "{{{fields}\"kernel\":\"{kernel}\",\"device\":\"H100\",\"sm_arch\":90,\"class\":{class},\"trips\":[1,1],\"used\":7,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{{\"auto\":{{\"cold\":[5000],\"warm\":[]}}}}}}"
+            "{{{fields}\"kernel\":\"{kernel}\",\"device\":\"H100\",\"sm_arch\":90,\"class\":{class},\"build\":\"{BUILD}\",\"llvm\":19,\"trips\":[1,1],\"used\":7,\"runs\":1,\"launches_per_run\":1,\"explored\":[0,0],\"settled\":[false,false],\"pinned\":null,\"grids\":{{\"auto\":{{\"cold\":[5000],\"warm\":[]}}}}}}"
         )
     }
 
     fn store(lines: &[String]) -> String {
         format!(
-            "{{\"version\": 2, \"records\": [\n{}\n]}}\n",
+            "{{\"version\": 3, \"records\": [\n{}\n]}}\n",
             lines.join(",\n")
         )
     }
@@ -1113,11 +1361,12 @@ mod tests {
             "# ~/.bashrc\nexport PATH=$HOME/bin:$PATH\n",
             "[2, []]",
             "{\"name\": \"a package.json\"}",
-            "{\"version\": \"2\", \"records\": []}",
-            "{\"version\": 2}",
-            "{\"version\": 2, \"records\": {}}",
+            "{\"version\": \"3\", \"records\": []}",
+            "{\"version\": 3}",
+            "{\"version\": 3, \"records\": {}}",
             "{\"version\": 1, \"records\": []}",
-            "{\"version\": 2, \"records\": [], \"records\": []}",
+            "{\"version\": 2, \"entries\": []}",
+            "{\"version\": 3, \"records\": [], \"records\": []}",
         ] {
             assert!(
                 matches!(parse(text), Err(CacheError::NotAStore(_))),
@@ -1138,10 +1387,18 @@ mod tests {
         assert_eq!(old.table, Table::default());
         assert_eq!(
             old.dropped,
-            ["version 1, expected 2: its records are not read"]
+            ["version 1, expected 3: its records are not read"]
+        );
+        // Version 2 knew no builds: its grids may be another build's.
+        let v2 = store(&[line("k", 1, "")]).replacen("\"version\": 3", "\"version\": 2", 1);
+        let old = parse(&v2).unwrap();
+        assert_eq!(old.table, Table::default());
+        assert_eq!(
+            old.dropped,
+            ["version 2, expected 3: its records are not read"]
         );
         assert!(matches!(
-            parse("{\"version\": 3}"),
+            parse("{\"version\": 4}"),
             Err(CacheError::Newer(_))
         ));
         assert_eq!(
@@ -1320,7 +1577,7 @@ mod tests {
         // Not paired: an unpaired store, one written by hand, other files.
         for text in [
             table.render(),
-            text.replacen("{\"version\": 2, ", "{\"version\":2, ", 1),
+            text.replacen("{\"version\": 3, ", "{\"version\":3, ", 1),
             text.replacen("\"journal\": \"", "\"journal\": \"x", 1),
             "notes\n".repeat(20),
         ] {
@@ -1356,7 +1613,7 @@ mod tests {
         // no journal, is refused.
         let older = format!("{{\"gridsel_journal\": 1, \"store\": \"{id}\"}}\n{good}");
         assert_eq!(parse_journal(older.as_bytes()).unwrap().store, None);
-        let newer = format!("{{\"gridsel_journal\": 3, \"store\": \"{id}\"}}\n");
+        let newer = format!("{{\"gridsel_journal\": 4, \"store\": \"{id}\"}}\n");
         assert!(matches!(
             parse_journal(newer.as_bytes()),
             Err(CacheError::Newer(_))
@@ -1365,7 +1622,7 @@ mod tests {
             "notes\n",
             "notes",
             "{\"gridsel_journal\": \"2\"}\n",
-            "{\"version\": 2}\n",
+            "{\"version\": 3}\n",
         ] {
             assert!(
                 matches!(
@@ -1375,6 +1632,125 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// What [`parse`] reads of `only`'s kernels, as a table and the
+    /// dropped entries that name them.
+    fn parsed_whole(text: &str, only: &Only) -> (Table, Vec<String>) {
+        let mut contents = parse(text).unwrap();
+        contents.table.retain(|r| only.wants_kernel(&r.key.kernel));
+        let named = |d: &String| {
+            only.kernels
+                .iter()
+                .any(|k| d.contains(&format!("(kernel {k})")))
+        };
+        (
+            contents.table,
+            contents.dropped.into_iter().filter(named).collect(),
+        )
+    }
+
+    #[test]
+    fn a_reader_of_some_kernels_reads_what_a_whole_parse_reads_of_them() {
+        let only = Only::kernels(["a", "c"]);
+        let mut table = Table::default();
+        for k in ["a", "b", "c", "d"] {
+            table.apply(&busy_update(k));
+        }
+        let bad = line("c", 3, "").replace("\"runs\":1", "\"runs\":-1");
+        let second_a = line("a", 21, "");
+        for text in [
+            table.render(),
+            table.render_paired(JournalId(7)),
+            // A bad record of a wanted kernel, a second record of a search,
+            // one a line each: named as a whole parse names them.
+            table
+                .render()
+                .replacen("\n]}", &format!(",\n{bad},\n{second_a}\n]}}"), 1),
+            // Records over several lines, and on one: parsed whole.
+            table.render().replace(",\"device\"", ",\n\"device\""),
+            table.render().replace(",\n{", ", {"),
+        ] {
+            let read = parse_only(&text, &only).unwrap();
+            assert_eq!(
+                (read.table, read.dropped),
+                parsed_whole(&text, &only),
+                "{text}"
+            );
+        }
+        let read = parse_only(&table.render(), &only).unwrap();
+        let kernels: Vec<&str> = read
+            .table
+            .records()
+            .map(|r| r.key.kernel.as_str())
+            .collect();
+        assert_eq!(kernels, ["a", "c"]);
+        assert_eq!(read.journal, None);
+        let paired = parse_only(&table.render_paired(JournalId(7)), &only).unwrap();
+        assert_eq!(paired.journal, Some(JournalId(7)));
+        // Another kernel's broken line is not read, so costs nothing; a
+        // store that is no store, or of another version, reads as `parse`.
+        let broken = table
+            .render()
+            .replacen("{\"kernel\":\"b\"", "{\"kernel\":\"b\" oops", 1);
+        assert_eq!(parse_only(&broken, &only).unwrap().table.len(), 2);
+        assert!(matches!(
+            parse_only("notes\n", &only),
+            Err(CacheError::NotAStore(_))
+        ));
+        let v2 = table
+            .render()
+            .replacen("\"version\": 3", "\"version\": 2", 1);
+        assert!(parse_only(&v2, &only).unwrap().table.is_empty());
+        assert_eq!(parse_only("", &only).unwrap(), Contents::default());
+    }
+
+    #[test]
+    fn a_reader_of_some_kernels_reads_only_their_journal_lines_by_the_same_rules() {
+        let only = Only::kernels(["a"]);
+        let id = JournalId(42);
+        let (a, b) = (
+            journal_line(&busy_update("a")),
+            journal_line(&busy_update("b")),
+        );
+        let bad = a.replace("\"runs\":1", "\"runs\":-1");
+        let torn = &a[..a.len() / 2];
+        let text = format!("{}{a}{b}{bad}{b}not json\n{torn}", journal_header(id));
+        let journal = parse_journal_only(text.as_bytes(), &only).unwrap();
+        assert_eq!(journal.store, Some(id));
+        assert_eq!(journal.updates.len(), 1);
+        assert_eq!(journal.updates[0].key.kernel, "a");
+        assert_eq!(journal.complete, text.len() - torn.len());
+        // Line numbers are the file's.
+        assert!(
+            journal.dropped[0].starts_with("journal line 4 (kernel a): "),
+            "{:?}",
+            journal.dropped
+        );
+        assert!(
+            journal.dropped[1].starts_with("journal line 6: "),
+            "{:?}",
+            journal.dropped
+        );
+        assert_eq!(journal.dropped.len(), 2);
+    }
+
+    #[test]
+    fn a_pinned_record_without_a_build_pins_every_build() {
+        let mut table = Table::default();
+        let mut measured = busy_update("k");
+        measured.settled = [true, true];
+        table.apply(&measured);
+        assert_eq!(table.for_launch(&key(21)).unwrap().key.build, BUILD);
+        // Unpinned without a build: another build's search, not this one's.
+        let mut any = Update::new(key(21).any_build());
+        any.tally.runs = 1;
+        table.apply(&any);
+        assert_eq!(table.for_launch(&key(21)).unwrap().key.build, BUILD);
+        any.pinned = Some(Candidate::Grid(Geometry::new(64, 8)));
+        table.apply(&any);
+        let pinned = table.for_launch(&key(21)).unwrap();
+        assert_eq!((pinned.key.build.as_str(), pinned.pinned), ("", any.pinned));
     }
 
     #[test]

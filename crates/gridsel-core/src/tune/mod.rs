@@ -3,7 +3,7 @@
 //! Static policies guess; measuring finds the best grid of every kernel,
 //! but only if the measurements outlive the process: most benchmark
 //! programs launch a kernel once or a few dozen times per run. Under
-//! `GRIDSEL_POLICY=tune` each (kernel, device, trip-count class) is a
+//! `GRIDSEL_POLICY=tune` each (kernel, device, trip-count class, build) is a
 //! [`search::Search`] whose samples persist in a store (`GRIDSEL_CACHE`,
 //! by default `$XDG_CACHE_HOME/gridsel/tune.json`; [`cache`] is the
 //! format). A run goes on from where the last one stopped, so a kernel
@@ -56,8 +56,14 @@
 //! I/O): tests and `gridsel tune-sim` drive it with stand-in timers, run
 //! after run, through the store's format.
 //!
+//! Production runs read what was learned without exploring: under the
+//! default policy [`LearnedPolicy`] launches the grid of every settled
+//! search of the program's build, reading the store at start and never
+//! writing it ([`learned`]).
+//!
 //! By job: `prior` (the candidates and their order), [`cost`] (what a
-//! candidate is predicted to cost), `learner` (one
+//! candidate is predicted to cost), `learned` (what a production run
+//! reads), `learner` (one
 //! search in one process), `policy` ([`TunePolicy`] and its [`Allowance`]),
 //! `session` (the store as one process uses it), `replay` (`gridsel
 //! tune-sim`), [`search`] (the ranking of samples), [`cache`] (the store's
@@ -65,6 +71,7 @@
 
 pub mod cache;
 pub mod cost;
+mod learned;
 mod learner;
 mod policy;
 mod prior;
@@ -74,6 +81,7 @@ mod session;
 #[cfg(test)]
 mod tests;
 
+pub use learned::{LEARNED_LABEL, LearnedPolicy, learned};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch,
 };

@@ -6,12 +6,13 @@ use super::learner::{Learner, RECHECK_LABEL};
 use super::prior::{candidates, resolve};
 use super::session::{Saver, Session};
 use crate::geometry::{Geometry, Iterations};
+use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
-/// device, trip-count class), resumed from the store. Launches that cannot
+/// device, trip-count class, build), resumed from the store. Launches that cannot
 /// be timed (`nowait`), and classes past
 /// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s
 /// grid.
@@ -132,17 +133,25 @@ impl TunePolicy {
         }
     }
 
+    /// In a process whose libomptarget is LLVM `llvm` (0, the default:
+    /// unknown), which the records it adds to keep ([`cache::Record::llvm`]).
+    pub fn with_llvm(mut self, llvm: u32) -> Self {
+        self.session.llvm = llvm;
+        self
+    }
+
     fn start(&self, l: &Launch<'_>) -> Learner {
         let key = Key::for_trip(
             l.kernel_name,
             l.device.name.as_str(),
             l.device.sm_arch,
             l.desc.trip_count,
+            l.kernel.build.as_str(),
         );
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
         let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);
-        let record = loaded.table.get(&key);
+        let record = loaded.table.for_launch(&key);
         let learner = Learner::resume(key.clone(), &prior, record);
         self.allowance
             .expect(learner.expected_ns(l.desc.trip_count));
@@ -157,7 +166,7 @@ impl GridPolicy for TunePolicy {
     /// than under `auto` when the store was read at its launch, 7 us when
     /// read at start (15 of 20 paired runs slower in each), and 2 us
     /// without a store (bench/results/h100/NOTES.md §23).
-    fn prepare(&self) {
+    fn prepare(&self, _kernels: &[&KernelDesc]) {
         self.session.loaded();
     }
 

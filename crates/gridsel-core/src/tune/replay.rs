@@ -90,7 +90,7 @@ pub fn replay_program(
     setup: ReplaySetup,
     mut noise: impl FnMut(bool) -> f64,
 ) -> Vec<Replay> {
-    let key = |k: usize| Key::for_trip(format!("replay{k}"), "replay", 0, 1);
+    let key = |k: usize| Key::for_trip(format!("replay{k}"), "replay", 0, 1, "");
     let grids: Vec<HashMap<Candidate, Geometry>> = kernels
         .iter()
         .map(|k| k.prior.list.iter().copied().collect())

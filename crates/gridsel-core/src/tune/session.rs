@@ -51,6 +51,14 @@ pub trait Store: Send + Sync {
     /// Every record stored that validates, and what was dropped; empty
     /// when there is nothing yet.
     fn load(&self) -> Result<cache::Contents, cache::CacheError>;
+    /// [`Self::load`] for a reader that needs only `only`'s kernels, and
+    /// never writes: the records of other kernels may be skipped unread
+    /// ([`cache::parse_only`]).
+    fn load_only(&self, only: &cache::Only) -> Result<cache::Contents, cache::CacheError> {
+        let mut contents = self.load()?;
+        contents.table.retain(|r| only.wants_kernel(&r.key.kernel));
+        Ok(contents)
+    }
     /// Adds `updates`, waiting at most `patience` for other writers (then
     /// [`cache::CacheError::Busy`]); and the upkeep the last load asked
     /// for ([`Self::upkeep_due`]), even with no updates.
@@ -91,6 +99,9 @@ pub trait Saver: Store {
 pub(super) struct Session {
     store: Option<Box<dyn Saver>>,
     cache: OnceLock<Loaded>,
+    /// The process's libomptarget major version (0: unknown), which every
+    /// update carries to its record ([`cache::Record::llvm`]).
+    pub(super) llvm: u32,
 }
 
 impl Session {
@@ -98,6 +109,7 @@ impl Session {
         Self {
             store,
             cache: OnceLock::new(),
+            llvm: 0,
         }
     }
 
@@ -157,7 +169,10 @@ impl Session {
         let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) else {
             return String::new();
         };
-        store.save(update);
+        store.save(Update {
+            llvm: self.llvm,
+            ..update
+        });
         format!("; queued for {}", store.location())
     }
 
@@ -165,14 +180,15 @@ impl Session {
     /// launch thread).
     pub(super) fn flush(&self, updates: Vec<Update>) {
         if let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) {
-            store.flush(updates);
+            let llvm = self.llvm;
+            store.flush(updates.into_iter().map(|u| Update { llvm, ..u }).collect());
         }
     }
 }
 
 /// What a store left out, for one line: the first few entries, and how
 /// many more.
-fn dropped_summary(dropped: &[String]) -> String {
+pub(super) fn dropped_summary(dropped: &[String]) -> String {
     const SHOWN: usize = 3;
     let mut text = format!(
         "left out: {}",

@@ -136,6 +136,7 @@ fn two_grids() -> (Key, Prior) {
         device: "d".into(),
         sm_arch: 90,
         class: 1,
+        build: String::new(),
     };
     let list = vec![(Candidate::Auto, AUTO_GRID), (Candidate::Llvm, LLVM_GRID)];
     let prior = Prior::unpredicted(list);

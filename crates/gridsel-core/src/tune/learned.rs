@@ -1,0 +1,362 @@
+//! `auto` with what tuning learned: production runs launch the grids a
+//! tuning session settled on, at no cost to them ([`LearnedPolicy`]).
+//!
+//! Exploring belongs to a tuning session (`gridsel tune`, or
+//! `GRIDSEL_POLICY=tune`), as MIOpen's Find belongs to a find step and
+//! Kernel Tuner's search to an offline run; a production run only reads what
+//! was learned. Under the default policy the stores are read when a program
+//! registers its device images, never at a launch, and never written: no
+//! writer thread, no journal, no lock file. Only the lines of the program's
+//! own kernels are parsed ([`cache::parse_only`]), so a 4 MiB store of
+//! thousands of searches costs a production run a read of the file.
+//!
+//! A launch gets a learned grid where a record of its kernel, device,
+//! sm_arch, trip-count class and build ([`cache::Key`]) has settled
+//! ([`learned`]); the grid is resolved for the launch as `tune` resolves its
+//! candidates ([`resolve`]), cut to the launch's safe range like any grid.
+//! Elsewhere `auto`'s rule decides. A settled record of one of the program's
+//! kernels for another build of it, or another LLVM, is ignored, and one
+//! line per process says how many.
+
+use super::cache::{self, Key, Only, Record};
+use super::prior::resolve;
+use super::search::{Candidate, Search};
+use super::session::{Store, dropped_summary};
+use crate::kernel::KernelDesc;
+use crate::policy::per_launch::PerLaunch;
+use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The profile's label (`GRIDSEL_PROFILE`'s `policy` column) of a launch
+/// that got a learned grid.
+pub const LEARNED_LABEL: &str = "learned";
+
+/// The grid a settled record says to launch: its pinned grid, else its
+/// search's leader for the record's kind of samples
+/// ([`Record::kind`]), ranked with `auto`'s, LLVM's and `occupancy`'s grids
+/// first, as the prior orders them, so that they are kept unless another
+/// candidate beats them beyond the noise. `None` for a search that has not
+/// settled, or whose leader has no sample of that kind.
+pub fn learned(record: &Record) -> Option<Candidate> {
+    if record.pinned.is_some() {
+        return record.pinned;
+    }
+    let kind = record.kind();
+    if !record.search.settled(kind) {
+        return None;
+    }
+    let mut search = Search::new(vec![Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]);
+    for (c, s) in record.search.candidates.iter().zip(&record.search.samples) {
+        let i = search.index_of(*c);
+        search.samples[i] = s.clone();
+    }
+    let leader = search.leader(kind);
+    let measured = !search.samples.get(leader)?.of(kind).is_empty();
+    measured.then(|| search.candidates[leader])
+}
+
+/// The default policy, `auto`, launching the grids read from the stores
+/// where they hold a settled record for the launch.
+pub struct LearnedPolicy {
+    /// The user's store, then the site's (`GRIDSEL_SITE_CACHE`): the first
+    /// to have a learned grid for a key gives it.
+    stores: Vec<Box<dyn Store>>,
+    /// The libomptarget major version of this process (0: unknown).
+    llvm: u32,
+    learned: RwLock<HashMap<Key, Candidate>>,
+    /// Some grid was learned: without one, every launch is `auto`'s at
+    /// `auto`'s cost, with no lock taken.
+    any: AtomicBool,
+    /// Each launch class's learned grid, looked up at its first launch.
+    launches: PerLaunch<Option<Candidate>>,
+    /// Said once per process: records ignored for another build or LLVM,
+    /// and, per store, that it could not be read or left records out.
+    said_ignored: AtomicBool,
+    said_trouble: Vec<AtomicBool>,
+}
+
+impl LearnedPolicy {
+    /// Reads `stores` (the user's first) at each image registration, in a
+    /// process whose libomptarget is LLVM `llvm` (0: unknown).
+    pub fn new(stores: Vec<Box<dyn Store>>, llvm: u32) -> Self {
+        Self {
+            said_trouble: stores.iter().map(|_| AtomicBool::new(false)).collect(),
+            stores,
+            llvm,
+            learned: RwLock::default(),
+            any: AtomicBool::new(false),
+            launches: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
+            said_ignored: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a record of LLVM `llvm` applies in this process: the same
+    /// major version, or one side unknown.
+    fn same_llvm(&self, llvm: u32) -> bool {
+        llvm == 0 || self.llvm == 0 || llvm == self.llvm
+    }
+
+    fn lookup(&self, l: &Launch<'_>) -> Option<Candidate> {
+        let key = Key::for_trip(
+            l.kernel_name,
+            l.device.name.as_str(),
+            l.device.sm_arch,
+            l.desc.trip_count,
+            l.kernel.build.as_str(),
+        );
+        let learned = crate::read_lock(&self.learned);
+        learned
+            .get(&key.any_build())
+            .or_else(|| learned.get(&key))
+            .copied()
+    }
+}
+
+impl GridPolicy for LearnedPolicy {
+    /// Reads the records of `kernels` from the stores: at registration,
+    /// off every launch.
+    fn prepare(&self, kernels: &[&KernelDesc]) {
+        let only = Only::kernels(kernels.iter().map(|k| k.name.as_str()));
+        let builds: HashMap<&str, Vec<&str>> =
+            kernels.iter().fold(HashMap::new(), |mut builds, k| {
+                builds
+                    .entry(k.name.as_str())
+                    .or_default()
+                    .push(k.build.as_str());
+                builds
+            });
+        let (mut found, mut ignored) = (Vec::new(), 0usize);
+        for (store, said) in self.stores.iter().zip(&self.said_trouble) {
+            let contents = match store.load_only(&only) {
+                Ok(contents) => contents,
+                Err(e) => {
+                    if !said.swap(true, Ordering::Relaxed) {
+                        log::warn!(
+                            "learned grids: store {}: {e}; not read (auto chooses every grid)",
+                            store.location()
+                        );
+                    }
+                    continue;
+                }
+            };
+            if !contents.dropped.is_empty() && !said.swap(true, Ordering::Relaxed) {
+                log::warn!(
+                    "learned grids: store {}: {}; the rest is read (the next tuning run sets them aside)",
+                    store.location(),
+                    dropped_summary(&contents.dropped)
+                );
+            }
+            let mut table = crate::write_lock(&self.learned);
+            let mut read = 0usize;
+            for record in contents.table.records() {
+                let Some(c) = learned(record) else {
+                    continue;
+                };
+                // A pinned record without a build pins every build.
+                let any_build = record.key.build.is_empty() && record.pinned.is_some();
+                let this_build = any_build
+                    || builds
+                        .get(record.key.kernel.as_str())
+                        .is_some_and(|b| b.contains(&record.key.build.as_str()));
+                if !this_build || !self.same_llvm(record.llvm) {
+                    ignored += 1;
+                    continue;
+                }
+                // The user's store comes first and keeps its grid.
+                if !table.contains_key(&record.key) {
+                    table.insert(record.key.clone(), c);
+                    self.any.store(true, Ordering::Release);
+                    read += 1;
+                }
+            }
+            if read > 0 {
+                found.push(format!("{read} from {}", store.location()));
+            }
+        }
+        if !found.is_empty() {
+            log::info!(
+                "learned grids: {} for this program's kernels (GRIDSEL_LOG=info says which launches get them; GRIDSEL_CACHE=off runs without)",
+                found.join(", ")
+            );
+        }
+        if ignored > 0 && !self.said_ignored.swap(true, Ordering::Relaxed) {
+            log::info!(
+                "learned grids: {ignored} settled searches of this program's kernels were measured on another build of it or another LLVM: ignored; tuning this build learns its own"
+            );
+        }
+    }
+
+    fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
+        let learned = self
+            .any
+            .load(Ordering::Acquire)
+            .then(|| self.launches.with(l, || self.lookup(l), |c| *c))
+            .flatten()
+            .flatten()
+            .and_then(|c| resolve(c, l.device, l.kernel, &l.desc));
+        Some(match learned {
+            Some(grid) => Proposal {
+                label: Some(LEARNED_LABEL),
+                ..Proposal::new(grid, Rule::Learned)
+            },
+            None => {
+                let (grid, rule) = auto::auto(l.device, l.kernel, &l.desc);
+                Proposal::new(grid, rule)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceDesc;
+    use crate::geometry::{Geometry, LaunchDesc};
+    use crate::tune::cache::{CacheError, Contents, Table, Update};
+    use crate::tune::search::Kind;
+    use std::time::Duration;
+
+    /// A store in memory, which must never be written.
+    struct Memory(Table);
+
+    impl Store for Memory {
+        fn location(&self) -> String {
+            "memory".into()
+        }
+        fn load(&self) -> Result<Contents, CacheError> {
+            Ok(Contents {
+                table: self.0.clone(),
+                ..Contents::default()
+            })
+        }
+        fn store(&self, _: &[Update], _: Duration) -> Result<(), CacheError> {
+            panic!("a production run wrote a store")
+        }
+    }
+
+    const FAST: Candidate = Candidate::Move {
+        threads: 64,
+        blocks_log2: 1,
+    };
+
+    fn kernel(build: &str) -> KernelDesc {
+        KernelDesc {
+            build: build.into(),
+            ..KernelDesc::spmd_for_tests(128)
+        }
+    }
+
+    /// A search of `kernel` measured warm, `FAST` well ahead of auto's grid.
+    fn measured(kernel: &KernelDesc, device: &DeviceDesc, trip: u64, settled: bool) -> Update {
+        let key = Key::for_trip(
+            &kernel.name,
+            &device.name,
+            device.sm_arch,
+            trip,
+            &kernel.build,
+        );
+        let mut u = Update::new(key);
+        (u.tally.runs, u.tally.launches_per_run, u.llvm) = (1, 20, 19);
+        u.settled = [false, settled];
+        for ns in [5000, 5010, 4990] {
+            u.samples.push((Candidate::Auto, Kind::Warm, ns));
+            u.samples.push((FAST, Kind::Warm, ns / 2));
+        }
+        u
+    }
+
+    fn decide(
+        policy: &LearnedPolicy,
+        kernel: &KernelDesc,
+        device: &DeviceDesc,
+        trip: u64,
+    ) -> Proposal {
+        policy.prepare(&[kernel]);
+        let launch = Launch {
+            kernel_serial: 1,
+            kernel_name: &kernel.name,
+            kernel,
+            device_id: 0,
+            device,
+            desc: LaunchDesc::open(trip),
+            timed: true,
+        };
+        policy.decide(&launch).unwrap()
+    }
+
+    #[test]
+    fn a_settled_search_gives_its_leader_and_an_unsettled_one_nothing() {
+        let device = DeviceDesc::preset("h100").unwrap();
+        let k = kernel("00000000000000b1");
+        let mut record = Record::new(Key::for_trip("k", "d", 90, 1, ""));
+        record.merge(&measured(&k, &device, 1000, true));
+        assert_eq!(learned(&record), Some(FAST));
+        let mut unsettled = Record::new(record.key.clone());
+        unsettled.merge(&measured(&k, &device, 1000, false));
+        assert_eq!(learned(&unsettled), None);
+        // Pinned: the pinned grid, settled or not.
+        unsettled.pinned = Some(Candidate::Grid(Geometry::new(32, 7)));
+        assert_eq!(learned(&unsettled), unsettled.pinned);
+        // Settled without a sample of its kind: nothing learned.
+        let mut empty = Record::new(record.key.clone());
+        empty.tally.launches_per_run = 20;
+        empty.search.settled = [true, true];
+        assert_eq!(learned(&empty), None);
+    }
+
+    #[test]
+    fn launches_of_the_same_build_and_llvm_get_the_learned_grid_labelled_learned() {
+        let device = DeviceDesc::preset("h100").unwrap();
+        let (k, trip) = (kernel("00000000000000b1"), 100_000);
+        let mut table = Table::default();
+        table.apply(&measured(&k, &device, trip, true));
+        let learned_grid = resolve(FAST, &device, &k, &LaunchDesc::open(trip)).unwrap();
+        let (auto_grid, _) = auto::auto(&device, &k, &LaunchDesc::open(trip));
+        assert_ne!(learned_grid, auto_grid);
+
+        let policy = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19);
+        let p = decide(&policy, &k, &device, trip);
+        assert_eq!(
+            (p.grid, p.rule, p.label),
+            (learned_grid, Rule::Learned, Some(LEARNED_LABEL))
+        );
+        // Another trip-count class, build or LLVM: auto's own rule.
+        assert_eq!(decide(&policy, &k, &device, 10).label, None);
+        let other = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19);
+        let p = decide(&other, &kernel("00000000000000b2"), &device, trip);
+        assert_eq!((p.grid, p.label), (auto_grid, None));
+        let other_llvm = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 22);
+        assert_eq!(decide(&other_llvm, &k, &device, trip).label, None);
+        // An unknown LLVM on either side cannot tell: the grid applies.
+        let unknown = LearnedPolicy::new(vec![Box::new(Memory(table))], 0);
+        assert_eq!(decide(&unknown, &k, &device, trip).grid, learned_grid);
+    }
+
+    #[test]
+    fn the_first_store_with_a_learned_grid_gives_it() {
+        let device = DeviceDesc::preset("h100").unwrap();
+        let (k, trip) = (kernel("00000000000000b1"), 100_000);
+        let mut site = Table::default();
+        site.apply(&measured(&k, &device, trip, true));
+        let mut user = Table::default();
+        let mut pinned = measured(&k, &device, trip, true);
+        pinned.pinned = Some(Candidate::Grid(Geometry::new(32, 7)));
+        user.apply(&pinned);
+        let both = LearnedPolicy::new(
+            vec![
+                Box::new(Memory(user.clone())),
+                Box::new(Memory(site.clone())),
+            ],
+            19,
+        );
+        assert_eq!(decide(&both, &k, &device, trip).grid, Geometry::new(32, 7));
+        let site_only = LearnedPolicy::new(
+            vec![Box::new(Memory(Table::default())), Box::new(Memory(site))],
+            19,
+        );
+        let fast = resolve(FAST, &device, &k, &LaunchDesc::open(trip)).unwrap();
+        assert_eq!(decide(&site_only, &k, &device, trip).grid, fast);
+    }
+}

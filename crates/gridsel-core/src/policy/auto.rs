@@ -300,10 +300,10 @@ mod tests {
     #[test]
     fn mid_size_cross_team_reductions_get_one_wave_of_chunk_wide_blocks() {
         let d = h100();
-        // udr_phasor at 2^20 iterations (78 registers: 6 resident 128-thread
+        // udr_phasor at 2^20 iterations (74 registers: 6 resident 128-thread
         // blocks per SM): LLVM's 128 x 3200 took 0.221 ms, 128 x 792 0.182 ms
         // (gridsel compare, 5 rounds, faster in each).
-        let k = reducing(ExecMode::Spmd, 78);
+        let k = reducing(ExecMode::Spmd, 74);
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(1 << 20)),
             (Geometry::new(128, 792), Rule::AutoReductionWave)

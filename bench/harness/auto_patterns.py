@@ -22,6 +22,11 @@ Per held-out program, the constants are chosen on all other programs' cases: few
 than 3 % slower than LLVM's grid, then the highest geomean speedup over LLVM, then the highest
 MIN_TRIP (the rule fires on fewest launches). `occupancy`, `forest` and `best` are summary.csv's
 rows (forest: the older programs only, leave-one-kernel-out).
+
+With `--band-below N` (N: the shipped rule 6's MIN_TRIP), rule 6 stays as shipped and the family
+is judged in the band of trip counts below N only: a member's grid at N iterations or more is the
+shipped `auto`'s, MIN_TRIP runs over the thresholds below N, and the empty band (shown as
+threads 0, the shipped `auto` itself) competes in every fold, winning ties.
 """
 
 import argparse
@@ -53,10 +58,11 @@ STAND_IN = 1.10
 
 
 def evaluate(gridsel, points, bin_dir, spec, measured, stand_ins):
-    """{case: (threads, blocks, ms or None)} of auto with rule 6 as `spec`; unmeasured grids
-    take their stand-in's time (`measured`: load_points), and are added to `stand_ins`."""
+    """{case: (threads, blocks, ms or None)} of auto with rule 6 as `spec` (None: as shipped);
+    unmeasured grids take their stand-in's time (`measured`: load_points), and are added to
+    `stand_ins`."""
     out = gridsel.research(["evaluate", "--points", points, "--binaries", bin_dir, "--device", gridsel.device,
-                            "--policy", "auto", "--reduction-grid", spec], timeout=300)
+                            "--policy", "auto"] + (["--reduction-grid", spec] if spec else []), timeout=300)
     return parse_evaluate(out.stdout, measured, stand_ins)
 
 
@@ -77,6 +83,17 @@ def parse_evaluate(text, measured, stand_ins):
                 stand_ins.add((pk, t, b))
         grids[pk] = (t, b, ms)
     return grids
+
+
+def band_family(shipped, family, below):
+    """The family judged in the band below `below`: each member's grids of trip counts below it,
+    the shipped grids from it on, and the empty band (0, 0, below) = `shipped`. Members whose
+    MIN_TRIP is not below `below` are dropped."""
+    out = {(0, 0, below): dict(shipped)}
+    for params, grids in family.items():
+        if params[2] < below:
+            out[params] = {pk: (g if pk[2] < below else shipped[pk]) for pk, g in grids.items()}
+    return out
 
 
 def judge(cases, llvm, grids):
@@ -150,18 +167,23 @@ def main():
     ap.add_argument("--gridsel", default="target/debug/gridsel", help="gridsel-research is taken from beside it")
     ap.add_argument("--bin-dir", required=True, help="the measured binaries (kernel names carry their inode)")
     ap.add_argument("--device", default="h100")
+    ap.add_argument("--band-below", type=int, metavar="N",
+                    help="keep the shipped rule 6 (from N iterations) and judge the family below N only")
     a = ap.parse_args()
     table = load_summary(a.results)
     points = os.path.join(a.results, "points.csv")
     gridsel = Gridsel(a.gridsel, a.device)
     measured, stand_ins = load_points(a.results), set()
-    before = evaluate(gridsel, points, a.bin_dir, "off", measured, stand_ins)
+    # The baseline: auto without rule 6, or the shipped auto when a band below it is judged.
+    before = evaluate(gridsel, points, a.bin_dir, None if a.band_below else "off", measured, stand_ins)
     cases = [pk for pk in table if pk in before and before[pk][2] is not None]
     llvm = {pk: table[pk]["llvm"][2] for pk in cases}
     pat = pattern_of()
     pattern = {pk: pat.get(pk[0], "older suite") for pk in cases}
     family = {(t, w, m): evaluate(gridsel, points, a.bin_dir, f"{t},{w},{m}", measured, stand_ins)
-              for t in THREADS for w in WAVES for m in MIN_TRIPS}
+              for t in THREADS for w in WAVES for m in MIN_TRIPS if not a.band_below or m < a.band_below}
+    if a.band_below:
+        family = band_family(before, family, a.band_below)
     # The cases some family member changes: the only ones a fold's choice can move.
     moved = [pk for pk in cases if any(g[pk][:2] != before[pk][:2] for g in family.values())]
     programs = sorted({pk[0] for pk in moved})

@@ -27,6 +27,9 @@ their order rotating by round). A case's speedup is the geomean of its rounds' r
 "outside the noise" when every round agrees in sign. `gridsel compare` always runs `llvm` too,
 which is `auto`'s grid at these sizes: its ratio to `auto` in the same rounds is the noise
 of the same grid measured twice, shown beside.
+
+Measured on 2026-11-26 (bench/results/h100/reduction-wave, NOTES.md §28) and adopted from 2^20
+iterations as `auto` rule 7: since then `plan` finds only the launches below 2^20.
 """
 
 import argparse

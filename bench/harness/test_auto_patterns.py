@@ -122,5 +122,32 @@ class PatternRows(unittest.TestCase):
         self.assertAlmostEqual(everything["forest"], 1.0)
 
 
+class BandFamily(unittest.TestCase):
+    def test_members_change_only_the_band_and_the_empty_band_competes(self):
+        below = 1 << 23
+        mid, long_ = ("P", "k", 1 << 20), ("P", "k", 1 << 24)
+        shipped = {mid: (128, 3200, 1.0), long_: (32, 2112, 0.5)}
+        family = {
+            (128, 1, 0): {mid: (128, 792, 0.9), long_: (128, 528, 0.8)},
+            # MIN_TRIP at the band's end: nothing left to judge, dropped.
+            (64, 1, below): {mid: (128, 3200, 1.0), long_: (64, 1056, 0.7)},
+        }
+        band = ap.band_family(shipped, family, below)
+        self.assertEqual(set(band), {(0, 0, below), (128, 1, 0)})
+        self.assertEqual(band[(0, 0, below)], shipped)
+        # Below the band's end the member's grid, from it on the shipped one.
+        self.assertEqual(band[(128, 1, 0)], {mid: (128, 792, 0.9), long_: (32, 2112, 0.5)})
+
+    def test_the_empty_band_wins_ties_in_the_folds(self):
+        below = 1 << 23
+        P, Q = ("P", "k", 1 << 20), ("Q", "k", 1 << 20)
+        llvm = {P: 1.0, Q: 1.0}
+        shipped = {P: (128, 3200, 1.0), Q: (128, 3200, 1.0)}
+        # The same times as LLVM's grid: no reason to move, so no band.
+        family = ap.band_family(shipped, {(128, 1, 0): {P: (128, 792, 1.0), Q: (128, 792, 1.0)}}, below)
+        _, folds, _ = ap.choose_folds([P, Q], llvm, shipped, family)
+        self.assertEqual({prog: f[0] for prog, f in folds.items()}, {"P": (0, 0, below), "Q": (0, 0, below)})
+
+
 if __name__ == "__main__":
     unittest.main()

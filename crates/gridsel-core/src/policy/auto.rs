@@ -41,6 +41,18 @@
 //!    (bench/results/h100/auto-patterns.md). Rules 4 and 5 come first:
 //!    no Generic-SPMD reduction was measured with a trip count (h2_resid is
 //!    launched with none and kept as given).
+//! 7. **Mid-size cross-team reductions: one wave of the usual blocks.** Below
+//!    rule 6's 2^23 iterations, from 2^20, a cross-team reduction keeps rule
+//!    1's 128-thread blocks but stops at one wave of them, without rule 3's
+//!    floor of LLVM's 3200 blocks: each team adds a partial result to
+//!    combine, and on these loops the extra teams cost more than the
+//!    balancing they buy. Chosen leave-one-program-out over 32-128 threads x
+//!    1-4 waves x thresholds 2^17-2^22 with rule 6 kept (10 of 11 folds, 0
+//!    held-out cases more than 3 % slower than LLVM), and measured live with
+//!    `gridsel compare` against LLVM's grid: 1.12x over 31 launches of 2^18 to
+//!    2^22 iterations, faster in every round on 16, slower by more than 3 % in
+//!    every round on none (bench/results/h100/NOTES.md §28). Below 2^20 the
+//!    folds' one slower sweep case (cg_init at 2^18) keeps LLVM's cap.
 //!
 //! Before all of them, a launch without a trip count (a `target teams`
 //! region without a distribute loop, which `GRIDSEL_TEAMS_REGIONS=change`
@@ -71,6 +83,12 @@ pub const REDUCTION_GRID: Option<ReductionGrid> = Some(ReductionGrid {
     waves: 1,
     min_trip: 1 << 23,
 });
+
+/// Rule 7: cross-team reductions of at least this many iterations (and below
+/// rule 6's) get one wave of the usual blocks. Chosen leave-one-program-out
+/// on the H100 sweep (10 of 11 folds; bench/results/h100/auto-patterns.md)
+/// and measured live (bench/results/h100/reduction-wave).
+pub const REDUCTION_ONE_WAVE_MIN_TRIP: u64 = 1 << 20;
 
 /// The `auto` grid and the rule that chose it.
 pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
@@ -124,19 +142,25 @@ pub fn auto_with(
     } else {
         chunk
     };
-    let waves =
-        u64::from(resident_blocks(device, kernel, threads)) * u64::from(device.waves.max(1));
-    let limit = waves.max(DEFAULT_BLOCKS);
+    let resident = u64::from(resident_blocks(device, kernel, threads));
+    // Every team of a cross-team reduction writes a partial result that the
+    // last team combines, so its blocks stop at one wave (rule 7); other long
+    // loops keep the hardware's load balancing (rule 3).
+    let (limit, capped) = if reduces && launch.trip_count >= REDUCTION_ONE_WAVE_MIN_TRIP {
+        (resident, Rule::AutoReductionWave)
+    } else {
+        (
+            (resident * u64::from(device.waves.max(1))).max(DEFAULT_BLOCKS),
+            Rule::AutoResidentWaves,
+        )
+    };
     if chunks <= limit {
         (
             Geometry::new(threads, saturate(chunks)),
             Rule::AutoOneTeamPerChunk,
         )
     } else {
-        (
-            Geometry::new(threads, saturate(limit)),
-            Rule::AutoResidentWaves,
-        )
+        (Geometry::new(threads, saturate(limit)), capped)
     }
 }
 
@@ -253,10 +277,10 @@ mod tests {
             Geometry::new(32, 4224)
         );
         // Below 2^23 iterations (cg's dot at 2^20 lost with small blocks):
-        // the other rules.
+        // the chunk-wide blocks, one wave of them (rule 7).
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open((1 << 23) - 1)),
-            (Geometry::new(128, 3200), Rule::AutoResidentWaves)
+            (Geometry::new(128, 528), Rule::AutoReductionWave)
         );
         // The same kernel without a cross-team reduction.
         let mut plain = k.clone();
@@ -265,10 +289,49 @@ mod tests {
             auto(&d, &plain, &LaunchDesc::open(1 << 26)).1,
             Rule::AutoResidentWaves
         );
-        // Without rule 6, as `gridsel-research evaluate --reduction-grid off` judges.
+        // Without rule 6, as `gridsel-research evaluate --reduction-grid off`
+        // judges: rule 7's one wave of 128-thread blocks.
         assert_eq!(
             auto_with(&d, &k, &LaunchDesc::open(1 << 26), None).0,
-            Geometry::new(128, 3200)
+            Geometry::new(128, 528)
+        );
+    }
+
+    #[test]
+    fn mid_size_cross_team_reductions_get_one_wave_of_chunk_wide_blocks() {
+        let d = h100();
+        // udr_phasor at 2^20 iterations (74 registers: 6 resident 128-thread
+        // blocks per SM): LLVM's 128 x 3200 took 0.221 ms, 128 x 792 0.182 ms
+        // (gridsel compare, 5 rounds, faster in each).
+        let k = reducing(ExecMode::Spmd, 74);
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open(1 << 20)),
+            (Geometry::new(128, 792), Rule::AutoReductionWave)
+        );
+        // 47 registers: 10 blocks per SM.
+        assert_eq!(
+            auto(
+                &d,
+                &reducing(ExecMode::Spmd, 47),
+                &LaunchDesc::open((1 << 23) - 1)
+            )
+            .0,
+            Geometry::new(128, 1320)
+        );
+        // Fewer chunks than one wave: one block per chunk, as without a reduction.
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open(1 << 16)),
+            (Geometry::new(128, 512), Rule::AutoOneTeamPerChunk)
+        );
+        // Below 2^20 iterations the sweep's folds kept LLVM's cap.
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open((1 << 20) - 1)),
+            (Geometry::new(128, 3200), Rule::AutoResidentWaves)
+        );
+        // Without rule 6 (`--reduction-grid off`) the one wave stays, from 2^20 on.
+        assert_eq!(
+            auto_with(&d, &k, &LaunchDesc::open(1 << 26), None).0,
+            Geometry::new(128, 792)
         );
     }
 

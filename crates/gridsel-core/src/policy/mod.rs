@@ -145,9 +145,10 @@ pub enum Rule {
     /// can exhaust it, and ran 2-20x slower on the H100 where it sufficed
     /// (bench/results/h100/NOTES.md §9).
     AutoNestingKeepsLlvm,
-    /// `auto` rule 6: long cross-team reductions get 32-thread blocks, one
-    /// wave; 1.65x over LLVM's grid on the H100's reduction programs,
-    /// chosen leave-one-program-out (bench/results/h100/auto-patterns.md).
+    /// `auto` rules 6 and 7: cross-team reductions get one wave of blocks,
+    /// of 32 threads from 2^23 iterations (1.65x over LLVM's grid on the
+    /// H100's reduction programs), of the chunk's 128 from 2^20 (1.12x live),
+    /// both chosen leave-one-program-out (bench/results/h100/auto-patterns.md).
     AutoReductionWave,
     /// A launch without a trip count keeps LLVM's grid under the static
     /// policies, which all size the grid by the trip count.
@@ -191,7 +192,7 @@ impl fmt::Display for Rule {
                 "a kernel that may nest parallel regions (or whose image cannot tell) keeps LLVM's grid, since more threads need device heap and run slower"
             }
             Self::AutoReductionWave => {
-                "a long loop with a cross-team reduction gets 32-thread blocks, one wave of the blocks the GPU holds at once"
+                "a loop with a cross-team reduction gets one wave of the blocks the GPU holds at once (of 32 threads from 8 M iterations), so fewer partial results are combined"
             }
             Self::NoTripCount => {
                 "no trip count (a `target teams` region without a distribute loop): LLVM's grid, since no rule can size it (`tune` measures, `fixed:T,B` sets one)"

@@ -6,7 +6,7 @@
 //! stop, how outputs are verified, and runs.csv and kernels.csv.
 //!
 //! Host launch times are noise, so the tests that need a decision force it:
-//! a wrapper gives the runs of one side of the pairs 3000 times the work per
+//! a wrapper gives the runs of one side of the pairs 30 000 times the work per
 //! iteration (same kernel, same trip count, hence the same search).
 
 #[path = "../../../tests/support/mod.rs"]
@@ -61,16 +61,18 @@ fn empty_store(path: &Path, mode: u32) {
 }
 
 /// `repeat LAUNCHES TRIPS` through a shell that gives the runs of `heavy`
-/// 3000 rounds of work per iteration: `auto`, the runs without a store
-/// (the untuned one and the pairs' under auto), or `learned`, the pairs'
-/// runs reading the store. Verify it with [`CHECK`].
+/// 30 000 rounds of work per iteration (ms a launch, against µs): `auto`,
+/// the runs without a store (the untuned one and the pairs' under auto), or
+/// `learned`, the pairs' runs reading the store. The runs under `auto`
+/// launch 10 times, the tuning runs LAUNCHES times. Verify it with
+/// [`CHECK`].
 fn weighted(program: &Path, heavy: &str, launches: &str, trips: &str) -> Vec<String> {
-    let script = r#"r=1
+    let script = r#"n=$2 r=1
 case "$GRIDSEL_POLICY,$GRIDSEL_CACHE" in
-  auto,off) [ "$1" = auto ] && r=3000 ;;
-  auto,*) [ "$1" = learned ] && r=3000 ;;
+  auto,off) n=10; [ "$1" = auto ] && r=30000 ;;
+  auto,*) n=10; [ "$1" = learned ] && r=30000 ;;
 esac
-exec "$0" "$2" "$3" "$r""#;
+exec "$0" "$n" "$3" "$r""#;
     let program = program.to_string_lossy();
     ["sh", "-c", script, &program, heavy, launches, trips]
         .map(String::from)
@@ -352,74 +354,88 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     assert_eq!(mode & 0o777, 0o700);
 }
 
+/// A session of `weighted(repeat, heavy, 100, trips)` into `store`, in
+/// `out`: its run and the decision kernels.csv holds, or `None` when its
+/// search kept auto's grid (no decision to make).
+fn decided(out: &Path, store: &Path, heavy: &str, trips: &str) -> Option<(Run, [String; 5])> {
+    let command = weighted(&repeat(), heavy, "100", trips);
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let run = tune(out, store, &["--check", CHECK], &command).ok();
+    let decided = decisions(out);
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    (decided[0][1] != decided[0][2]).then(|| (run, decided[0].clone()))
+}
+
 #[test]
 fn a_learned_grid_slower_in_production_is_left_out_of_the_store_and_a_faster_one_kept() {
     if !clang19_available() {
         return;
     }
-    let program = repeat();
-    let dir = temp_dir("tune-confirm");
-    let store = dir.join("tune.json");
-    empty_store(&store, 0o600);
-    let session = |name: &str, heavy: &str, trips: &str| {
-        let out = dir.join(name);
-        let command = weighted(&program, heavy, "100", trips);
-        let command: Vec<&str> = command.iter().map(String::as_str).collect();
-        let run = tune(&out, &store, &["--check", CHECK], &command).ok();
-        let decided = decisions(&out);
-        assert_eq!(decided.len(), 1, "{decided:?}");
-        let [class, auto, learned, kept, reason] = decided[0].clone();
-        // The host's searches settle away from auto's grid (its launches
-        // there are measured first, cold); a decision needs another grid.
-        assert_ne!(auto, learned, "the search kept auto's grid: {reason}");
-        (run, class, kept, reason)
-    };
+    // The host's searches mostly settle away from auto's grid (its first
+    // launches are measured cold), but not always on a loaded machine: then
+    // the pair of sessions is tried again, afresh.
+    for attempt in 1..=5 {
+        let dir = temp_dir(&format!("tune-confirm-{attempt}"));
+        let store = dir.join("tune.json");
+        empty_store(&store, 0o600);
 
-    // 300 iterations (class 17), the runs without the store heavier: the
-    // learned grid is faster in every pair and is written.
-    let (run, class, kept, reason) = session("kept", "auto", "300");
-    assert_eq!((&*class, &*kept), ("17", "yes"), "{reason}");
-    assert!(
-        reason.starts_with("the learned grid was faster in every pair (ratios "),
-        "{reason}"
-    );
-    assert!(
-        run.stdout.contains("store: 1 search written to"),
-        "{}",
-        run.stdout
-    );
-    assert_eq!(classes(&store), [17]);
+        // 300 iterations (class 17), the runs without the store heavier:
+        // the learned grid is faster in every pair and is written.
+        let Some((run, [class, _, _, kept, reason])) =
+            decided(&dir.join("kept"), &store, "auto", "300")
+        else {
+            continue;
+        };
+        assert_eq!((&*class, &*kept), ("17", "yes"), "{reason}");
+        assert!(
+            reason.starts_with("the learned grid was faster in every pair (ratios "),
+            "{reason}"
+        );
+        assert!(
+            run.stdout.contains("store: 1 search written to"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(classes(&store), [17]);
 
-    // 1000 iterations (class 20), the runs reading the store heavier: the
-    // learned grid is slower in every pair; the session verified, but the
-    // search is not written, and neither is anything else of the program.
-    let (run, class, kept, reason) = session("dropped", "learned", "1000");
-    assert_eq!((&*class, &*kept), ("20", "no"), "{reason}");
-    assert!(
-        reason.starts_with("kept: auto's grid, the learned ")
-            && reason.contains(" was not faster in production (ratios ")
-            && reason.contains("; nothing of the program kept: the runs reading the store took "),
-        "{reason}"
-    );
-    assert!(
-        run.stdout.contains(&format!(
-            // The store's search of class 17 as well: nothing of the
-            // program is written.
-            "store: 0 searches written to {} (2 left out: not confirmed in production)",
-            store.display()
-        )),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("nothing kept: the runs reading the store took "),
-        "{}",
-        run.stdout
-    );
-    assert_eq!(classes(&store), [17]);
-    // The scratch store learned it all the same.
-    let mut scratch = classes(&dir.join("dropped/store.json"));
-    scratch.sort();
-    assert_eq!(scratch, [17, 20]);
+        // 1000 iterations (class 20), the runs reading the store heavier:
+        // the learned grid is slower in every pair; the session verified,
+        // but the search is not written, nor anything else of the program.
+        let Some((run, [class, _, _, kept, reason])) =
+            decided(&dir.join("dropped"), &store, "learned", "1000")
+        else {
+            continue;
+        };
+        assert_eq!((&*class, &*kept), ("20", "no"), "{reason}");
+        assert!(
+            reason.starts_with("kept: auto's grid, the learned ")
+                && reason.contains(" was not faster in production (ratios ")
+                && reason
+                    .contains("; nothing of the program kept: the runs reading the store took "),
+            "{reason}"
+        );
+        assert!(
+            run.stdout.contains(&format!(
+                // The store's search of class 17 as well: nothing of the
+                // program is written.
+                "store: 0 searches written to {} (2 left out: not confirmed in production)",
+                store.display()
+            )),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains("nothing kept: the runs reading the store took "),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(classes(&store), [17]);
+        // The scratch store learned it all the same.
+        let mut scratch = classes(&dir.join("dropped/store.json"));
+        scratch.sort();
+        assert_eq!(scratch, [17, 20]);
+        return;
+    }
+    panic!("in every attempt a search kept auto's grid");
 }

@@ -92,7 +92,8 @@ pub fn decide(pairs: &[Pair]) -> Verdict {
     let total_ratio = median(
         pairs
             .iter()
-            .filter_map(|p| (p.auto.total_ns > 0.0).then(|| p.learned.total_ns / p.auto.total_ns)),
+            .filter(|p| p.auto.total_ns > 0.0)
+            .map(|p| p.learned.total_ns / p.auto.total_ns),
     );
     let program_dropped = match total_ratio {
         Some(r) if r < 1.0 => None,

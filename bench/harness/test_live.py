@@ -48,7 +48,7 @@ class BestCache(TempDirTest):
         with open(out) as f:
             text = f.read()
         cache = json.loads(text)
-        self.assertEqual(cache["version"], 2)
+        self.assertEqual(cache["version"], 3)
         device = "NVIDIA H100 80GB HBM3"
         # One record a line in key order, as tune writes its store; each pins
         # the best grid of its kernel's trip-count class.

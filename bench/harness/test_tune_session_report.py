@@ -70,8 +70,10 @@ def write_folder(root):
         f.write("program,n,runs_asked,rc,wall_ms\npr,100,3,0,5000\npo,64,10,0,12000\npf,8,3,1,300\n")
     os.makedirs(os.path.join(root, "sessions", "pr-100"))
     with open(os.path.join(root, "sessions", "pr-100", "runs.csv"), "w") as f:
-        f.write("program,round,policy,status\n" + "".join(f"pr,{i},{p},ok\n" for i, p in enumerate(
-            ["auto", "tune", "tune", "tune", "auto"])))
+        f.write("program,kind,index,status,verified,wall_s\n" + "".join(
+            f"pr,{kind},{i},ok,yes,{wall}\n" for kind, i, wall in [
+                ("before", 1, 0.5), ("tuning", 1, 1.0), ("tuning", 2, 1.25), ("confirm-auto", 1, 0.5),
+                ("confirm-learned", 1, 0.25), ("confirm-learned", 2, 0.25), ("confirm-auto", 2, 0.5)]))
     with open(os.path.join(root, "runs.csv"), "w") as f:
         f.write("round,program,n,variant,rc,check,ms\n")
         for rnd in (1, 2):
@@ -187,9 +189,10 @@ class Report(TempDirTest):
         self.assertIn("| pr | kr_l10 | 1000 | 6 | 32x32 | 0.0001 | 128x8 | 50.0 % | 64x16 | 96.2 % | 41.7 % | "
                       "128x8 | 50.0 % |", text)
         self.assertIn("| pr | 100 | 1000 | 902 | 1100 | 1200 | -6.8 % | +3.6 % |", text)
-        self.assertIn("| pr | 100 | 3 | 5 (3) | 5.0 | 0 |", text)
-        self.assertIn("| po | 64 | 10 | no runs.csv | 12.0 | 0 |", text)
-        self.assertIn("In all: 5 program runs, 17.3 s of wall time.", text)
+        self.assertIn("| pr | 100 | 3 | 7 | 2 | 2.2 | 4 | 1.5 | 5.0 | 0 |", text)
+        self.assertIn("| po | 64 | 10 | no runs.csv | - | - | - | - | 12.0 | 0 |", text)
+        self.assertIn("In all: 7 program runs, 17.3 s of wall time; tuning: 2 runs, 2.2 s; confirming: 4 runs, "
+                      "1.5 s.", text)
         self.assertIn("pf 0/2, po 2/2, pr 24/24.", text)
         self.assertTrue(any(k.startswith("| kernels launched >= 5") for k in rows))
 

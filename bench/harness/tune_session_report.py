@@ -7,7 +7,8 @@ The folder holds, per program (PROGRAM at size N, REPS launches of each repeated
   panel.csv, panel/*.csv       runs under fixed grids (GRIDSEL_POLICY=fixed:T,B): the grids a
                                sweep found best, and grids that spread few iterations
   sessions.csv, sessions/      `gridsel tune` from an empty store: exit status, wall time and
-                               the runs it spent (its runs.csv)
+                               the runs it spent (its runs.csv: a row per run, of kind before,
+                               tuning, confirm-auto or confirm-learned, and its wall_s)
   runs.csv, profiles/          paired production rounds: PROGRAM.ROUND.VARIANT.csv with VARIANT
                                auto (GRIDSEL_CACHE=off), learned (auto reading the session's
                                store), llvm, tune (online, its own store across rounds)
@@ -197,12 +198,17 @@ def read_csv(path):
 
 
 def session_runs(folder, program, n):
-    """(runs in all, tuning runs) that `gridsel tune` recorded in its runs.csv (a row per run;
-    tuning runs: policy tune...), or None when it wrote none."""
+    """What `gridsel tune` recorded in its runs.csv (a row per run): {"all": (runs, wall s),
+    "tuning": ..., "confirm": ...} (confirm: the confirmation pairs' runs, with and without the
+    learned store), or None when it wrote none."""
     rows = read_csv(os.path.join(folder, "sessions", f"{program}-{n}", "runs.csv"))
     if not rows:
         return None
-    return len(rows), sum(r.get("policy", "").startswith("tune") for r in rows)
+    spent = lambda kinds: (sum(r["kind"] in kinds for r in rows),
+                           sum(float(r["wall_s"]) for r in rows if r["kind"] in kinds))
+    kinds = {r["kind"] for r in rows}
+    return {"all": spent(kinds), "tuning": spent({"tuning"}),
+            "confirm": spent({"confirm-auto", "confirm-learned"})}
 
 
 def judge(cs, totals, sessions):
@@ -364,16 +370,26 @@ def report(folder, sweep=None):
             ratio[v] = change(statistics.median(xs)) if xs else "-"
         lines.append(f"| {prog} | {n} | " + " | ".join(cells) + f" | {ratio['learned']} | {ratio['tune']} |")
     lines += ["", "## The sessions' cost", "",
-              "| program | N | runs asked | runs (tuning runs) | wall s | exit |", "|---|---|---|---|---|---|"]
-    total_s, total_runs = 0.0, 0
+              "The runs' wall times from the session's runs.csv: tuning runs, and the confirmation pairs' "
+              "runs (auto with and without the learned store) apart; wall s: the whole session.", "",
+              "| program | N | runs asked | runs | tuning runs | tuning s | confirmation runs | confirmation s "
+              "| wall s | exit |", "|---|---|---|---|---|---|---|---|---|---|"]
+    total_s, total_runs, total = 0.0, 0, collections.Counter()
     for s in sessions:
         done = session_runs(folder, s["program"], s["n"])
         total_s += float(s["wall_ms"]) / 1e3
-        total_runs += done[0] if done else 0
-        lines.append(f"| {s['program']} | {s['n']} | {s['runs_asked']} | "
-                     f"{f'{done[0]} ({done[1]})' if done else 'no runs.csv'} | {float(s['wall_ms']) / 1e3:.1f} | "
-                     f"{s['rc']} |")
-    lines += ["", f"In all: {total_runs} program runs, {total_s:.1f} s of wall time."]
+        if done:
+            total_runs += done["all"][0]
+            for kind in ("tuning", "confirm"):
+                total[kind] += done[kind][0]
+                total[kind + "_s"] += done[kind][1]
+            cells = [str(done["all"][0])] + [f"{done[k][0]} | {done[k][1]:.1f}" for k in ("tuning", "confirm")]
+        else:
+            cells = ["no runs.csv", "- | -", "- | -"]
+        lines.append(f"| {s['program']} | {s['n']} | {s['runs_asked']} | {' | '.join(cells)} | "
+                     f"{float(s['wall_ms']) / 1e3:.1f} | {s['rc']} |")
+    lines += ["", f"In all: {total_runs} program runs, {total_s:.1f} s of wall time; tuning: {total['tuning']} "
+              f"runs, {total['tuning_s']:.1f} s; confirming: {total['confirm']} runs, {total['confirm_s']:.1f} s."]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(folder, "tune-session.md"), "w") as f:
         f.write(text)

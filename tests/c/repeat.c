@@ -1,5 +1,6 @@
 /* One open loop launched many times with the same trip count (tune's case).
- *   repeat LAUNCHES N   prints the checksum, which does not depend on the grid */
+ *   repeat LAUNCHES N [ROUNDS]   prints the checksum, which does not depend on
+ *   the grid; ROUNDS (default 1) times the work of each iteration */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,16 +8,17 @@
 #define MAXN 4096
 static uint64_t v[MAXN];
 
-static void step(int n) {
+static void step(int n, int rounds) {
 #pragma omp target teams distribute parallel for map(tofrom : v[0:n])
-  for (int i = 0; i < n; i++) v[i] = v[i] * 3 + (uint64_t)i;
+  for (int i = 0; i < n; i++) for (int k = 0; k < rounds; k++) v[i] = v[i] * 3 + (uint64_t)i;
 }
 
 int main(int argc, char **argv) {
   int launches = argc > 1 ? atoi(argv[1]) : 100;
   int n = argc > 2 ? atoi(argv[2]) : 1000;
-  if (n < 1 || n > MAXN) return 2;
-  for (int r = 0; r < launches; r++) step(n);
+  int rounds = argc > 3 ? atoi(argv[3]) : 1;
+  if (n < 1 || n > MAXN || rounds < 1) return 2;
+  for (int r = 0; r < launches; r++) step(n, rounds);
   uint64_t s = 0;
   for (int i = 0; i < n; i++) s = s * 31 + v[i];
   printf("repeat %d x %d: %llu\n", launches, n, (unsigned long long)s);

@@ -2,7 +2,12 @@
 //! under the real libomptarget with libgridsel.so preloaded, an H100 forced
 //! (`GRIDSEL_DEVICE=h100`) so that grids are chosen and searched without a
 //! GPU. Checks what reaches the store (only after every run verified, its
-//! mode kept), the early stop, and how outputs are verified.
+//! mode kept, only the searches the confirmation pairs kept), the early
+//! stop, how outputs are verified, and runs.csv and kernels.csv.
+//!
+//! Host launch times are noise, so the tests that need a decision force it:
+//! a wrapper gives the runs of one side of the pairs 30 000 times the work per
+//! iteration (same kernel, same trip count, hence the same search).
 
 #[path = "../../../tests/support/mod.rs"]
 mod support;
@@ -15,7 +20,7 @@ use support::*;
 const GRIDSEL: &str = env!("CARGO_BIN_EXE_gridsel");
 
 /// tests/c/repeat.c: one open loop launched LAUNCHES times per run; it
-/// prints a checksum that does not depend on the grid.
+/// prints a checksum that does not depend on the grid (but on ROUNDS).
 fn repeat() -> PathBuf {
     host_offload("repeat", "repeat.c", &[])
 }
@@ -55,6 +60,74 @@ fn empty_store(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// `repeat LAUNCHES TRIPS` through a shell that gives the runs of `heavy`
+/// 30 000 rounds of work per iteration (ms a launch, against µs): `auto`,
+/// the runs without a store (the untuned one and the pairs' under auto), or
+/// `learned`, the pairs' runs reading the store. The runs under `auto`
+/// launch 10 times, the tuning runs LAUNCHES times. Verify it with
+/// [`CHECK`].
+fn weighted(program: &Path, heavy: &str, launches: &str, trips: &str) -> Vec<String> {
+    let script = r#"n=$2 r=1
+case "$GRIDSEL_POLICY,$GRIDSEL_CACHE" in
+  auto,off) n=10; [ "$1" = auto ] && r=30000 ;;
+  auto,*) n=10; [ "$1" = learned ] && r=30000 ;;
+esac
+exec "$0" "$n" "$3" "$r""#;
+    let program = program.to_string_lossy();
+    ["sh", "-c", script, &program, heavy, launches, trips]
+        .map(String::from)
+        .to_vec()
+}
+
+/// A check any round count passes.
+const CHECK: &str = "^repeat [0-9]+ x [0-9]+: [0-9]+$";
+
+/// kernels.csv's rows of a session as (class, auto_grid, learned_grid,
+/// kept, reason).
+fn decisions(out: &Path) -> Vec<[String; 5]> {
+    let text = std::fs::read_to_string(out.join("kernels.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason")
+    );
+    lines
+        .map(|line| {
+            let f = gridsel_cli::csv::split(line).unwrap();
+            assert!(f[1].contains("_step_l"), "{line}");
+            assert!(f[6].parse::<f64>().unwrap() > 0.0, "{line}");
+            [2, 3, 4, 5, 7].map(|i| f[i].to_string())
+        })
+        .collect()
+}
+
+/// runs.csv's rows of a session as (kind, index, status, verified).
+fn runs(out: &Path) -> Vec<[String; 4]> {
+    let text = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("program,kind,index,status,verified,wall_s")
+    );
+    lines
+        .map(|line| {
+            let f = gridsel_cli::csv::split(line).unwrap();
+            assert!(f[5].parse::<f64>().unwrap() > 0.0, "{line}");
+            [1, 2, 3, 4].map(|i| f[i].to_string())
+        })
+        .collect()
+}
+
+fn row(kind: &str, index: u32, status: &str, verified: &str) -> [String; 4] {
+    [kind, &index.to_string(), status, verified].map(String::from)
+}
+
+/// The trip-count classes of the searches in the store at `path`.
+fn classes(path: &Path) -> Vec<u32> {
+    let contents = gridsel::files::load_cache(path).unwrap();
+    contents.table.records().map(|r| r.key.class).collect()
+}
+
 /// The progress lines of a session, from `[tune NAME] ` on.
 fn progress<'a>(run: &'a Run, name: &str) -> Vec<&'a str> {
     let prefix = format!("[tune {name}] ");
@@ -73,28 +146,62 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     let dir = temp_dir("tune-session");
     let (out, store) = (dir.join("out"), dir.join("tune.json"));
     empty_store(&store, 0o640);
+    // The runs without the store do 3000 times the work: the learned grid
+    // (or auto's, if the search kept it) is faster in every pair.
+    let command = weighted(&program, "auto", "100", "1000");
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
     let run = tune(
         &out,
         &store,
-        &["--runs", "3"],
-        &[&program.to_string_lossy(), "100", "1000"],
+        &["--runs", "3", "--confirm", "2", "--check", CHECK],
+        &command,
     )
     .ok();
 
     // 100 launches settle the kernel's search within the first tuning run
-    // (exploring unbounded): the session stops there, one line per run.
-    let lines = progress(&run, "repeat");
-    assert_eq!(lines.len(), 3, "{}", run.stderr);
-    assert!(lines[0].starts_with("before: ") && lines[0].ends_with(", ok, verified"));
+    // (exploring unbounded): the session stops there and confirms in two
+    // pairs, taking turns at running first; one line per run.
+    let lines = progress(&run, "sh");
+    let labels: Vec<&str> = lines.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "before",
+            "tuning run 1/3",
+            "confirmation 1/2, auto",
+            "confirmation 1/2, learned",
+            "confirmation 2/2, learned",
+            "confirmation 2/2, auto"
+        ],
+        "{}",
+        run.stderr
+    );
     assert!(
-        lines[1].starts_with("tuning run 1/3: ")
-            && lines[1].ends_with(", ok, verified; 1 of 1 searches settled"),
+        lines.iter().all(|l| l.contains(", ok, verified")),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].ends_with("; 1 of 1 searches settled"),
         "{}",
         lines[1]
     );
-    assert!(lines[2].starts_with("after: ") && lines[2].ends_with(", ok, verified"));
-    assert!(out.join("repeat/tune-1.log").is_file());
-    assert!(!out.join("repeat/tune-2.log").exists());
+    assert!(out.join("sh/tune-1.log").is_file());
+    assert!(!out.join("sh/tune-2.log").exists());
+    assert!(out.join("sh/confirm-learned-2.csv").is_file());
+    assert_eq!(
+        runs(&out),
+        [
+            row("before", 1, "ok", "yes"),
+            row("tuning", 1, "ok", "yes"),
+            row("confirm-auto", 1, "ok", "yes"),
+            row("confirm-learned", 1, "ok", "yes"),
+            row("confirm-learned", 2, "ok", "yes"),
+            row("confirm-auto", 2, "ok", "yes"),
+        ]
+    );
+    let kept = decisions(&out);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!((&*kept[0][0], &*kept[0][3]), ("20", "yes"), "{kept:?}");
 
     // The learned search is in the store, which kept its mode; it is the
     // scratch store's, the one the tuning run wrote.
@@ -106,7 +213,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     assert_eq!(mode, 0o640);
     assert!(
         run.stdout
-            .contains(&format!("store: 1 search written to {}", store.display())),
+            .contains(&format!("store: 1 search written to {}\n", store.display())),
         "{}",
         run.stdout
     );
@@ -121,12 +228,13 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
         .split_whitespace()
         .collect();
     assert_eq!(
-        (row[1], row[2], row[4]),
-        ("1000", "8x128", "settled(run1)"),
+        (row[1], row[2], row[4], row[11]),
+        ("1000", "8x128", "settled(run1)", kept[0][3].as_str()),
         "{row:?}"
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| tuning run 1/3 | ok |"), "{md}");
+    assert!(md.contains("| confirmation 2/2, auto | ok |"), "{md}");
     let svg = std::fs::read_to_string(out.join("report.svg")).unwrap();
     assert_eq!(svg.matches("class=\"bar\"").count(), 1, "{svg}");
 }
@@ -194,7 +302,11 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     )
     .ok();
     assert!(run.stdout.contains("written to"), "{}", run.stdout);
-    assert_eq!(searches(&store).len(), 1);
+    // Host launch times decide whether the pairs keep the learned grid:
+    // the store holds the search exactly when they did.
+    let kept = decisions(&dir.join("check-ok"));
+    let written = kept.iter().filter(|d| d[3] == "yes").count();
+    assert_eq!(searches(&store).len(), written, "{kept:?}");
 }
 
 #[test]
@@ -229,12 +341,101 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     let mut args = vec!["tune", "--ignore", "^time: ", "--out", &out, "--"];
     args.extend(&command);
     let run = gridsel(&args, &[("XDG_CACHE_HOME", &xdg.to_string_lossy())]).ok();
-    assert_eq!(progress(&run, "sh").len(), 3, "{}", run.stderr);
+    // Before, one tuning run, three confirmation pairs by default.
+    assert_eq!(progress(&run, "sh").len(), 8, "{}", run.stderr);
     let default = xdg.join("gridsel/tune.json");
-    assert_eq!(searches(&default).len(), 1);
+    let kept = decisions(Path::new(&out));
+    let written = kept.iter().filter(|d| d[3] == "yes").count();
+    assert_eq!(searches(&default).len(), written, "{kept:?}");
     let mode = std::fs::metadata(default.parent().unwrap())
         .unwrap()
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o700);
+}
+
+/// A session of `weighted(repeat, heavy, 100, trips)` into `store`, in
+/// `out`: its run and the decision kernels.csv holds, or `None` when its
+/// search kept auto's grid (no decision to make).
+fn decided(out: &Path, store: &Path, heavy: &str, trips: &str) -> Option<(Run, [String; 5])> {
+    let command = weighted(&repeat(), heavy, "100", trips);
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let run = tune(out, store, &["--check", CHECK], &command).ok();
+    let decided = decisions(out);
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    (decided[0][1] != decided[0][2]).then(|| (run, decided[0].clone()))
+}
+
+#[test]
+fn a_learned_grid_slower_in_production_is_left_out_of_the_store_and_a_faster_one_kept() {
+    if !clang19_available() {
+        return;
+    }
+    // The host's searches mostly settle away from auto's grid (its first
+    // launches are measured cold), but not always on a loaded machine: then
+    // the pair of sessions is tried again, afresh.
+    for attempt in 1..=5 {
+        let dir = temp_dir(&format!("tune-confirm-{attempt}"));
+        let store = dir.join("tune.json");
+        empty_store(&store, 0o600);
+
+        // 300 iterations (class 17), the runs without the store heavier:
+        // the learned grid is faster in every pair and is written.
+        let Some((run, [class, _, _, kept, reason])) =
+            decided(&dir.join("kept"), &store, "auto", "300")
+        else {
+            continue;
+        };
+        assert_eq!((&*class, &*kept), ("17", "yes"), "{reason}");
+        assert!(
+            reason.starts_with("the learned grid was faster in every pair (ratios "),
+            "{reason}"
+        );
+        assert!(
+            run.stdout.contains("store: 1 search written to"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(classes(&store), [17]);
+
+        // 1000 iterations (class 20), the runs reading the store heavier:
+        // the learned grid is slower in every pair; the session verified,
+        // but the search is not written, nor anything else of the program.
+        let Some((run, [class, _, _, kept, reason])) =
+            decided(&dir.join("dropped"), &store, "learned", "1000")
+        else {
+            continue;
+        };
+        assert_eq!((&*class, &*kept), ("20", "no"), "{reason}");
+        assert!(
+            reason.starts_with("kept: auto's grid, the learned ")
+                && reason.contains(" was not faster in production (ratios ")
+                && reason
+                    .contains("; nothing of the program kept: the runs reading the store took "),
+            "{reason}"
+        );
+        assert!(
+            run.stdout.contains(&format!(
+                // The store's search of class 17 as well: nothing of the
+                // program is written.
+                "store: 0 searches written to {} (2 left out: not confirmed in production)",
+                store.display()
+            )),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains("nothing kept: the runs reading the store took "),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(classes(&store), [17]);
+        // The scratch store learned it all the same.
+        let mut scratch = classes(&dir.join("dropped/store.json"));
+        scratch.sort();
+        assert_eq!(scratch, [17, 20]);
+        return;
+    }
+    panic!("in every attempt a search kept auto's grid");
 }

@@ -1,8 +1,9 @@
 //! `gridsel tune`: a tuning session, apart from production runs. It runs a
 //! program (or each of a suite) once untuned, then repeatedly under `tune`
-//! exploring freely, then once more under the default policy reading what
+//! exploring freely, then in pairs of production runs with and without what
 //! was learned, verifies every run, and writes the searches it learned into
-//! the store only when every run verified.
+//! the store only when every run verified, and of those only the ones the
+//! pairs confirmed ([`confirm`]).
 //!
 //! Every run is one of the runner's (`LD_PRELOAD`, a fresh profile, the
 //! time limit, the output cap, its own process group):
@@ -13,8 +14,12 @@
 //!   failed session learned reaches the user's store; they stop early once
 //!   every search of the program's kernels (the names in its profiles) has
 //!   settled in the scratch store;
-//! - after: `GRIDSEL_POLICY=auto` reading the scratch store.
+//! - confirmation pairs: one run `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off` and
+//!   one `GRIDSEL_POLICY=auto` reading the scratch store, in turns first, so
+//!   that the learned grids are judged in production conditions (samples
+//!   taken in tuning runs, where neighbouring kernels explore, mislead).
 
+mod confirm;
 mod report;
 mod store;
 mod verify;
@@ -24,7 +29,7 @@ use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
 use gridsel::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD};
-use gridsel::tune::cache::Record;
+use gridsel::tune::cache::{Record, class};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -34,8 +39,12 @@ use verify::Check;
 /// The most tuning runs `--runs` takes per program.
 const MAX_TUNING_RUNS: u32 = 100;
 
-/// Where the before and after runs' samples go in a [`Samples`]: the
-/// before run is the baseline the after run's speedups are over.
+/// The most confirmation pairs `--confirm` takes per program.
+const MAX_CONFIRM_PAIRS: u32 = 20;
+
+/// Where the runs' samples go in a [`Samples`]: the runs without the store
+/// (the before run and the confirmation runs under `auto`) are the baseline
+/// the speedups of the runs reading it (after) are over.
 const BEFORE: usize = 0;
 const AFTER: usize = 1;
 
@@ -46,7 +55,9 @@ const AFTER: usize = 1;
     Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
     GRIDSEL_TUNE_OVERHEAD=off and GRIDSEL_CACHE=a copy of the store in the output folder; \
-    the last run GRIDSEL_POLICY=auto on that copy."
+    then --confirm pairs of runs under GRIDSEL_POLICY=auto, one with GRIDSEL_CACHE=off and one \
+    reading that copy. A learned grid is written only when it was faster than auto's in every \
+    pair, and nothing of a program whose GPU time was not lower reading the copy (median pair)."
 )]
 pub struct Args {
     /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
@@ -55,6 +66,12 @@ pub struct Args {
     /// stops early once every search of the program's kernels has settled.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
+    /// Confirmation pairs (1 to 20): production runs under `auto`, one
+    /// without what was learned and one reading it, whose launch times
+    /// decide which learned grids are kept: only those faster than auto's
+    /// in every pair.
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_CONFIRM_PAIRS as i64))]
+    confirm: u32,
     /// A pattern every run's output (stdout and stderr) must match, e.g. the
     /// line a self-checking program prints when its results are right;
     /// without it, each run's output must equal the untuned run's.
@@ -74,10 +91,37 @@ pub struct Args {
     run: RunnerArgs,
 }
 
+/// What a run of a session is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// Untuned: the output the others are checked against.
+    Before,
+    Tuning,
+    /// A confirmation run under `auto` without the store.
+    ConfirmAuto,
+    /// A confirmation run under `auto` reading the scratch store.
+    ConfirmLearned,
+}
+
+impl RunKind {
+    /// The kind as runs.csv names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Before => "before",
+            Self::Tuning => "tuning",
+            Self::ConfirmAuto => "confirm-auto",
+            Self::ConfirmLearned => "confirm-learned",
+        }
+    }
+}
+
 /// One run of a session and how it ended.
 pub struct SessionRun {
-    /// `before`, `tuning run 2/3` or `after`.
+    /// `before`, `tuning run 2/3` or `confirmation 1/3 under auto`.
     pub label: String,
+    pub kind: RunKind,
+    /// Its number among the runs of its kind, from 1.
+    pub index: u32,
     pub status: Status,
     pub wall_s: f64,
     pub files: RunFiles,
@@ -96,8 +140,11 @@ pub struct ProgramSession {
     /// Per search (kernel, trip-count class), the tuning run after which it
     /// had settled.
     pub settled_after: BTreeMap<(String, u32), u32>,
-    /// The before and after runs' kernel times and wall times.
+    /// The runs' kernel times and wall times: before (the runs without the
+    /// store) and after (the confirmation runs reading it).
     pub result: ProgramResult,
+    /// What the confirmation pairs decided; `None` until they all verified.
+    pub verdict: Option<confirm::Verdict>,
 }
 
 impl ProgramSession {
@@ -108,8 +155,13 @@ impl ProgramSession {
             .find_map(|r| r.verified.as_ref().err().map(|why| (r, why.as_str())))
     }
 
-    pub fn tuning_runs(&self) -> impl Iterator<Item = &SessionRun> {
-        self.runs.iter().filter(|r| r.label.starts_with("tuning"))
+    /// The searches to write: those the confirmation pairs kept.
+    pub fn kept(&self) -> impl Iterator<Item = &Record> {
+        self.searches.iter().filter(|r| {
+            self.verdict
+                .as_ref()
+                .is_some_and(|v| v.keeps(&(r.key.kernel.clone(), r.key.class)))
+        })
     }
 }
 
@@ -120,6 +172,7 @@ struct Runner<'a> {
     check: Check,
     scratch: &'a Path,
     tuning_runs: u32,
+    confirm_pairs: u32,
 }
 
 /// Runs the session, prints the summary and writes the report; writes the
@@ -157,6 +210,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         },
         scratch: &scratch,
         tuning_runs: args.runs,
+        confirm_pairs: args.confirm,
     };
     let mut sessions = Vec::new();
     for program in &programs {
@@ -180,7 +234,7 @@ pub fn run(args: &Args) -> Result<(), String> {
             run.files.log.display()
         )),
         None => {
-            let learned: Vec<Record> = sessions.iter().flat_map(|s| s.searches.clone()).collect();
+            let learned: Vec<Record> = sessions.iter().flat_map(|s| s.kept().cloned()).collect();
             store::merge(&destination, &learned).map(|()| learned.len())
         }
     };
@@ -204,8 +258,9 @@ pub fn run(args: &Args) -> Result<(), String> {
 }
 
 impl Runner<'_> {
-    /// One program's session: before, the tuning runs, after; it stops at
-    /// the first run that does not verify. One progress line per run.
+    /// One program's session: before, the tuning runs, the confirmation
+    /// pairs; it stops at the first run that does not verify. One progress
+    /// line per run.
     fn tune(&self, program: &Program, folder: &Path) -> Result<ProgramSession, String> {
         let mut session = ProgramSession {
             runs: Vec::new(),
@@ -213,6 +268,7 @@ impl Runner<'_> {
             searches: Vec::new(),
             settled_after: BTreeMap::new(),
             result: Samples::new(2).finish(),
+            verdict: None,
         };
         let mut samples = Samples::new(2);
         let progress = |run: &SessionRun, more: &str| {
@@ -231,7 +287,14 @@ impl Runner<'_> {
             (ENV_POLICY, OsStr::new("auto")),
             (ENV_CACHE, OsStr::new("off")),
         ];
-        let (before, reference) = self.run(program, folder, "before", "before", &untuned, None);
+        let (before, reference) = self.run(
+            program,
+            folder,
+            "before",
+            (RunKind::Before, 1),
+            &untuned,
+            None,
+        );
         progress(&before, "");
         let Some(reference) = reference else {
             session.runs.push(before);
@@ -250,9 +313,9 @@ impl Runner<'_> {
         ];
         let digits = self.tuning_runs.to_string().len();
         for i in 1..=self.tuning_runs {
-            let label = format!("tuning run {i}/{}", self.tuning_runs);
             let stem = format!("tune-{i:0digits$}");
-            let (run, output) = self.run(program, folder, &stem, &label, &tuning, Some(&reference));
+            let kind = (RunKind::Tuning, i);
+            let (run, output) = self.run(program, folder, &stem, kind, &tuning, Some(&reference));
             if output.is_none() {
                 progress(&run, "");
                 session.runs.push(run);
@@ -275,23 +338,44 @@ impl Runner<'_> {
             }
         }
 
+        // The pairs take turns at running first, so that neither side is
+        // always the one after a warm-up.
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
-        let (after, output) = self.run(
-            program,
-            folder,
-            "after",
-            "after",
-            &learned,
-            Some(&reference),
-        );
-        progress(&after, "");
-        if output.is_some() {
-            read_profile(&after, &mut session.kernels, |l| {
-                samples.add_launch(AFTER, l)
-            });
-            samples.add_wall(AFTER, after.wall_s);
+        let digits = self.confirm_pairs.to_string().len();
+        let mut pairs = Vec::new();
+        for i in 1..=self.confirm_pairs {
+            let mut pair = confirm::Pair::default();
+            let mut order = [RunKind::ConfirmAuto, RunKind::ConfirmLearned];
+            if i % 2 == 0 {
+                order.reverse();
+            }
+            for kind in order {
+                let (settings, policy, side) = match kind {
+                    RunKind::ConfirmAuto => (&untuned, BEFORE, &mut pair.auto),
+                    _ => (&learned, AFTER, &mut pair.learned),
+                };
+                let stem = format!("{}-{i:0digits$}", kind.name());
+                let (run, output) = self.run(
+                    program,
+                    folder,
+                    &stem,
+                    (kind, i),
+                    settings,
+                    Some(&reference),
+                );
+                progress(&run, "");
+                if output.is_none() {
+                    session.runs.push(run);
+                    session.result = samples.finish();
+                    return Ok(session);
+                }
+                *side = run_times(&run, &mut session.kernels, &mut samples, policy);
+                samples.add_wall(policy, run.wall_s);
+                session.runs.push(run);
+            }
+            pairs.push(pair);
         }
-        session.runs.push(after);
+        session.verdict = Some(confirm::decide(&pairs));
         session.result = samples.finish();
         Ok(session)
     }
@@ -304,7 +388,7 @@ impl Runner<'_> {
         program: &Program,
         folder: &Path,
         stem: &str,
-        label: &str,
+        (kind, index): (RunKind, u32),
         settings: &[(&str, &OsStr)],
         reference: Option<&str>,
     ) -> (SessionRun, Option<String>) {
@@ -327,8 +411,18 @@ impl Runner<'_> {
         } else {
             Err(format!("the run ended: {status}"))
         };
+        let label = match kind {
+            RunKind::Before => "before".to_string(),
+            RunKind::Tuning => format!("tuning run {index}/{}", self.tuning_runs),
+            RunKind::ConfirmAuto => format!("confirmation {index}/{}, auto", self.confirm_pairs),
+            RunKind::ConfirmLearned => {
+                format!("confirmation {index}/{}, learned", self.confirm_pairs)
+            }
+        };
         let run = SessionRun {
-            label: label.to_string(),
+            label,
+            kind,
+            index,
             status,
             wall_s,
             files,
@@ -336,6 +430,40 @@ impl Runner<'_> {
         };
         (run, output)
     }
+}
+
+/// A confirmation run's launches: into `samples` under `policy`, and per
+/// search (kernel and trip-count class) its most launched grid and median
+/// time, for the decision.
+fn run_times(
+    run: &SessionRun,
+    kernels: &mut BTreeSet<String>,
+    samples: &mut Samples,
+    policy: usize,
+) -> confirm::RunTimes {
+    let mut launches: BTreeMap<confirm::SearchKey, (BTreeMap<confirm::Grid, usize>, Vec<f64>)> =
+        BTreeMap::new();
+    let mut total_ns = 0.0;
+    read_profile(run, kernels, |l| {
+        let key = (l.kernel.to_string(), class(l.trip_count));
+        let (grids, ns) = launches.entry(key).or_default();
+        *grids.entry((l.blocks, l.threads)).or_default() += 1;
+        ns.push(l.ns as f64);
+        total_ns += l.ns as f64;
+        samples.add_launch(policy, l);
+    });
+    let searches = launches
+        .into_iter()
+        .map(|(key, (grids, ns))| {
+            let (grid, _) = grids
+                .into_iter()
+                .max_by_key(|&(grid, n)| (n, std::cmp::Reverse(grid)))
+                .expect("a search seen has a launch");
+            let median_ns = confirm::median(ns.into_iter()).expect("a search seen has a launch");
+            (key, confirm::Launched { grid, median_ns })
+        })
+        .collect();
+    confirm::RunTimes { searches, total_ns }
 }
 
 /// Hands each launch of a run's profile to `each` and adds its kernel to

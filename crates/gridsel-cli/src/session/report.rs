@@ -1,11 +1,16 @@
 //! What `gridsel tune` prints and writes: per program and kernel, auto's
 //! grid before tuning, what the search learned and how sure it is, the
-//! grid launched after, the kernel times before and after; the programs'
-//! wall times before and after and what the session cost. On stdout as
-//! plain tables, in the output folder as `report.md` and `report.svg`
-//! (each kernel's speedup after tuning over before, as `compare` draws).
+//! grid launched after, the kernel times before and after, whether the
+//! confirmation pairs kept it; the programs' wall times before and after
+//! and what the session cost. On stdout as plain tables, in the output
+//! folder as `report.md` and `report.svg` (each kernel's speedup after
+//! tuning over before, as `compare` draws), and for scripts `runs.csv` (a
+//! row per run) and `kernels.csv` (a row per search the pairs decided).
+//! Before is every run without the store (the untuned run and the pairs'
+//! runs under `auto`), after the pairs' runs reading it.
 
-use super::{AFTER, BEFORE, ProgramSession};
+use super::confirm::{self, grid_label};
+use super::{AFTER, BEFORE, ProgramSession, RunKind};
 use crate::cache::Verdict;
 use crate::compare::report::{
     aligned, devices, escape_cell, grids_label, md_header, md_row, now_utc, show,
@@ -15,6 +20,7 @@ use crate::runner::manifest::Program;
 use crate::runner::{output, shell_words};
 use gridsel::tune::cache::{self, Record};
 use gridsel::tune::search::Candidate;
+use gridsel_cli::csv::field;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -36,7 +42,7 @@ pub struct Summary<'a> {
     pub written: Result<usize, &'a str>,
 }
 
-const KERNEL_COLUMNS: [&str; 11] = [
+const KERNEL_COLUMNS: [&str; 12] = [
     "kernel",
     "trip",
     "auto_grid",
@@ -48,14 +54,17 @@ const KERNEL_COLUMNS: [&str; 11] = [
     "speedup",
     "search_gain",
     "margin",
+    "kept",
 ];
 
-const WALL_COLUMNS: [&str; 5] = [
+const WALL_COLUMNS: [&str; 7] = [
     "wall_before_s",
     "wall_after_s",
     "speedup",
     "tuning_runs",
     "tuning_wall_s",
+    "confirm_runs",
+    "confirm_wall_s",
 ];
 
 /// The plain tables for the terminal, then where the learned searches went.
@@ -75,6 +84,9 @@ pub fn text(summary: &Summary) -> String {
         let table = [WALL_COLUMNS.map(String::from).to_vec(), wall_cells(session)];
         out.push_str(&aligned(&table));
         out.push('\n');
+        for line in decision_lines(session) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     let _ = writeln!(out, "{}", store_line(summary));
     out
@@ -83,16 +95,58 @@ pub fn text(summary: &Summary) -> String {
 /// Where the learned searches went, in a line.
 fn store_line(summary: &Summary) -> String {
     match summary.written {
-        Ok(n) => format!(
-            "store: {} written to {}",
-            counted(n, "search", "searches"),
-            summary.store.display()
-        ),
+        Ok(n) => {
+            let dropped: usize = summary
+                .sessions
+                .iter()
+                .map(|s| s.searches.len() - s.kept().count())
+                .sum();
+            format!(
+                "store: {} written to {}{}",
+                counted(n, "search", "searches"),
+                summary.store.display(),
+                if dropped > 0 {
+                    format!(" ({dropped} left out: not confirmed in production)")
+                } else {
+                    String::new()
+                }
+            )
+        }
         Err(why) => format!(
             "store: nothing written to {}: {why}",
             summary.store.display()
         ),
     }
+}
+
+/// What the confirmation pairs dropped, a line each: the program's
+/// searches, or a search's.
+fn decision_lines(session: &ProgramSession) -> Vec<String> {
+    let Some(verdict) = &session.verdict else {
+        return Vec::new();
+    };
+    if let Some(why) = &verdict.program_dropped {
+        return vec![format!("nothing kept: {why}")];
+    }
+    verdict
+        .searches
+        .iter()
+        .filter(|d| !d.kept)
+        .map(|d| format!("{} (class {}): {}", d.key.0, d.key.1, d.reason))
+        .collect()
+}
+
+/// The decision of the pairs for a search, if they made one.
+fn decision<'a>(
+    session: &'a ProgramSession,
+    kernel: &str,
+    class: u32,
+) -> Option<&'a confirm::Decision> {
+    let verdict = session.verdict.as_ref()?;
+    verdict
+        .searches
+        .iter()
+        .find(|d| d.key.0 == kernel && d.key.1 == class)
 }
 
 /// Per (kernel, trip count) launched before tuning: its row.
@@ -136,6 +190,13 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 search
                     .and_then(|s| s.search.margin(s.kind()))
                     .map_or("-".into(), |m| format!("{:+.1}%", (m - 1.0) * 100.0)),
+                match session.verdict.as_ref().map(|v| {
+                    let key = (before.kernel.clone(), cache::class(before.trip_count));
+                    (v.keeps(&key), decision(session, &key.0, key.1).is_some())
+                }) {
+                    None | Some((_, false)) => "-".into(),
+                    Some((kept, true)) => if kept { "yes" } else { "no" }.into(),
+                },
             ]
         })
         .collect()
@@ -157,17 +218,82 @@ fn search_gain(record: &Record) -> Option<f64> {
 
 fn wall_cells(session: &ProgramSession) -> Vec<String> {
     let walls = &session.result.walls;
-    let tuning: Vec<f64> = session.tuning_runs().map(|r| r.wall_s).collect();
+    let spent = |kinds: &[RunKind]| {
+        let walls: Vec<f64> = session
+            .runs
+            .iter()
+            .filter(|r| kinds.contains(&r.kind))
+            .map(|r| r.wall_s)
+            .collect();
+        [
+            walls.len().to_string(),
+            format!("{:.3}", walls.iter().sum::<f64>()),
+        ]
+    };
+    let [tuning_runs, tuning_wall] = spent(&[RunKind::Tuning]);
+    let [confirm_runs, confirm_wall] = spent(&[RunKind::ConfirmAuto, RunKind::ConfirmLearned]);
     vec![
         show(walls[BEFORE].map(|w| w.median)),
         show(walls[AFTER].map(|w| w.median)),
         show(session.result.wall_speedup(AFTER)),
-        tuning.len().to_string(),
-        format!("{:.3}", tuning.iter().sum::<f64>()),
+        tuning_runs,
+        tuning_wall,
+        confirm_runs,
+        confirm_wall,
     ]
 }
 
-/// Writes report.md and report.svg into `out`.
+/// runs.csv: a row per run of every program.
+fn runs_csv(summary: &Summary) -> String {
+    let mut csv = String::from("program,kind,index,status,verified,wall_s\n");
+    for (program, session) in summary.programs.iter().zip(summary.sessions) {
+        for run in &session.runs {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{:.3}",
+                field(&program.name),
+                run.kind.name(),
+                run.index,
+                field(&run.status.to_string()),
+                if run.verified.is_ok() { "yes" } else { "no" },
+                run.wall_s
+            );
+        }
+    }
+    csv
+}
+
+/// kernels.csv: a row per search the confirmation pairs decided; `kept`
+/// says whether it was written (not when its program's were dropped).
+fn kernels_csv(summary: &Summary) -> String {
+    let mut csv = String::from("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason\n");
+    for (program, session) in summary.programs.iter().zip(summary.sessions) {
+        let Some(verdict) = &session.verdict else {
+            continue;
+        };
+        for d in &verdict.searches {
+            let reason = match &verdict.program_dropped {
+                Some(why) => format!("{}; nothing of the program kept: {why}", d.reason),
+                None => d.reason.clone(),
+            };
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{}",
+                field(&program.name),
+                field(&d.key.0),
+                d.key.1,
+                grid_label(d.auto_grid),
+                grid_label(d.learned_grid),
+                if verdict.keeps(&d.key) { "yes" } else { "no" },
+                d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
+                field(&reason)
+            );
+        }
+    }
+    csv
+}
+
+/// Writes report.md, report.svg, runs.csv and kernels.csv into `out`.
 pub fn write_all(summary: &Summary, out: &Path) -> Result<(), String> {
     let tuned = &summary.programs[..summary.sessions.len()];
     let results: Vec<_> = summary.sessions.iter().map(|s| s.result.clone()).collect();
@@ -175,6 +301,8 @@ pub fn write_all(summary: &Summary, out: &Path) -> Result<(), String> {
     let files = [
         ("report.md", markdown(summary)),
         ("report.svg", svg::chart(tuned, &names, &results)),
+        ("runs.csv", runs_csv(summary)),
+        ("kernels.csv", kernels_csv(summary)),
     ];
     for (name, text) in files {
         output::write_file(&out.join(name), &text)?;
@@ -211,6 +339,10 @@ fn markdown(summary: &Summary) -> String {
             cells[0] = format!("`{}`", cells[0]);
             md.push_str(&md_row(&cells));
         }
+        md.push('\n');
+        for line in decision_lines(session) {
+            let _ = writeln!(md, "- {}", escape_cell(&line));
+        }
         md.push_str("\n| run | status | wall s | verified | log |\n|---|---|---|---|---|\n");
         for run in &session.runs {
             md.push_str(&md_row(&[
@@ -233,11 +365,17 @@ const METHOD: &str = "## Method\n\n\
     Per program: one run under `auto` with no store (before), up to the given number of \
     tuning runs under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
     store in this folder, stopping once every search of the program's kernels has settled, \
-    then one run under `auto` reading that copy (after). Every run must exit with status 0 \
+    then pairs of confirmation runs under `auto`, one without a store and one reading that \
+    copy (after), taking turns at running first. A search (kernel and trip-count class) whose \
+    grid in the runs reading the copy differs from auto's is kept only when its median launch \
+    time there is below auto's in every pair; nothing of a program is kept when its GPU time \
+    (the sum of its launches' times) reading the copy is not below auto's in the median pair. \
+    Every run must exit with status 0 \
     and its output match `--check`, or else equal the before run's output but for gridsel's \
     lines and those `--ignore` matches; the searches are written into the store only when \
-    every run verified.\n\n\
-    Kernel columns: auto_grid and after_grid, the grids the before and after runs launched \
+    every run verified, and of those only the ones kept.\n\n\
+    Kernel columns: auto_grid and after_grid, the grids the untuned run and the runs \
+    reading the copy launched \
     (most used first); learned, what the search's leader is (`grid:T,B`: T threads and B \
     blocks; `move:T,S`: T threads and auto's blocks times 2^S); state, settled (after the \
     tuning run named) or exploring; before_us and after_us, the median launch time of those \
@@ -245,6 +383,7 @@ const METHOD: &str = "## Method\n\n\
     search_gain is auto's median over the leader's on the samples the search ranks by (warm \
     launches, or each run's first when the kernel runs once per run); margin, how much \
     slower the runner-up's median is than the leader's (a negative margin: a faster \
-    candidate that does not beat the leader beyond the noise). Wall times: start to exit of \
-    the before and after runs; tuning_wall_s, the tuning runs' wall times in all: the \
-    session's cost.\n\n";
+    candidate that does not beat the leader beyond the noise); kept, whether the \
+    confirmation pairs kept a search whose grid differs from auto's. Wall times: start to \
+    exit of the runs without and with the copy; tuning_wall_s and confirm_wall_s, the tuning \
+    and confirmation runs' wall times in all: the session's cost.\n\n";

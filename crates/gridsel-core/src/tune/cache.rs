@@ -124,6 +124,18 @@ pub struct Key {
 }
 
 impl Key {
+    /// The key of the search a launch joins: its kernel and build, the
+    /// device it runs on and its trip count's [`class`].
+    pub fn of_launch(l: &crate::policy::Launch<'_>) -> Self {
+        Self::for_trip(
+            l.kernel_name,
+            l.device.name.as_str(),
+            l.device.sm_arch,
+            l.desc.trip_count,
+            l.kernel.build.as_str(),
+        )
+    }
+
     /// The key of the search that launches of `kernel` of `build` at `trip`
     /// iterations on a device join: the trip count's [`class`], never the
     /// trip count.

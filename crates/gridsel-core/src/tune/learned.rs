@@ -99,13 +99,7 @@ impl LearnedPolicy {
     }
 
     fn lookup(&self, l: &Launch<'_>) -> Option<Candidate> {
-        let key = Key::for_trip(
-            l.kernel_name,
-            l.device.name.as_str(),
-            l.device.sm_arch,
-            l.desc.trip_count,
-            l.kernel.build.as_str(),
-        );
+        let key = Key::of_launch(l);
         let learned = crate::read_lock(&self.learned);
         learned
             .get(&key.any_build())

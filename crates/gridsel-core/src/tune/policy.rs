@@ -141,13 +141,7 @@ impl TunePolicy {
     }
 
     fn start(&self, l: &Launch<'_>) -> Learner {
-        let key = Key::for_trip(
-            l.kernel_name,
-            l.device.name.as_str(),
-            l.device.sm_arch,
-            l.desc.trip_count,
-            l.kernel.build.as_str(),
-        );
+        let key = Key::of_launch(l);
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
         let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);

@@ -80,16 +80,10 @@ pub fn features(sweep: &Measured, candidates: bool) -> Result<(), String> {
 
 /// `chunks`: see the command's doc.
 pub fn chunks(sweep: &Measured) -> Result<(), String> {
-    let (device, cases, kernels) = sweep.load()?;
     println!("program,kernel,trip_count,chunk,chunks,max_blocks");
-    let mut missing = BTreeSet::new();
-    for case in &cases {
-        let Some(kernel) = kernels.get(&case.kernel) else {
-            missing.insert(case.kernel.clone());
-            continue;
-        };
+    sweep.each_described("chunks", |device, case, kernel| {
         let launch = LaunchDesc::open(case.trip_count);
-        let max_blocks = sweep::grid(&device, kernel, &launch)
+        let max_blocks = sweep::grid(device, kernel, &launch)
             .iter()
             .map(|g| g.blocks)
             .max()
@@ -107,35 +101,26 @@ pub fn chunks(sweep: &Measured) -> Result<(), String> {
             csv::field(&case.kernel),
             case.trip_count
         );
-    }
-    let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
-    warn_undescribed("chunks", &missing, measured.len());
-    Ok(())
+    })
 }
 
 /// `costs`: see the command's doc.
 pub fn costs(sweep: &Measured) -> Result<(), String> {
-    let (device, cases, kernels) = sweep.load()?;
     println!("program,kernel,trip_count,threads,blocks,median_ms,auto_ms,predicted,prior_rank");
-    let mut missing = BTreeSet::new();
-    for case in &cases {
-        let Some(kernel) = kernels.get(&case.kernel) else {
-            missing.insert(case.kernel.clone());
-            continue;
-        };
+    sweep.each_described("costs", |device, case, kernel| {
         let launch = LaunchDesc::open(case.trip_count);
-        let auto = policy::auto::auto(&device, kernel, &launch).0;
+        let auto = policy::auto::auto(device, kernel, &launch).0;
         let Some(auto_ms) = case.time_of(auto) else {
-            continue;
+            return;
         };
         // Every candidate the prior would list, pruned or not.
-        let prior = tune::candidates_before_pruning(&device, kernel, &launch, &[], |g| {
+        let prior = tune::candidates_before_pruning(device, kernel, &launch, &[], |g| {
             case.times.contains_key(&g)
         });
         let mut grids: Vec<&Geometry> = case.times.keys().collect();
         grids.sort();
         for &g in grids {
-            let predicted = tune::cost::relative_cost(&device, kernel, &launch, g, auto)
+            let predicted = tune::cost::relative_cost(device, kernel, &launch, g, auto)
                 .map_or_else(String::new, |r| format!("{r:.4}"));
             let rank = prior
                 .list
@@ -152,10 +137,7 @@ pub fn costs(sweep: &Measured) -> Result<(), String> {
                 case.time_of(g).unwrap_or(f64::NAN),
             );
         }
-    }
-    let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
-    warn_undescribed("costs", &missing, measured.len());
-    Ok(())
+    })
 }
 
 /// `cache-entries`: see the command's doc.

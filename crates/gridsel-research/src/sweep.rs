@@ -10,7 +10,7 @@ use gridsel::geometry::Geometry;
 use gridsel::kernel::KernelDesc;
 use gridsel_cli::args::read_images;
 use gridsel_cli::csv::Reader;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Sweep results and what was measured: the harness's points.csv, the
@@ -43,6 +43,29 @@ impl Measured {
             .filter_map(|c| Some((c.kernel.clone(), index.get(&c.program, &c.kernel)?.clone())))
             .collect();
         Ok((device, cases, kernels))
+    }
+
+    /// Calls `visit` with the device and each measured case whose kernel
+    /// `--binaries` describes, then warns once about the others as
+    /// `command` ([`warn_undescribed`]).
+    pub fn each_described(
+        &self,
+        command: &str,
+        mut visit: impl FnMut(&DeviceDesc, &Case, &KernelDesc),
+    ) -> Result<(), String> {
+        let (device, cases, kernels) = self.load()?;
+        let mut missing = BTreeSet::new();
+        for case in &cases {
+            match kernels.get(&case.kernel) {
+                Some(kernel) => visit(&device, case, kernel),
+                None => {
+                    missing.insert(case.kernel.clone());
+                }
+            }
+        }
+        let measured: HashSet<&str> = cases.iter().map(|c| c.kernel.as_str()).collect();
+        warn_undescribed(command, &missing, measured.len());
+        Ok(())
     }
 
     /// The measured device's descriptor.

@@ -3,7 +3,8 @@
 //! exploring freely, then in pairs of production runs with and without what
 //! was learned, verifies every run, and writes the searches it learned into
 //! the store only when every run verified, and of those only the ones the
-//! pairs confirmed ([`confirm`]).
+//! pairs confirmed ([`confirm`]); the ones they refused are removed from it,
+//! so that no earlier session's copy of them stays in use.
 //!
 //! Every run is one of the runner's (`LD_PRELOAD`, a fresh profile, the
 //! time limit, the output cap, its own process group):
@@ -17,7 +18,9 @@
 //! - confirmation pairs: one run `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off` and
 //!   one `GRIDSEL_POLICY=auto` reading the scratch store, in turns first, so
 //!   that the learned grids are judged in production conditions (samples
-//!   taken in tuning runs, where neighbouring kernels explore, mislead).
+//!   taken in tuning runs, where neighbouring kernels explore, mislead):
+//!   `--confirm` pairs, and more while they disagree, up to
+//!   [`EXTRA_PAIRS`] times as many.
 
 mod confirm;
 mod report;
@@ -42,6 +45,12 @@ const MAX_TUNING_RUNS: u32 = 100;
 /// The most confirmation pairs `--confirm` takes per program.
 const MAX_CONFIRM_PAIRS: u32 = 20;
 
+/// How many times the pairs asked a session runs at most while they
+/// disagree: 3 pairs of 3 agreeing decide at once; where whole-run noise
+/// of several per cent hides a gain of a few, 9 pairs tell 7 of 9 from
+/// chance.
+const EXTRA_PAIRS: u32 = 3;
+
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
 /// (the before run and the confirmation runs under `auto`) are the baseline
 /// the speedups of the runs reading it (after) are over.
@@ -56,8 +65,10 @@ const AFTER: usize = 1;
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
     GRIDSEL_TUNE_OVERHEAD=off and GRIDSEL_CACHE=a copy of the store in the output folder; \
     then --confirm pairs of runs under GRIDSEL_POLICY=auto, one with GRIDSEL_CACHE=off and one \
-    reading that copy. A learned grid is written only when it was faster than auto's in every \
-    pair, and nothing of a program whose GPU time was not lower reading the copy (median pair)."
+    reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
+    learned grids are written when its GPU time reading the copy was lower in the median pair \
+    and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
+    median pair; searches refused are removed from the store."
 )]
 pub struct Args {
     /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
@@ -67,9 +78,9 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
-    /// without what was learned and one reading it, whose launch times
-    /// decide which learned grids are kept: only those faster than auto's
-    /// in every pair.
+    /// without what was learned and one reading it, whose GPU and launch
+    /// times decide which learned grids are kept; while the pairs disagree
+    /// on the program's GPU time, more are run, up to 3 times as many.
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_CONFIRM_PAIRS as i64))]
     confirm: u32,
     /// A pattern every run's output (stdout and stderr) must match, e.g. the
@@ -155,13 +166,20 @@ impl ProgramSession {
             .find_map(|r| r.verified.as_ref().err().map(|why| (r, why.as_str())))
     }
 
-    /// The searches to write: those the confirmation pairs kept.
-    pub fn kept(&self) -> impl Iterator<Item = &Record> {
-        self.searches.iter().filter(|r| {
-            self.verdict
-                .as_ref()
-                .is_some_and(|v| v.keeps(&(r.key.kernel.clone(), r.key.class)))
-        })
+    /// What the store gets of the search `record`: only what the
+    /// confirmation pairs decided; nothing without them.
+    pub fn action(&self, record: &Record) -> confirm::Action {
+        let key = (record.key.kernel.clone(), record.key.class);
+        self.verdict
+            .as_ref()
+            .map_or(confirm::Action::Leave, |v| v.action(&key))
+    }
+
+    /// The searches whose action is `action`.
+    pub fn with_action(&self, action: confirm::Action) -> impl Iterator<Item = &Record> {
+        self.searches
+            .iter()
+            .filter(move |r| self.action(r) == action)
     }
 }
 
@@ -234,8 +252,12 @@ pub fn run(args: &Args) -> Result<(), String> {
             run.files.log.display()
         )),
         None => {
-            let learned: Vec<Record> = sessions.iter().flat_map(|s| s.kept().cloned()).collect();
-            store::merge(&destination, &learned).map(|()| learned.len())
+            let of = |action| -> Vec<Record> {
+                let each = |s: &ProgramSession| s.with_action(action).cloned().collect::<Vec<_>>();
+                sessions.iter().flat_map(each).collect()
+            };
+            let (learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
+            store::merge(&destination, &learned, &refused).map(|removed| (learned.len(), removed))
         }
     };
     let summary = report::Summary {
@@ -339,11 +361,15 @@ impl Runner<'_> {
         }
 
         // The pairs take turns at running first, so that neither side is
-        // always the one after a warm-up.
+        // always the one after a warm-up; past the pairs asked, one more
+        // while they disagree.
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
-        let digits = self.confirm_pairs.to_string().len();
+        let digits = (self.confirm_pairs * EXTRA_PAIRS).to_string().len();
         let mut pairs = Vec::new();
-        for i in 1..=self.confirm_pairs {
+        for i in 1..=self.confirm_pairs * EXTRA_PAIRS {
+            if i > self.confirm_pairs && !confirm::decide(&pairs).undecided() {
+                break;
+            }
             let mut pair = confirm::Pair::default();
             let mut order = [RunKind::ConfirmAuto, RunKind::ConfirmLearned];
             if i % 2 == 0 {
@@ -414,9 +440,18 @@ impl Runner<'_> {
         let label = match kind {
             RunKind::Before => "before".to_string(),
             RunKind::Tuning => format!("tuning run {index}/{}", self.tuning_runs),
-            RunKind::ConfirmAuto => format!("confirmation {index}/{}, auto", self.confirm_pairs),
-            RunKind::ConfirmLearned => {
-                format!("confirmation {index}/{}, learned", self.confirm_pairs)
+            RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
+                let side = if kind == RunKind::ConfirmAuto {
+                    "auto"
+                } else {
+                    "learned"
+                };
+                if index <= self.confirm_pairs {
+                    format!("confirmation {index}/{}, {side}", self.confirm_pairs)
+                } else {
+                    let most = self.confirm_pairs * EXTRA_PAIRS;
+                    format!("confirmation {index} (more pairs, up to {most}), {side}")
+                }
             }
         };
         let run = SessionRun {
@@ -433,8 +468,8 @@ impl Runner<'_> {
 }
 
 /// A confirmation run's launches: into `samples` under `policy`, and per
-/// search (kernel and trip-count class) its most launched grid and median
-/// time, for the decision.
+/// search (kernel and trip-count class) its most launched grid, median
+/// time and launches, for the decision.
 fn run_times(
     run: &SessionRun,
     kernels: &mut BTreeSet<String>,
@@ -459,8 +494,14 @@ fn run_times(
                 .into_iter()
                 .max_by_key(|&(grid, n)| (n, std::cmp::Reverse(grid)))
                 .expect("a search seen has a launch");
+            let launches = ns.len();
             let median_ns = confirm::median(ns.into_iter()).expect("a search seen has a launch");
-            (key, confirm::Launched { grid, median_ns })
+            let launched = confirm::Launched {
+                grid,
+                median_ns,
+                launches,
+            };
+            (key, launched)
         })
         .collect();
     confirm::RunTimes { searches, total_ns }

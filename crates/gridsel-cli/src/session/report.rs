@@ -37,9 +37,10 @@ pub struct Summary<'a> {
     pub lib: &'a Path,
     /// The store the learned searches go into.
     pub store: &'a Path,
-    /// How many searches were written there, or why none were: a run
-    /// that did not verify, or the store refusing.
-    pub written: Result<usize, &'a str>,
+    /// How many searches were written there and how many an earlier
+    /// session had written were removed as refused, or why nothing was: a
+    /// run that did not verify, or the store refusing.
+    pub written: Result<(usize, usize), &'a str>,
 }
 
 const KERNEL_COLUMNS: [&str; 12] = [
@@ -95,18 +96,22 @@ pub fn text(summary: &Summary) -> String {
 /// Where the learned searches went, in a line.
 fn store_line(summary: &Summary) -> String {
     match summary.written {
-        Ok(n) => {
+        Ok((n, removed)) => {
             let dropped: usize = summary
                 .sessions
                 .iter()
-                .map(|s| s.searches.len() - s.kept().count())
+                .map(|s| s.searches.len() - s.with_action(confirm::Action::Write).count())
                 .sum();
+            let removed = match removed {
+                0 => String::new(),
+                n => format!("; {n} removed from the store, an earlier session's copy"),
+            };
             format!(
                 "store: {} written to {}{}",
                 counted(n, "search", "searches"),
                 summary.store.display(),
                 if dropped > 0 {
-                    format!(" ({dropped} left out: not confirmed in production)")
+                    format!(" ({dropped} left out: not confirmed in production{removed})")
                 } else {
                     String::new()
                 }
@@ -119,21 +124,34 @@ fn store_line(summary: &Summary) -> String {
     }
 }
 
-/// What the confirmation pairs dropped, a line each: the program's
-/// searches, or a search's.
+/// What the confirmation pairs measured of the program, then what they
+/// dropped, a line each: the program's searches, or a search's.
 fn decision_lines(session: &ProgramSession) -> Vec<String> {
     let Some(verdict) = &session.verdict else {
         return Vec::new();
     };
-    if let Some(why) = &verdict.program_dropped {
-        return vec![format!("nothing kept: {why}")];
+    let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{:.1} %", r * 100.0));
+    let mut lines = vec![format!(
+        "confirmation: {}, the runs reading the store faster in {}; their GPU time against \
+         auto's in the median pair: {} as the sum over kernels of median launch time x launches \
+         (decided on: one slow launch does not move it), {} as the sum of every launch",
+        counted(verdict.pairs, "pair", "pairs"),
+        verdict.faster_pairs,
+        ratio(verdict.gpu_ratio),
+        ratio(verdict.plain_ratio),
+    )];
+    if let Some(why) = verdict.program_refused() {
+        lines.push(format!("nothing kept: {why}"));
+        return lines;
     }
-    verdict
-        .searches
-        .iter()
-        .filter(|d| !d.kept)
-        .map(|d| format!("{} (class {}): {}", d.key.0, d.key.1, d.reason))
-        .collect()
+    lines.extend(
+        verdict
+            .searches
+            .iter()
+            .filter(|d| !d.kept)
+            .map(|d| format!("{} (class {}): {}", d.key.0, d.key.1, d.reason)),
+    );
+    lines
 }
 
 /// The decision of the pairs for a search, if they made one.
@@ -192,10 +210,10 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                     .map_or("-".into(), |m| format!("{:+.1}%", (m - 1.0) * 100.0)),
                 match session.verdict.as_ref().map(|v| {
                     let key = (before.kernel.clone(), cache::class(before.trip_count));
-                    (v.keeps(&key), decision(session, &key.0, key.1).is_some())
+                    (v.action(&key), decision(session, &key.0, key.1).is_some())
                 }) {
                     None | Some((_, false)) => "-".into(),
-                    Some((kept, true)) => if kept { "yes" } else { "no" }.into(),
+                    Some((action, true)) => kept_cell(action).into(),
                 },
             ]
         })
@@ -263,8 +281,17 @@ fn runs_csv(summary: &Summary) -> String {
     csv
 }
 
+/// Whether a decided search was written.
+fn kept_cell(action: confirm::Action) -> &'static str {
+    if action == confirm::Action::Write {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
 /// kernels.csv: a row per search the confirmation pairs decided; `kept`
-/// says whether it was written (not when its program's were dropped).
+/// says whether it was written (not when its program's were refused).
 fn kernels_csv(summary: &Summary) -> String {
     let mut csv = String::from("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason\n");
     for (program, session) in summary.programs.iter().zip(summary.sessions) {
@@ -272,7 +299,7 @@ fn kernels_csv(summary: &Summary) -> String {
             continue;
         };
         for d in &verdict.searches {
-            let reason = match &verdict.program_dropped {
+            let reason = match &verdict.program_refused() {
                 Some(why) => format!("{}; nothing of the program kept: {why}", d.reason),
                 None => d.reason.clone(),
             };
@@ -284,7 +311,7 @@ fn kernels_csv(summary: &Summary) -> String {
                 d.key.1,
                 grid_label(d.auto_grid),
                 grid_label(d.learned_grid),
-                if verdict.keeps(&d.key) { "yes" } else { "no" },
+                kept_cell(verdict.action(&d.key)),
                 d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
                 field(&reason)
             );
@@ -366,10 +393,16 @@ const METHOD: &str = "## Method\n\n\
     tuning runs under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
     store in this folder, stopping once every search of the program's kernels has settled, \
     then pairs of confirmation runs under `auto`, one without a store and one reading that \
-    copy (after), taking turns at running first. A search (kernel and trip-count class) whose \
-    grid in the runs reading the copy differs from auto's is kept only when its median launch \
-    time there is below auto's in every pair; nothing of a program is kept when its GPU time \
-    (the sum of its launches' times) reading the copy is not below auto's in the median pair. \
+    copy (after), taking turns at running first, and more pairs while they disagree (up to \
+    3 times as many). A program's GPU time is the sum over its kernels of median launch time \
+    times launches (an outlier launch does not move it; the plain sum is shown beside). Its \
+    learned grids are kept when that GPU time reading the copy is below auto's in the median \
+    pair and in so many pairs that chance would do it at most 1 time in 8 (3 of 3, 5 of 6, 7 \
+    of 9); refused when it is as surely not below, or still undecided after the extra pairs. \
+    In a kept set, a search (kernel and trip-count class) whose grid differs from auto's is \
+    refused only when its median launch time is over 3 % above auto's in the median pair and \
+    above it in most pairs. Refused searches are removed from the store, an earlier \
+    session's copy included. \
     Every run must exit with status 0 \
     and its output match `--check`, or else equal the before run's output but for gridsel's \
     lines and those `--ignore` matches; the searches are written into the store only when \

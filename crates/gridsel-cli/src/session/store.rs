@@ -42,16 +42,22 @@ pub fn searches(path: &Path, kernels: &BTreeSet<String>) -> Result<Vec<Record>, 
 
 /// Puts `records` into the store `to`, each in place of the store's own
 /// search of its key: they hold that search as the session began (the
-/// session tuned a copy), with what the session added.
-pub fn merge(to: &config::Store, records: &[Record]) -> Result<(), String> {
+/// session tuned a copy), with what the session added. Removes the store's
+/// searches of the keys of `refused`, which the session found no better
+/// than auto's grids in production: an earlier session's copy of one would
+/// go on being launched. Returns how many it removed.
+pub fn merge(to: &config::Store, records: &[Record], refused: &[Record]) -> Result<usize, String> {
     let shown = to.path.display();
     if to.default {
         files::create_store_folder(&to.path).map_err(|e| format!("{shown}: {e}"))?;
     }
+    let mut removed = 0;
     files::edit_cache(&to.path, PATIENCE, OnInvalid::Refuse, |table| {
+        removed = table.retain(|r| !refused.iter().any(|x| x.key == r.key));
         for r in records {
             table.insert(r.clone());
         }
     })
-    .map_err(|e| format!("{shown}: {e}"))
+    .map_err(|e| format!("{shown}: {e}"))?;
+    Ok(removed)
 }

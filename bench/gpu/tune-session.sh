@@ -32,13 +32,16 @@
 # then production rounds until --rounds or --limit: every program under each variant, the
 # variants' order rotated each round, paired in time:
 #   auto     GRIDSEL_CACHE=off, no store
+#   auto2    the same again: the A/A pair, whose ratio to auto is the noise of identical
+#            configurations in the same rounds (one pair of processes differs by up to 48 %)
 #   learned  auto reading store.json (launches from it profiled `learned`)
 #   llvm     LLVM's grids
 #   tune     online tune, GRIDSEL_TUNE_OVERHEAD as default, its own store across rounds
 #            (online-store.json, empty at the start)
 # every run with GRIDSEL_PROFILE (profiles/PROGRAM.ROUND.VARIANT.csv) and checking its own
 # results (runs.csv). bench/harness/tune_session_report.py report turns the folder into
-# tune-session.md. Writes $OUT/tune-session (default OUT /tmp/gridsel-tune-session).
+# tune-session.md: the targets, and per program the median paired ratio over rounds with a
+# bootstrap 90 % interval beside the A/A pair's (more rounds narrow it: --rounds). Writes $OUT/tune-session (default OUT /tmp/gridsel-tune-session).
 set -uo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 bin= host=0 phase=both reps=5 max_rounds=8 limit=400 sweep_dir=
@@ -133,7 +136,7 @@ for i in "${!progs[@]}"; do
   echo "tune-session.sh: $p $n session done at $(elapsed) s"
 done
 
-variants=(auto learned llvm tune)
+variants=(auto auto2 learned llvm tune)
 for ((r = 1; r <= max_rounds; r++)); do
   if (($(elapsed) > limit)); then
     echo "tune-session.sh: time limit reached before round $r"
@@ -144,7 +147,7 @@ for ((r = 1; r <= max_rounds; r++)); do
     for ((v = 0; v < ${#variants[@]}; v++)); do
       variant=${variants[(v + r + i) % ${#variants[@]}]}
       case $variant in
-        auto) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE=off) ;;
+        auto | auto2) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE=off) ;;
         learned) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE="$store") ;;
         llvm) env=(GRIDSEL_POLICY=llvm GRIDSEL_CACHE=off) ;;
         tune) env=(GRIDSEL_POLICY=tune GRIDSEL_CACHE="$online") ;;

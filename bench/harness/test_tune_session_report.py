@@ -7,6 +7,7 @@ import csv
 import gzip
 import math
 import os
+import statistics
 import unittest
 
 from harness_testing import TempDirTest, read
@@ -39,11 +40,15 @@ def write_folder(root):
       kr: best C 50 (panel), learned B 52, auto A 100      share 50/52
       ks: best A 100 (auto), learned D 110                 share 100/110, 10 % slower than auto
       ko: best (64,64) 41 = learned, auto (128,32) 60      share 1
-      pr GPU time: auto 2800, learned 2610; tune 3000 in round 1 (one exploring launch), 2800
-      po: auto 60, learned 41, tune 60 and 61; pf: learned = auto x 2 (not judged: failed)."""
+      pr GPU time: auto 2800, learned 2610; tune 3000 in round 1 (one exploring launch), 2800;
+         auto2 (A/A) 3100 in round 1 (one outlier launch, 400 instead of 100: median-sum 2800), 2800
+      po: auto 60, learned 41, tune 60 and 61; pf: learned = auto x 2 (not judged: failed).
+      pr's session decided two searches and kept one (its kernels.csv)."""
     for rnd in (1, 2):
         variant = lambda v: os.path.join(root, "profiles", f"pr.{rnd}.{v}.csv")
         write_profile(variant("auto"), repeated(KR, A, [100] * 5, "auto") + repeated(KS, A, [100] * 5, "auto"))
+        outlier = [100, 400, 100, 100, 100] if rnd == 1 else [100] * 5
+        write_profile(variant("auto2"), repeated(KR, A, outlier, "auto") + repeated(KS, A, [100] * 5, "auto"))
         write_profile(variant("learned"), repeated(KR, B, [52] * 5, "learned") +
                       repeated(KS, D, [110] * 5, "learned"))
         write_profile(variant("llvm"), repeated(KR, (128, 4), [120] * 5, "llvm") +
@@ -74,6 +79,10 @@ def write_folder(root):
             f"pr,{kind},{i},ok,yes,{wall}\n" for kind, i, wall in [
                 ("before", 1, 0.5), ("tuning", 1, 1.0), ("tuning", 2, 1.25), ("confirm-auto", 1, 0.5),
                 ("confirm-learned", 1, 0.25), ("confirm-learned", 2, 0.25), ("confirm-auto", 2, 0.5)]))
+    with open(os.path.join(root, "sessions", "pr-100", "kernels.csv"), "w") as f:
+        f.write("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason\n"
+                f"pr,{KR},20,8x128,16x64,yes,0.5200,the learned grid was not slower in production\n"
+                f"pr,{KS},20,8x128,2x256,no,1.1000,\"kept: auto's grid, the learned 2x256 was slower\"\n")
     with open(os.path.join(root, "runs.csv"), "w") as f:
         f.write("round,program,n,variant,rc,check,ms\n")
         for rnd in (1, 2):
@@ -144,7 +153,7 @@ class Report(TempDirTest):
         self.assertEqual(kr["launches"], 6)
         self.assertEqual(kr["best"], C)        # 50 in the panel; (256, 4) has one sample only
         self.assertEqual(kr["median"][A], 100)  # the cold first launches left out
-        self.assertEqual(kr["grid"], {"auto": A, "learned": B, "llvm": (128, 4), "tune": A})
+        self.assertEqual(kr["grid"], {"auto": A, "auto2": A, "learned": B, "llvm": (128, 4), "tune": A})
         self.assertEqual(ko["launches"], 1)
         self.assertEqual(ko["best"], (64, 64))
         self.assertEqual(ko["median"][(64, 64)], 41)  # 40, 42 (panel), 41, 41 (learned)
@@ -189,12 +198,62 @@ class Report(TempDirTest):
         self.assertIn("| pr | kr_l10 | 1000 | 6 | 32x32 | 0.0001 | 128x8 | 50.0 % | 64x16 | 96.2 % | 41.7 % | "
                       "128x8 | 50.0 % |", text)
         self.assertIn("| pr | 100 | 1000 | 902 | 1100 | 1200 | -6.8 % | +3.6 % |", text)
-        self.assertIn("| pr | 100 | 3 | 7 | 2 | 2.2 | 4 | 1.5 | 5.0 | 0 |", text)
-        self.assertIn("| po | 64 | 10 | no runs.csv | - | - | - | - | 12.0 | 0 |", text)
+        self.assertIn("| pr | 100 | 3 | 7 | 2 | 2.2 | 4 | 1.5 | 1 of 2 | 5.0 | 0 |", text)
+        self.assertIn("| po | 64 | 10 | no runs.csv | - | - | - | - | - | 12.0 | 0 |", text)
         self.assertIn("In all: 7 program runs, 17.3 s of wall time; tuning: 2 runs, 2.2 s; confirming: 4 runs, "
                       "1.5 s.", text)
         self.assertIn("pf 0/2, po 2/2, pr 24/24.", text)
+        # The paired statistics: the A/A pair's outlier launch shows in the plain sum only.
+        self.assertIn("| pr | plain | 2 | +5.4 % [+0.0, +10.7] | -6.8 % [-6.8, -6.8] | **met** | "
+                      "+3.6 % [+0.0, +7.1] | not told apart from the noise at 2 rounds (~79 would tell) |", text)
+        self.assertIn("| pr | median-sum | 2 | +0.0 % [+0.0, +0.0] | -19.0 % [-19.0, -19.0] | **met** | "
+                      "+0.0 % [+0.0, +0.0] | **met** |", text)
+        self.assertIn("| online tune vs auto, GPU time per program: the median paired ratio's 90 % interval "
+                      "<= +3.0 % (next section) | **not met** | met in 2, not met in 0, not told apart from "
+                      "the noise in 1 of 3 programs (rounds that would tell: pr ~79) |", text)
         self.assertTrue(any(k.startswith("| kernels launched >= 5") for k in rows))
+
+
+class PairedStatistics(unittest.TestCase):
+    ROWS = [(KR, 1000, A, ns, "auto") for ns in (100, 100, 400, 100, 110)] + [(KO, 64, A, 50, "auto")]
+
+    def test_gpu_time_plain_and_median_sum(self):
+        self.assertEqual(tsr.gpu_time(self.ROWS), 860)
+        self.assertEqual(tsr.gpu_time(self.ROWS, "median-sum"), 5 * 100 + 50)  # the 400 weighs as 100
+
+    def test_median_interval_is_the_medians_bootstrap_with_a_fixed_seed(self):
+        self.assertEqual(tsr.median_interval([1.02] * 8), (1.02, 1.02, 1.02))
+        # ts_ocean's auto GPU time over 8 rounds on the H100 (ms), as ratios to its median.
+        xs = [x / 82.6 for x in (81.0, 84.4, 85.4, 84.2, 79.7, 103.6, 74.3, 77.4)]
+        med, low, high = tsr.median_interval(xs)
+        self.assertAlmostEqual(med, statistics.median(xs))
+        self.assertLess(low, med)
+        self.assertGreater(high, med)
+        self.assertLess(high, max(xs))  # one outlier round does not set the interval
+        self.assertEqual(tsr.median_interval(xs), (med, low, high))  # same seed, same interval
+
+    def test_a_bound_is_met_missed_or_not_told_apart_with_the_rounds_that_would_tell(self):
+        self.assertEqual(tsr.bound_verdict((0.98, 0.97, 1.005), 1.01, 8), ("met", None))
+        self.assertEqual(tsr.bound_verdict((1.06, 1.04, 1.08), 1.03, 8), ("not met", None))
+        # 2 % slower, interval down to 0.99: the half-width towards the bound is 3 points, the
+        # distance 1 point: 9 times the rounds.
+        self.assertEqual(tsr.bound_verdict((1.02, 0.99, 1.05), 1.01, 8), ("not told apart", 72))
+        # Below the bound, interval across it: its upper half counts.
+        self.assertEqual(tsr.bound_verdict((1.00, 0.98, 1.02), 1.01, 8), ("not told apart", 32))
+        self.assertEqual(tsr.bound_verdict((1.01, 1.00, 1.02), 1.01, 8), ("not told apart", None))
+        self.assertEqual(tsr.rounds_to_tell(None), "-")
+        self.assertEqual(tsr.rounds_to_tell(72), "~72")
+        self.assertEqual(tsr.rounds_to_tell(399557), "over 1000")
+
+    def test_noise_table_pairs_each_variant_and_the_a_a_pair_with_auto_per_round(self):
+        totals = {("p", 1): {"auto": 100, "auto2": 110, "learned": 99},
+                  ("p", 2): {"auto": 100, "auto2": 90, "learned": 101, "tune": 103},
+                  ("q", 1): {"learned": 5}}
+        table = tsr.noise_table(totals)
+        self.assertEqual(set(table), {"p"})
+        self.assertEqual(table["p"]["auto2"][1], 2)
+        self.assertAlmostEqual(table["p"]["auto2"][0][0], 1.0)
+        self.assertEqual(table["p"]["tune"], ((1.03, 1.03, 1.03), 1))
 
 
 if __name__ == "__main__":

@@ -10,16 +10,29 @@ The folder holds, per program (PROGRAM at size N, REPS launches of each repeated
                                the runs it spent (its runs.csv: a row per run, of kind before,
                                tuning, confirm-auto or confirm-learned, and its wall_s)
   runs.csv, profiles/          paired production rounds: PROGRAM.ROUND.VARIANT.csv with VARIANT
-                               auto (GRIDSEL_CACHE=off), learned (auto reading the session's
+                               auto (GRIDSEL_CACHE=off), auto2 (the same again: the A/A pair
+                               that measures the noise), learned (auto reading the session's
                                store), llvm, tune (online, its own store across rounds)
+  sessions/PROGRAM-N/kernels.csv  what the session's confirmation kept (decided in gridsel)
 
 A case is (program, kernel, trip count). Its launches per run are auto's; a case launched once
 per run is judged by first launches (every process's only one), the others by the launches after
 each process's first. Every grid's time is its median over every such launch of that grid, from
 any run (panel or production), so a policy is judged by the grid it chose, not the noise of its
 own launches; "best" is the fastest grid with at least two samples. A production run's GPU time
-is the sum of its launches' times (GRIDSEL_PROFILE: exploring and cold first launches included,
-as the user pays them).
+is measured two ways: "plain", the sum of its launches' times (GRIDSEL_PROFILE: exploring and
+cold first launches included, as the user pays them), and "median-sum", per (kernel, trip count)
+the median launch time times the launches, summed (one outlier launch does not move it, nor
+does one exploring launch, so the plain sum is what the targets are judged on).
+
+Noise: identical configurations differ by tens of per cent in one pair of processes on the
+H100, so one pair cannot resolve 1 %. Per program the report gives, for production with the
+store against auto, online tune against auto and auto2 against auto (A/A: the noise), the
+median over rounds of the paired ratio and a bootstrap 90 % interval of that median (rounds
+resampled, BOOTSTRAP draws, fixed seed). A bound is met when the interval lies at or below it,
+not met when the interval lies above it, and otherwise not told apart at this number of rounds:
+the report says how many rounds would shrink the interval (as 1/sqrt(rounds)) to the distance
+between the median and the bound.
 
 Usage:
   tune_session_report.py plan FOLDER PROGRAM [--sweep DIR] [--summary CSV] [--spread] [--sms N]
@@ -33,6 +46,7 @@ import glob
 import gzip
 import math
 import os
+import random
 import re
 import statistics
 
@@ -42,6 +56,10 @@ KERNEL_SLACK = 1.03  # no kernel slower than auto's grid by more
 STORE_SLACK = 1.01   # production with the store against auto, GPU time
 ONLINE_SLACK = 1.03  # online tune against auto, GPU time
 SESSION_RUNS = {"repeated": 3, "once": 10}
+BOOTSTRAP = 2000  # resamples of the rounds for a median's interval
+LEVEL = 0.90      # the interval's coverage
+SEED = 27
+MEASURES = ("plain", "median-sum")
 FEW = 65536       # trip counts up to this get the spreading grids; above, long-loop grids
 
 
@@ -181,13 +199,71 @@ def cases(procs):
     return out
 
 
-def run_totals(procs):
-    """{(program, round): {variant: GPU time of the run (sum of its launches' ns)}}."""
+def gpu_time(rows, measure="plain"):
+    """A run's GPU time (ns): "plain", the sum of its launches' times, or "median-sum", per
+    (kernel, trip count) the median launch time times the launches, summed."""
+    if measure == "plain":
+        return sum(r[3] for r in rows)
+    by = collections.defaultdict(list)
+    for k, t, _, ns, _ in rows:
+        by[(k, t)].append(ns)
+    return sum(statistics.median(x) * len(x) for x in by.values())
+
+
+def run_totals(procs, measure="plain"):
+    """{(program, round): {variant: GPU time of the run (gpu_time's `measure`)}}."""
     out = collections.defaultdict(dict)
     for (prog, src, rnd), rows in procs.items():
         if src != "panel":
-            out[(prog, rnd)][src] = sum(r[3] for r in rows)
+            out[(prog, rnd)][src] = gpu_time(rows, measure)
     return out
+
+
+def paired_ratios(totals, variant, base="auto"):
+    """{program: [variant's GPU time over base's, per round where both ran]}."""
+    out = collections.defaultdict(list)
+    for (prog, _), v in sorted(totals.items()):
+        if v.get(variant) and v.get(base):
+            out[prog].append(v[variant] / v[base])
+    return dict(out)
+
+
+def median_interval(xs, draws=BOOTSTRAP, level=LEVEL, seed=SEED):
+    """(median, low, high) of `xs`: the median and a bootstrap `level` interval of it (the
+    rounds resampled with replacement `draws` times, percentile interval, fixed seed)."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(draws))
+    tail = (1 - level) / 2
+    low = meds[int(tail * (draws - 1))]
+    high = meds[int(math.ceil((1 - tail) * (draws - 1)))]
+    return statistics.median(xs), low, high
+
+
+def bound_verdict(stat, bound, rounds):
+    """Whether the paired ratio's median `stat` = (median, low, high) over `rounds` rounds keeps
+    to `bound`: ("met" | "not met" | "not told apart", rounds that would tell, or None). Rounds
+    that would tell: the interval's half-width towards the bound scaled by sqrt(rounds) until it
+    is the median's distance from the bound."""
+    med, low, high = stat
+    if high <= bound:
+        return "met", None
+    if low > bound:
+        return "not met", None
+    half = (high - med) if med <= bound else (med - low)
+    gap = abs(bound - med)
+    # Rounded first so that a whole number is not pushed up by float error.
+    need = math.ceil(round(rounds * (half / gap) ** 2, 6)) if gap > 0 else None
+    return "not told apart", need
+
+
+def noise_table(totals, variants=("learned", "tune")):
+    """Per program, per variant and auto2 (A/A): the paired ratios' (median, low, high) and
+    their number; {program: {variant: (stat, n)}}."""
+    out = collections.defaultdict(dict)
+    for variant in (*variants, "auto2"):
+        for prog, xs in paired_ratios(totals, variant).items():
+            out[prog][variant] = (median_interval(xs), len(xs))
+    return dict(out)
 
 
 def read_csv(path):
@@ -200,15 +276,19 @@ def read_csv(path):
 def session_runs(folder, program, n):
     """What `gridsel tune` recorded in its runs.csv (a row per run): {"all": (runs, wall s),
     "tuning": ..., "confirm": ...} (confirm: the confirmation pairs' runs, with and without the
-    learned store), or None when it wrote none."""
-    rows = read_csv(os.path.join(folder, "sessions", f"{program}-{n}", "runs.csv"))
+    learned store), and "kept": (searches written, searches the pairs decided) as its kernels.csv
+    says (the decision is gridsel's; this only counts it); or None when it wrote no runs.csv."""
+    session = os.path.join(folder, "sessions", f"{program}-{n}")
+    rows = read_csv(os.path.join(session, "runs.csv"))
     if not rows:
         return None
+    decided = read_csv(os.path.join(session, "kernels.csv"))
     spent = lambda kinds: (sum(r["kind"] in kinds for r in rows),
                            sum(float(r["wall_s"]) for r in rows if r["kind"] in kinds))
     kinds = {r["kind"] for r in rows}
     return {"all": spent(kinds), "tuning": spent({"tuning"}),
-            "confirm": spent({"confirm-auto", "confirm-learned"})}
+            "confirm": spent({"confirm-auto", "confirm-learned"}),
+            "kept": (sum(r["kept"] == "yes" for r in decided), len(decided))}
 
 
 def judge(cs, totals, sessions):
@@ -251,6 +331,50 @@ def judge(cs, totals, sessions):
     return t
 
 
+def paired_targets(tables, sessions):
+    """Per bound ("store": learned within STORE_SLACK, "online": tune within ONLINE_SLACK) and
+    measure: {"verdicts": {program: (verdict, rounds that would tell)}} from noise_table's per
+    measure `tables`; the store's only for programs whose session succeeded."""
+    tuned = {s["program"] for s in sessions if s["rc"] == "0"}
+    out = {}
+    for key, variant, slack in (("store", "learned", STORE_SLACK), ("online", "tune", ONLINE_SLACK)):
+        for measure, table in tables.items():
+            verdicts = {}
+            for prog, by in sorted(table.items()):
+                if variant in by and (variant == "tune" or prog in tuned):
+                    stat, n = by[variant]
+                    verdicts[prog] = bound_verdict(stat, slack, n)
+            out[(key, measure)] = verdicts
+    return out
+
+
+def interval_cell(entry):
+    """(stat, n) -> "+0.3 % [-2.1, +4.0]"."""
+    if not entry:
+        return "-"
+    (med, low, high), _ = entry
+    return f"{change(med)} [{change(low)[:-2]}, {change(high)[:-2]}]"
+
+
+def verdict_cell(verdict, rounds):
+    """bound_verdict's (verdict, rounds that would tell) at `rounds` rounds, as a table cell."""
+    if not verdict:
+        return "-"
+    what, need = verdict
+    if what != "not told apart":
+        return mark(what == "met")
+    told = f"{rounds_to_tell(need)} would tell" if need else "on the bound"
+    return f"not told apart from the noise at {rounds} rounds ({told})"
+
+
+def rounds_to_tell(need):
+    """The rounds that would tell, as the report writes them ("over 1000" where a measurement of
+    that size is out of reach anyway); "-" when the median sits on the bound."""
+    if not need:
+        return "-"
+    return "over 1000" if need > 1000 else f"~{need}"
+
+
 def mark(ok):
     return "**met**" if ok else "**not met**"
 
@@ -284,10 +408,12 @@ def report(folder, sweep=None):
     procs = load_processes(folder)
     cs = cases(procs)
     totals = run_totals(procs)
+    tables = {m: noise_table(run_totals(procs, m)) for m in MEASURES}
     sessions = read_csv(os.path.join(folder, "sessions.csv"))
     runs = read_csv(os.path.join(folder, "runs.csv"))
     panel = read_csv(os.path.join(folder, "panel.csv"))
     t = judge(cs, totals, sessions)
+    t["paired"] = paired_targets(tables, sessions)
     ref = sweep_reference(sweep) if sweep else {}
     rounds = sorted({int(r["round"]) for r in runs})
     failed = [r for r in runs + panel if r["rc"] != "0" or r["check"] != "pass"]
@@ -295,8 +421,8 @@ def report(folder, sweep=None):
              "Generated by `bench/harness/tune_session_report.py` from a `bench/gpu/tune-session.sh` "
              "folder; the method is in that script's and this report's module documentation.", "",
              f"- Programs: {len(sessions)}; kernels (program, kernel, trip count): {len(cs)}; production "
-             f"rounds: {len(rounds)} (auto without store, auto with the learned store, llvm, online tune, "
-             f"order rotated each round); fixed-grid panel runs: {len(panel)}.",
+             f"rounds: {len(rounds)} (auto without store, auto again (A/A), auto with the learned store, "
+             f"llvm, online tune, order rotated each round); fixed-grid panel runs: {len(panel)}.",
              f"- Runs failed or unchecked (exit status, the program's own check): {len(failed)}"
              + (": " + ", ".join(f"{r['program']} {r.get('variant', r.get('grid', ''))}" for r in failed[:8])
                 if failed else "") + ".",
@@ -325,6 +451,38 @@ def report(folder, sweep=None):
                      f"{change(s['worst'])}, median {change(s['median'])} over "
                      f"{len(s['pairs'])} pairs{'; over: ' + over if over else ''}"
                      f"{noise_txt if key == 'store' else ''} |")
+    for key, what, slack in (("store", "production with the store vs auto", STORE_SLACK),
+                             ("online", "online tune vs auto", ONLINE_SLACK)):
+        verdicts = t["paired"][(key, "plain")]
+        counts = collections.Counter(v for v, _ in verdicts.values())
+        undecided = ", ".join(f"{p} {rounds_to_tell(n)}" for p, (v, n) in verdicts.items()
+                              if v == "not told apart")
+        lines.append(f"| {what}, GPU time per program: the median paired ratio's {100 * LEVEL:.0f} % "
+                     f"interval <= {change(slack)} (next section) | "
+                     f"{mark(bool(verdicts) and counts['met'] == len(verdicts))} | met in {counts['met']}, "
+                     f"not met in {counts['not met']}, not told apart from the noise in "
+                     f"{counts['not told apart']} of {len(verdicts)} programs"
+                     f"{' (rounds that would tell: ' + undecided + ')' if undecided else ''} |")
+    lines += ["", "## Paired GPU time and its noise", "",
+              f"Per program: the median over rounds of a run's GPU time over auto's in the same round, "
+              f"and a bootstrap {100 * LEVEL:.0f} % interval of that median ({BOOTSTRAP} resamples of "
+              f"the rounds, seed {SEED}); A/A is auto2 over auto, identical configurations: the noise. "
+              "plain: the sum of every launch; median-sum: per kernel and trip count the median launch "
+              "time times the launches (outlier and exploring launches weigh as a typical one). A bound "
+              "is met when the interval is at or below it, not met when above it; otherwise the rounds "
+              "that would tell are estimated from the interval shrinking as 1/sqrt(rounds).", "",
+              "| program | GPU time | rounds | A/A (auto2) | with the store | store <= "
+              f"{change(STORE_SLACK)} | online tune | online <= {change(ONLINE_SLACK)} |",
+              "|---|---|---|---|---|---|---|---|"]
+    for prog in sorted({p for table in tables.values() for p in table}):
+        for measure in MEASURES:
+            by = tables[measure].get(prog, {})
+            n = max((entry[1] for entry in by.values()), default=0)
+            lines.append(f"| {prog} | {measure} | {n} | {interval_cell(by.get('auto2'))} | "
+                         f"{interval_cell(by.get('learned'))} | "
+                         f"{verdict_cell(t['paired'][('store', measure)].get(prog), n)} | "
+                         f"{interval_cell(by.get('tune'))} | "
+                         f"{verdict_cell(t['paired'][('online', measure)].get(prog), n)} |")
     lines += ["", "## Kernels", "",
               "Time of each kernel's launch under a grid: the grid's median (ms) over every launch of it "
               "in this folder; share = best / that.", "",
@@ -371,9 +529,10 @@ def report(folder, sweep=None):
         lines.append(f"| {prog} | {n} | " + " | ".join(cells) + f" | {ratio['learned']} | {ratio['tune']} |")
     lines += ["", "## The sessions' cost", "",
               "The runs' wall times from the session's runs.csv: tuning runs, and the confirmation pairs' "
-              "runs (auto with and without the learned store) apart; wall s: the whole session.", "",
-              "| program | N | runs asked | runs | tuning runs | tuning s | confirmation runs | confirmation s "
-              "| wall s | exit |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "runs (auto with and without the learned store; more pairs while they disagree) apart; wall "
+              "s: the whole session; kept: the searches the pairs decided that were written (kernels.csv).",
+              "", "| program | N | runs asked | runs | tuning runs | tuning s | confirmation runs | "
+              "confirmation s | kept | wall s | exit |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     total_s, total_runs, total = 0.0, 0, collections.Counter()
     for s in sessions:
         done = session_runs(folder, s["program"], s["n"])
@@ -384,8 +543,9 @@ def report(folder, sweep=None):
                 total[kind] += done[kind][0]
                 total[kind + "_s"] += done[kind][1]
             cells = [str(done["all"][0])] + [f"{done[k][0]} | {done[k][1]:.1f}" for k in ("tuning", "confirm")]
+            cells.append("%d of %d" % done["kept"])
         else:
-            cells = ["no runs.csv", "- | -", "- | -"]
+            cells = ["no runs.csv", "- | -", "- | -", "-"]
         lines.append(f"| {s['program']} | {s['n']} | {s['runs_asked']} | {' | '.join(cells)} | "
                      f"{float(s['wall_ms']) / 1e3:.1f} | {s['rc']} |")
     lines += ["", f"In all: {total_runs} program runs, {total_s:.1f} s of wall time; tuning: {total['tuning']} "

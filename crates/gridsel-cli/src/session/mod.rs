@@ -20,7 +20,7 @@
 //!   that the learned grids are judged in production conditions (samples
 //!   taken in tuning runs, where neighbouring kernels explore, mislead):
 //!   `--confirm` pairs, and more while they disagree, up to
-//!   [`EXTRA_PAIRS`] times as many.
+//!   [`PAIRS_CAP_FACTOR`] times as many.
 
 mod confirm;
 mod report;
@@ -49,7 +49,7 @@ const MAX_CONFIRM_PAIRS: u32 = 20;
 /// disagree: 3 pairs of 3 agreeing decide at once; where whole-run noise
 /// of several per cent hides a gain of a few, 9 pairs tell 7 of 9 from
 /// chance.
-const EXTRA_PAIRS: u32 = 3;
+const PAIRS_CAP_FACTOR: u32 = 3;
 
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
 /// (the before run and the confirmation runs under `auto`) are the baseline
@@ -364,9 +364,9 @@ impl Runner<'_> {
         // always the one after a warm-up; past the pairs asked, one more
         // while they disagree.
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
-        let digits = (self.confirm_pairs * EXTRA_PAIRS).to_string().len();
+        let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pairs = Vec::new();
-        for i in 1..=self.confirm_pairs * EXTRA_PAIRS {
+        for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
             if i > self.confirm_pairs && !confirm::decide(&pairs).undecided() {
                 break;
             }
@@ -449,7 +449,7 @@ impl Runner<'_> {
                 if index <= self.confirm_pairs {
                     format!("confirmation {index}/{}, {side}", self.confirm_pairs)
                 } else {
-                    let most = self.confirm_pairs * EXTRA_PAIRS;
+                    let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
                     format!("confirmation {index} (more pairs, up to {most}), {side}")
                 }
             }

@@ -19,9 +19,10 @@ The folds, the judging and the stand-ins are auto_patterns.py's: per held-out pr
 with the fewest other programs' cases more than 3 % slower than LLVM's grid, then the highest
 geomean, then the highest T; the shipped `auto` competes as the member whose T no loop reaches,
 so it wins ties. "Outside the noise": more than 3 % slower than LLVM and by more than the LLVM
-point's p10-p90 spread. `--plan-out` writes the held-out cases the folds move, each program at
-its smallest swept size (their `auto` and rule grids), in the plan format of
-bench/gpu/reduction-wave.sh, to measure them live with `gridsel compare`.
+point's p10-p90 spread. `--plan-out` writes the cases that the member most folds chose (the
+shipped `auto` aside) moves, each program at its smallest swept size, with their `auto` and rule
+grids, in the plan format of bench/gpu/reduction-wave.sh, to measure them live with
+`gridsel compare`.
 """
 
 import argparse
@@ -32,6 +33,7 @@ import math
 import os
 import subprocess
 import sys
+from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -210,7 +212,11 @@ def main():
                   f"{fmt_speedup(llvm[pk] / best[pk][2])} |")
 
     if a.plan_out:
-        changed = [pk for pk in moved if after[pk][:2] != shipped[pk][:2]]
+        chosen = Counter(params for params, _ in folds.values() if params != SHIPPED)
+        if not chosen:
+            raise SystemExit("--plan-out: every fold kept the shipped auto; nothing to measure")
+        rule = chosen.most_common(1)[0][0]
+        changed = [pk for pk in moved if family[rule][pk][:2] != shipped[pk][:2]]
         sizes = swept_sizes(a.results, set(changed))
         # One size per program, its smallest swept: one `gridsel compare` per program.
         smallest = {}
@@ -221,9 +227,10 @@ def main():
             w = csv.writer(f)
             w.writerow(PLAN_HEADER)
             for pk in plan:
-                w.writerow([pk[0], sizes[pk], short(pk[1]), pk[2], *shipped[pk][:2], *after[pk][:2]])
-        print(f"plan: {len(plan)} of the {len(changed)} held-out moves (each program at its smallest swept "
-              f"size) -> {a.plan_out}", file=sys.stderr)
+                w.writerow([pk[0], sizes[pk], short(pk[1]), pk[2], *shipped[pk][:2], *family[rule][pk][:2]])
+        print(f"plan: {rule[0]} threads x {rule[1]} waves from 2^{rule[2].bit_length() - 1} (chosen by {chosen[rule]} of {len(folds)} folds): {len(plan)} of the "
+              f"{len(changed)} cases it moves (each program at its smallest swept size) -> {a.plan_out}",
+              file=sys.stderr)
     return 0
 
 

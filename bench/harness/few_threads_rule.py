@@ -35,11 +35,12 @@ REGISTERS = (0, 64, 80, 96, 112, 128)
 STACK = (0, 1024, None)
 MIN_TRIPS = tuple(1 << k for k in range(10, 19))
 ACTIONS = ("llvm", "32xSMs")
-SHIPPED = ("shipped", 0, 0, 1 << 62)
+# Members are (action, (R, S), T): choose_folds breaks ties on the third element, the threshold.
+SHIPPED = ("shipped", (0, 0), 1 << 62)
 
 
 def family_grids(cases, table, facts, measured, sms, stand_ins):
-    """{(action, R, S, T): {case: (threads, blocks, ms or None)}} and SHIPPED."""
+    """{(action, (R, S), T): {case: (threads, blocks, ms or None)}} and SHIPPED."""
     shipped = {pk: table[pk]["auto"][:3] for pk in cases}
     family = {SHIPPED: shipped}
     for action in ACTIONS:
@@ -58,14 +59,14 @@ def family_grids(cases, table, facts, measured, sms, stand_ins):
                         else:
                             ms = measured.get(pk, {}).get((32, sms))
                             grids[pk] = (32, sms, ms if ms is not None else stand_in(measured, pk, 32, sms, stand_ins))
-                    family[(action, regs, stack, m)] = grids
+                    family[(action, (regs, stack), m)] = grids
     return family
 
 
 def name(p):
     if p == SHIPPED:
         return "(shipped)"
-    action, regs, stack, m = p
+    action, (regs, stack), m = p
     return f"{action} from {regs} registers, stack {'any' if stack is None else f'<= {stack} B'}, from 2^{m.bit_length() - 1}"
 
 
@@ -85,14 +86,11 @@ def main():
     llvm = {pk: table[pk]["llvm"][2] for pk in everything}
     stand_ins = set()
     family = family_grids(cases, table, facts, load_points(a.results), a.sms, stand_ins)
-    # The score's third element is -T: rename the members so that T is params[2].
-    keyed = {(p[0], (p[1], p[2]), p[3]): g for p, g in family.items()}
-    shipped = keyed[(SHIPPED[0], (SHIPPED[1], SHIPPED[2]), SHIPPED[3])]
-    moved = [pk for pk in cases if any(g[pk][:2] != shipped[pk][:2] for g in keyed.values())]
-    after, folds, held_missing = choose_folds(moved, {pk: shipped[pk][2] for pk in moved}, shipped, keyed)
+    shipped = family[SHIPPED]
+    moved = [pk for pk in cases if any(g[pk][:2] != shipped[pk][:2] for g in family.values())]
+    after, folds, held_missing = choose_folds(moved, {pk: shipped[pk][2] for pk in moved}, shipped, family)
     after = {**{pk: table[pk]["auto"][:3] for pk in everything}, **after}
     costs = lambda grids, pks: sum(grids[pk][2] > SLOWER * shipped[pk][2] for pk in pks)
-    unkey = lambda p: (p[0], p[1][0], p[1][1], p[2])
 
     sp = lambda grids, pks: geomean([llvm[pk] / grids[pk][2] for pk in pks])
     slow = lambda grids, pks: sum(grids[pk][2] > SLOWER * llvm[pk] for pk in pks)
@@ -106,7 +104,7 @@ def main():
     print("|---|---|---|---|---|---|")
     for prog in sorted(folds):
         pks = [pk for pk in moved if pk[0] == prog]
-        print(f"| {prog} | {len(pks)} | {name(unkey(folds[prog][0]))} | {fmt_speedup(sp(shipped, pks))} / "
+        print(f"| {prog} | {len(pks)} | {name(folds[prog][0])} | {fmt_speedup(sp(shipped, pks))} / "
               f"{fmt_speedup(sp(after, pks))} | {slow(shipped, pks)} ({noisy(shipped, pks)}) / "
               f"{slow(after, pks)} ({noisy(after, pks)}) | {costs(after, pks)} |")
     print("\n## Held out, totals\n")
@@ -120,12 +118,12 @@ def main():
     print("| member | cases it moves | > 3 % slower than shipped | > 3 % slower than LLVM (outside the noise) | "
           "geomean over LLVM (moved cases) |")
     print("|---|---|---|---|---|")
-    score = {p: (costs(g, moved), judge(moved, llvm, g)[1], judge(moved, llvm, g)[2]) for p, g in keyed.items()}
-    for p in sorted(keyed, key=lambda p: (score[p][0], -score[p][1]))[:10]:
-        g = keyed[p]
+    score = {p: (costs(g, moved), judge(moved, llvm, g)[1]) for p, g in family.items()}
+    for p in sorted(family, key=lambda p: (score[p][0], -score[p][1]))[:10]:
+        g = family[p]
         n = sum(g[pk][:2] != shipped[pk][:2] for pk in moved)
         timed = [pk for pk in moved if g[pk][2] is not None]
-        print(f"| {name(unkey(p))} | {n} | {score[p][0]} | {slow(g, timed)} ({noisy(g, timed)}) | {score[p][1]:.3f} |")
+        print(f"| {name(p)} | {n} | {score[p][0]} | {slow(g, timed)} ({noisy(g, timed)}) | {score[p][1]:.3f} |")
     return 0
 
 

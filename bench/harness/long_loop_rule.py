@@ -29,7 +29,6 @@ import argparse
 import csv
 import io
 import json
-import math
 import os
 import subprocess
 import sys
@@ -135,7 +134,7 @@ def main():
     ap.add_argument("--device", default="h100")
     ap.add_argument("--threads", default=",".join(map(str, THREADS)), help="the family's block sizes")
     ap.add_argument("--waves", default=",".join(map(str, WAVES)), help="the family's waves")
-    ap.add_argument("--plan-out", metavar="CSV", help="the held-out moves as a plan for bench/gpu/reduction-wave.sh")
+    ap.add_argument("--plan-out", metavar="CSV", help="the moves of the member most folds chose, as a plan for bench/gpu/reduction-wave.sh")
     a = ap.parse_args()
     table = load_summary(a.results)
     points = os.path.join(a.results, "points.csv")

@@ -19,13 +19,13 @@ class FamilyGrids(unittest.TestCase):
         shipped = {pk: (128, 512, 5.0) for pk in table}
         self.assertEqual(fam[ftr.SHIPPED], shipped)
         # From 96 registers, no stack, from 2^16: the tile kernel alone.
-        self.assertEqual(fam[("llvm", 96, 0, 1 << 16)], {**shipped, tile: (32, 2048, 4.0)})
+        self.assertEqual(fam[("llvm", (96, 0), 1 << 16)], {**shipped, tile: (32, 2048, 4.0)})
         # Any stack: the buffered kernel too; one 32-thread block per SM, 128 standing in for 132.
-        self.assertEqual(fam[("32xSMs", 96, None, 1 << 16)],
+        self.assertEqual(fam[("32xSMs", (96, None), 1 << 16)],
                          {**shipped, tile: (32, 132, 3.0), buffered: (32, 132, 1.0)})
         self.assertEqual(stand_ins, {(tile, 32, 132)})
         # Above the trip count: nothing moves.
-        self.assertEqual(fam[("llvm", 0, None, 1 << 17)], shipped)
+        self.assertEqual(fam[("llvm", (0, None), 1 << 17)], shipped)
 
 
 if __name__ == "__main__":

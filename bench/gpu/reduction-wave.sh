@@ -5,12 +5,14 @@
 # (llvm, the baseline, runs too), policies rotating each round.
 #   bash bench/gpu/reduction-wave.sh [PLAN]
 #   REDUCTION_WAVE_ROUNDS=5 REDUCTION_WAVE_REPS=10   rounds; the programs' REPS (WARMUP 1)
-# Writes $OUT/reduction-wave/PROGRAM-N/ (compare's folder) and the plan beside them; then,
+# Any plan of that format runs the same way (bench/gpu/long-loop-wave.csv, from
+# bench/harness/long_loop_rule.py --plan-out: a long-loop rule's grids, NOTES.md §31).
+# Writes $OUT/<plan's name>/PROGRAM-N/ (compare's folder) and the plan beside them; then,
 # here: python3 bench/harness/reduction_wave.py report PLAN <that folder>.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 plan=${1:-$repo/bench/gpu/reduction-wave.csv}
-out=${OUT:-/tmp/gridsel-reduction-wave}/reduction-wave
+out=${OUT:-/tmp/gridsel-reduction-wave}/$(basename "$plan" .csv)
 b=${GRIDSEL_BENCH_BIN:-$repo/bench/build/sm_90}
 mkdir -p "$out"
 cp "$plan" "$out/plan.csv"

@@ -68,21 +68,26 @@ def evaluate(gridsel, points, bin_dir, spec, measured, stand_ins):
 
 def parse_evaluate(text, measured, stand_ins):
     """`gridsel-research evaluate`'s CSV as {case: (threads, blocks, ms or None)}: a grid without a
-    median takes the median of the measured grid of the same threads whose block count is
-    nearest within STAND_IN (added to `stand_ins`), else None."""
+    median takes its stand-in's (`stand_in`), else None."""
     grids = {}
     for r in csv.DictReader(io.StringIO(text)):
         pk = (r["program"], r["kernel"], int(r["trip_count"]))
         t, b = int(r["threads"]), int(r["blocks"])
-        ms = float(r["median_ms"]) if r["median_ms"] else None
-        if ms is None:
-            near = [(abs(math.log(b2 / b)), ms2) for (t2, b2), ms2 in measured.get(pk, {}).items()
-                    if t2 == t and max(b2 / b, b / b2) <= STAND_IN]
-            if near:
-                ms = min(near)[1]
-                stand_ins.add((pk, t, b))
+        ms = float(r["median_ms"]) if r["median_ms"] else stand_in(measured, pk, t, b, stand_ins)
         grids[pk] = (t, b, ms)
     return grids
+
+
+def stand_in(measured, pk, t, b, stand_ins):
+    """For a grid t x b the sweep did not measure on case pk: the median of the measured grid of
+    the same threads whose block count is nearest within STAND_IN (the grid is added to
+    `stand_ins`), else None."""
+    near = [(abs(math.log(b2 / b)), ms) for (t2, b2), ms in measured.get(pk, {}).items()
+            if t2 == t and max(b2 / b, b / b2) <= STAND_IN]
+    if not near:
+        return None
+    stand_ins.add((pk, t, b))
+    return min(near)[1]
 
 
 def band_family(shipped, family, below):

@@ -249,8 +249,8 @@ const SESSION_WAVES: [u32; 2] = [1, 2];
 /// loops of time-stepping codes ran fastest on such grids of fewer threads
 /// than `auto`'s and more blocks: ts_ocean's sweep (23 kernels of 2^20
 /// iterations) found 32 x 4096-8448 1.5-1.8x faster than `auto`'s 128 x
-/// 3200 for four of them, and none of the twelve candidates a warm search
-/// measured had 32 threads but 32 x 3200 (bench/results/h100/NOTES.md
+/// 3200 for four of them, where of the twelve candidates a warm search
+/// measured only 32 x 3200 had 32 threads (bench/results/h100/NOTES.md
 /// §30). Only a tuning session ([`Exploring::Unbounded`]) tries them, at
 /// fewer threads than `auto`'s, ordered among `auto`'s neighbours by
 /// distance: its warm plan's sixteen reach them, while a cold plan's four
@@ -285,7 +285,7 @@ fn wave_moves(
 /// grids in `gridsel tune-sim`), less those predicted to take more than
 /// [`PRUNE_ABOVE`] times `auto`'s time. A tuning session
 /// ([`Exploring::Unbounded`]) also tries whole waves of fewer threads
-/// ([`wave_moves`]) among `auto`'s neighbours. `learned` are moves that won for
+/// among `auto`'s neighbours. `learned` are moves that won for
 /// other kernels on this device, most frequent first; a launch without a
 /// trip count ignores them and tries its own ladder of block counts after
 /// LLVM's grid (`auto`'s, `occupancy`'s and LLVM's are one there).

@@ -16,7 +16,7 @@ use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::logging;
 use gridsel::occupancy::resident_blocks_per_sm;
 use gridsel::policy::{self, Policy, sweep};
-use gridsel::tune;
+use gridsel::tune::{self, search::Exploring};
 use std::path::Path;
 
 /// A target's name (its corpus folder `fuzz/corpus/<name>/` and its
@@ -136,9 +136,15 @@ pub fn device_toml(data: &[u8]) -> bool {
         check_decisions(&device, kernel);
         let launch = LaunchDesc::open(1 << 20);
         let space = sweep::space(&device, kernel, &launch).len();
-        let tune = tune::candidates(&device, kernel, &launch, &[], |_| true)
-            .list
-            .len();
+        let tune = [Exploring::Bounded, Exploring::Unbounded]
+            .map(|e| {
+                tune::candidates(&device, kernel, &launch, &[], e, |_| true)
+                    .list
+                    .len()
+            })
+            .into_iter()
+            .max()
+            .unwrap_or(0);
         assert!(
             space <= MAX_CANDIDATES && tune <= MAX_CANDIDATES,
             "{space} sweep points, {tune} tune candidates for {device:?}"

@@ -335,7 +335,8 @@ fn tune_searches_a_teams_region_without_a_loop_when_it_may_change() {
         &[
             "_mv_rows_l",
             " on H100 (forced; no CUDA device), no distribute loop: settled on ",
-            "12 grids measured",
+            // Exploring unbounded: a tuning session's warm plan.
+            "16 grids measured",
         ],
     );
     // Its own class, 0: never mixed with a loop's trip counts.

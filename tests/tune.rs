@@ -13,7 +13,7 @@ use gridsel::tune::cache::{
     self, CacheError, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, Table,
     Update,
 };
-use gridsel::tune::search::{Candidate, Kind};
+use gridsel::tune::search::{Candidate, Exploring, Kind};
 use gridsel::tune::{
     Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TunePolicy,
     candidates, replay, replay_program, resolve,
@@ -220,7 +220,15 @@ fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::cache::
 
 /// The best grid of the first `n` candidates under `time`.
 fn best_of(n: usize, kernel: &KernelDesc, trip: u64, time: &dyn Fn(Geometry) -> f64) -> Geometry {
-    let list = candidates(&h100(), kernel, &LaunchDesc::open(trip), &[], |_| true).list;
+    let list = candidates(
+        &h100(),
+        kernel,
+        &LaunchDesc::open(trip),
+        &[],
+        Exploring::Bounded,
+        |_| true,
+    )
+    .list;
     list.iter()
         .take(n)
         .map(|&(_, g)| g)
@@ -248,7 +256,15 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     // The search started from auto's grid, then measured the next three of
     // the prior in the next three runs. LLVM's grid is auto's for this
     // launch (a cold search would skip it otherwise; search::Params::COLD).
-    let list = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true).list;
+    let list = candidates(
+        &h100(),
+        &k,
+        &LaunchDesc::open(trip),
+        &[],
+        Exploring::Bounded,
+        |_| true,
+    )
+    .list;
     assert_eq!(runs[0], list[0].1);
     let mut screened = runs[1..4].to_vec();
     screened.sort();
@@ -567,7 +583,7 @@ fn a_kernel_that_may_nest_is_searched_only_within_llvms_grid() {
     let launch = LaunchDesc::open(98_304);
     let limits = Limits::of(&h100(), &k, &launch);
     assert!(limits.narrowed.is_some());
-    let list = candidates(&h100(), &k, &launch, &[], |_| true).list;
+    let list = candidates(&h100(), &k, &launch, &[], Exploring::Bounded, |_| true).list;
     assert!(!list.is_empty());
     assert!(list.iter().all(|&(_, g)| limits.contains(g)), "{list:?}");
 }
@@ -583,7 +599,14 @@ fn grids_that_starve_a_small_launch_come_last_but_llvms() {
             for trip in (8..=22).map(|k| 1u64 << k) {
                 let mut k = spmd();
                 (k.exec_mode, k.max_threads) = (Some(mode), Some(cap));
-                let prior = candidates(&d, &k, &LaunchDesc::open(trip), &[], |_| true);
+                let prior = candidates(
+                    &d,
+                    &k,
+                    &LaunchDesc::open(trip),
+                    &[],
+                    Exploring::Bounded,
+                    |_| true,
+                );
                 let list = &prior.list;
                 let auto = busy(list[0].1, trip);
                 let starves = |&(c, g): &(Candidate, Geometry)| {
@@ -612,7 +635,14 @@ fn grids_that_starve_a_small_launch_come_last_but_llvms() {
 fn only_a_kernel_launched_many_times_per_run_tries_grids_that_starve_it() {
     let k = spmd();
     let trip = 16_000;
-    let prior = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    let prior = candidates(
+        &h100(),
+        &k,
+        &LaunchDesc::open(trip),
+        &[],
+        Exploring::Bounded,
+        |_| true,
+    );
     let from = prior.starving_from.expect("grids with fewer busy threads");
     let starving: Vec<Geometry> = prior.list[from..].iter().map(|&(_, g)| g).collect();
     assert!(from > 1 && starving.len() > 1, "{prior:?}");
@@ -635,7 +665,14 @@ fn only_a_kernel_launched_many_times_per_run_tries_grids_that_starve_it() {
 fn replayed_bowl() -> (KernelDesc, u64, impl Fn(Geometry) -> f64, Prior) {
     let k = spmd();
     let trip = 1 << 22;
-    let prior = candidates(&h100(), &k, &LaunchDesc::open(trip), &[], |_| true);
+    let prior = candidates(
+        &h100(),
+        &k,
+        &LaunchDesc::open(trip),
+        &[],
+        Exploring::Bounded,
+        |_| true,
+    );
     (k, trip, bowl(Geometry::new(64, 1 << 14)), prior)
 }
 
@@ -1501,4 +1538,24 @@ fn kernels_read_cleanly(path: &Path) -> Vec<String> {
     let read = files::load_cache(path).unwrap();
     assert!(read.dropped.is_empty(), "{:?}", read.dropped);
     read.table.records().map(|r| r.key.kernel.clone()).collect()
+}
+
+/// A tuning session (exploring unbounded, as `gridsel tune` runs the
+/// program) on a long streaming loop whose fastest grid is one whole wave
+/// of 32-thread blocks, as ts_ocean's were on the H100: the session's
+/// searches reach it within three runs of 50 launches, and every later
+/// launch gets it.
+#[test]
+fn a_session_finds_a_whole_wave_of_fewer_threads_on_a_long_loop() {
+    let k = spmd();
+    let trip = 1 << 20;
+    let wave = Geometry::new(32, 4224);
+    let time = bowl(wave);
+    let path = temp("session_wave");
+    let mut last = Vec::new();
+    for _ in 0..3 {
+        last = process(&path, &k, trip, 50, &time);
+    }
+    assert_eq!(last[45..], [wave; 5], "{last:?}");
+    let _ = std::fs::remove_file(&path);
 }

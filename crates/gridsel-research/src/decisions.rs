@@ -142,7 +142,14 @@ pub fn dump(binaries: &Path, device: &str) -> Result<(), String> {
                     );
                 }
             }
-            let tune = tune::candidates(&device, k, &launch, &[], |_| true);
+            let tune = tune::candidates(
+                &device,
+                k,
+                &launch,
+                &[],
+                tune::search::Exploring::Bounded,
+                |_| true,
+            );
             println!(
                 "{},{trip},tune,,,{},",
                 csv::field(&k.name),

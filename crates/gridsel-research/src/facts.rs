@@ -104,8 +104,13 @@ pub fn chunks(sweep: &Measured) -> Result<(), String> {
     })
 }
 
-/// `costs`: see the command's doc.
-pub fn costs(sweep: &Measured) -> Result<(), String> {
+/// `costs`: see the command's doc; `session`: a tuning session's prior.
+pub fn costs(sweep: &Measured, session: bool) -> Result<(), String> {
+    let exploring = if session {
+        tune::search::Exploring::Unbounded
+    } else {
+        tune::search::Exploring::Bounded
+    };
     println!("program,kernel,trip_count,threads,blocks,median_ms,auto_ms,predicted,prior_rank");
     sweep.each_described("costs", |device, case, kernel| {
         let launch = LaunchDesc::open(case.trip_count);
@@ -114,7 +119,7 @@ pub fn costs(sweep: &Measured) -> Result<(), String> {
             return;
         };
         // Every candidate the prior would list, pruned or not.
-        let prior = tune::candidates_before_pruning(device, kernel, &launch, &[], |g| {
+        let prior = tune::candidates_before_pruning(device, kernel, &launch, &[], exploring, |g| {
             case.times.contains_key(&g)
         });
         let mut grids: Vec<&Geometry> = case.times.keys().collect();

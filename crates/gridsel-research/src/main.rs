@@ -113,6 +113,10 @@ enum Command {
     Costs {
         #[command(flatten)]
         sweep: Measured,
+        /// The prior's order of a tuning session (exploring unbounded,
+        /// GRIDSEL_TUNE_OVERHEAD=off) instead of online `tune`'s.
+        #[arg(long)]
+        session: bool,
     },
     /// Write a GRIDSEL_CACHE store (tune's format) that pins grids, from a
     /// CSV with columns kernel,device,sm_arch,trip_count,threads,blocks,ns,launches:
@@ -158,7 +162,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::TuneSim(args) => tune_sim::run(&args),
         Command::Features { sweep, candidates } => facts::features(&sweep, candidates),
         Command::Chunks { sweep } => facts::chunks(&sweep),
-        Command::Costs { sweep } => facts::costs(&sweep),
+        Command::Costs { sweep, session } => facts::costs(&sweep, session),
         Command::CacheEntries { csv, out } => facts::cache_entries(&csv, out.as_deref()),
         Command::Space { target } => decisions::space(&target),
     }

@@ -24,6 +24,11 @@ pub struct Args {
     /// random; later launches stay noiseless.
     #[arg(long)]
     cold_noise: Option<PathBuf>,
+    /// Warm samples' noise, in the same form: each later launch is seen as
+    /// its grid's median times a ratio drawn at random (noiseless when not
+    /// given).
+    #[arg(long)]
+    warm_noise: Option<PathBuf>,
     /// Replays of every case, each with its own draws of the noise.
     #[arg(long, default_value_t = 1)]
     replications: u32,
@@ -42,6 +47,11 @@ pub struct Args {
     /// (GRIDSEL_TUNE_OVERHEAD); unbounded when not given.
     #[arg(long)]
     overhead: Option<f64>,
+    /// Online `tune`'s candidates and plan even where exploring is
+    /// unbounded (a tuning session's otherwise): what a session searched
+    /// before bench/results/h100/NOTES.md §30.
+    #[arg(long)]
+    online_plan: bool,
     /// Replay a program's kernels at one size in the same processes,
     /// sharing each run's allowance, launched in turn (the k-th smallest
     /// trip count of each of its kernels is taken as one size).
@@ -52,6 +62,7 @@ pub struct Args {
 /// Runs `tune-sim`: CSV on stdout, the summary on stderr.
 pub fn run(args: &Args) -> Result<(), String> {
     let ratios = args.cold_noise.as_deref().map(read_ratios).transpose()?;
+    let warm_ratios = args.warm_noise.as_deref().map(read_ratios).transpose()?;
     let overhead = match args.overhead {
         Some(p) if p.is_finite() && p >= 0.0 => p / 100.0,
         Some(p) => return Err(format!("--overhead {p}: not a percentage")),
@@ -59,11 +70,13 @@ pub fn run(args: &Args) -> Result<(), String> {
     };
     let options = TuneSimOptions {
         cold_noise: ratios.as_deref(),
+        warm_noise: warm_ratios.as_deref(),
         replications: args.replications.max(1),
         runs: args.runs as usize,
         seed: args.seed,
         best_of: args.best_of,
         overhead,
+        online_plan: args.online_plan,
         programs: args.programs,
     };
     simulate(&args.sweep, &options)
@@ -94,13 +107,27 @@ fn read_ratios(path: &Path) -> Result<Vec<f64>, String> {
 /// "best" judged against, and whether kernels share a process.
 struct TuneSimOptions<'a> {
     cold_noise: Option<&'a [f64]>,
+    warm_noise: Option<&'a [f64]>,
     replications: u32,
     runs: usize,
     seed: u64,
     best_of: Option<usize>,
     /// Each run's allowance (a fraction; infinite: unbounded).
     overhead: f64,
+    online_plan: bool,
     programs: bool,
+}
+
+impl TuneSimOptions<'_> {
+    /// Unbounded exploring (no `--overhead`) is a tuning session's: its
+    /// candidates and plan, unless `--online-plan`.
+    fn exploring(&self) -> tune::search::Exploring {
+        if self.overhead.is_infinite() && !self.online_plan {
+            tune::search::Exploring::Unbounded
+        } else {
+            tune::search::Exploring::Bounded
+        }
+    }
 }
 
 /// One case of the sweep as `tune-sim` replays it.
@@ -167,7 +194,7 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
             .cloned()
             .unwrap_or_else(|| KernelDesc::named(case.kernel.clone()));
         let launch = LaunchDesc::open(case.trip_count);
-        let prior = tune::candidates(&device, &kernel, &launch, &[], |g| {
+        let prior = tune::candidates(&device, &kernel, &launch, &[], o.exploring(), |g| {
             case.times.contains_key(&g)
         });
         let Some(&(_, auto)) = prior
@@ -217,9 +244,9 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                     cold: 1.0,
                     overhead: o.overhead,
                 };
-                let noise = |cold: bool| match o.cold_noise {
-                    Some(ratios) if cold => ratios[draws.below(ratios.len())],
-                    _ => 1.0,
+                let noise = |cold: bool| match if cold { o.cold_noise } else { o.warm_noise } {
+                    Some(ratios) => ratios[draws.below(ratios.len())],
+                    None => 1.0,
                 };
                 let replays = tune::replay_program(&replayed, setup, noise);
                 summary[n].add_program(&replays, &autos);
@@ -259,18 +286,23 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
             }
         }
     }
-    let noise = match o.cold_noise {
+    let through = |kind: &str, ratios: Option<&[f64]>| match ratios {
         Some(ratios) => format!(
-            "cold samples ranked through {} measured ratios, {} replications",
-            ratios.len(),
-            o.replications
+            "{kind} samples ranked through {} measured ratios",
+            ratios.len()
         ),
-        None => "noiseless".to_string(),
+        None => format!("{kind} samples noiseless"),
     };
-    let allowance = if o.overhead.is_finite() {
-        format!("allowance {} %", o.overhead * 100.0)
-    } else {
-        "exploring unbounded".to_string()
+    let noise = format!(
+        "{}, {}, {} replications",
+        through("cold", o.cold_noise),
+        through("warm", o.warm_noise),
+        o.replications
+    );
+    let allowance = match o.exploring() {
+        _ if o.overhead.is_finite() => format!("allowance {} %", o.overhead * 100.0),
+        tune::search::Exploring::Bounded => "exploring unbounded, online plan".to_string(),
+        tune::search::Exploring::Unbounded => "exploring unbounded, session plan".to_string(),
     };
     let processes = if o.programs {
         format!("{} programs' kernels together", programs.len())
@@ -296,6 +328,8 @@ struct Summary {
     reached: [Vec<f64>; 2],
     /// Runs until the kept grid is within 98 % of best.
     reached_98: Vec<f64>,
+    /// Runs until the search explores no more.
+    settled: Vec<f64>,
     /// Per run, the sums of ln(best / time) of the kept grid and of what the
     /// run spent, for geometric means.
     log_share: [Vec<f64>; 2],
@@ -342,6 +376,7 @@ impl Summary {
         self.reached[1].push(never(r.runs_to_95pct_spent));
         self.reached_98
             .push(never(tune::runs_until_within(&r.kept, r.best_time, 0.98)));
+        self.settled.push(never(r.settled_after));
         for (sums, per_run) in self.log_share.iter_mut().zip([&r.kept, &r.spent]) {
             sums.resize(per_run.len(), 0.0);
             for (sum, t) in sums.iter_mut().zip(per_run) {
@@ -386,20 +421,24 @@ impl Summary {
                 shares.join(" ")
             ));
         }
-        self.reached_98.sort_by(f64::total_cmp);
-        let r98 = &self.reached_98;
-        let at = |q: f64| {
-            r98.get(((r98.len() as f64 - 1.0) * q) as usize)
-                .copied()
-                .unwrap_or(f64::NAN)
-        };
-        out.push_str(&format!(
-            "  kept grid: runs to 98 % of best median {}, p90 {}, never within {} runs {:.1} %\n",
-            at(0.5),
-            at(0.9),
-            self.log_share[0].len(),
-            100.0 * r98.iter().filter(|x| x.is_infinite()).count() as f64 / n
-        ));
+        for (what, runs) in [
+            ("kept grid: runs to 98 % of best", &mut self.reached_98),
+            ("search: runs until settled", &mut self.settled),
+        ] {
+            runs.sort_by(f64::total_cmp);
+            let at = |q: f64| {
+                runs.get(((runs.len() as f64 - 1.0) * q) as usize)
+                    .copied()
+                    .unwrap_or(f64::NAN)
+            };
+            out.push_str(&format!(
+                "  {what} median {}, p90 {}, never within {} runs {:.1} %\n",
+                at(0.5),
+                at(0.9),
+                self.log_share[0].len(),
+                100.0 * runs.iter().filter(|x| x.is_infinite()).count() as f64 / n
+            ));
+        }
         let last = self.excess.len();
         let excess: Vec<String> = self
             .excess

@@ -151,6 +151,7 @@ impl Learner {
     pub fn resume(key: Key, prior: &Prior, record: Option<&Record>) -> Self {
         let mut search = Search::new(prior.candidates());
         search.starving_from = prior.starving_from;
+        search.exploring = prior.exploring;
         let listed = search.candidates.len();
         let (mut pinned, mut stored_runs, mut stored_launches_per_run) = (None, 0, 0);
         if let Some(r) = record {

@@ -24,7 +24,10 @@
 //!   waves, threads per chunk) to take more than [`PRUNE_ABOVE`] times
 //!   `auto`'s time are never listed, and a loop of fewer distribute chunks
 //!   than SMs also tries `auto`'s threads spread over every SM, right after
-//!   `auto`'s grid. Candidates are relative to the launch, so one
+//!   `auto`'s grid. A tuning session (exploring unbounded:
+//!   [`search::Exploring`]) also tries one and two whole waves of fewer
+//!   threads than `auto`'s among the neighbours. Candidates are relative
+//!   to the launch, so one
 //!   search serves every trip count of its class ([`cache::class`]: half
 //!   octaves).
 //!   A `target teams` region without a distribute loop (trip count 0,
@@ -36,8 +39,11 @@
 //!   samples, with far slower candidates dropped at once, an early stop
 //!   when the leader is clear of the rest, and the static grids kept
 //!   unless a later candidate beats them by more than the search's own
-//!   measured noise. Cold samples (a process's first launch of the
-//!   kernel) and warm ones are never compared with each other.
+//!   measured noise. A tuning session's warm plan measures more
+//!   candidates and measures its leader again before settling on it
+//!   ([`search::Params::SESSION_WARM`]). Cold samples (a process's first
+//!   launch of the kernel) and warm ones are never compared with each
+//!   other.
 //! - **What exploring may cost** ([`Allowance`], `GRIDSEL_TUNE_OVERHEAD`):
 //!   every exploring launch, each search's first in a process too, runs
 //!   only when what the process's exploring has cost plus what this one is

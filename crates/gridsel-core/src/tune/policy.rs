@@ -4,6 +4,7 @@
 use super::cache::{self, Key};
 use super::learner::{Learner, RECHECK_LABEL};
 use super::prior::{candidates, resolve};
+use super::search::Exploring;
 use super::session::{Saver, Session};
 use crate::geometry::{Geometry, Iterations};
 use crate::kernel::KernelDesc;
@@ -71,6 +72,17 @@ impl Allowance {
             timed_ns: AtomicU64::new(0),
             expected_ns: AtomicU64::new(0),
             excess_ns: AtomicI64::new(0),
+        }
+    }
+
+    /// How freely a search may explore under this allowance: without a
+    /// bound (`GRIDSEL_TUNE_OVERHEAD=off`, a tuning session's runs), the
+    /// session's plan.
+    pub fn exploring(&self) -> Exploring {
+        if self.overhead.is_infinite() {
+            Exploring::Unbounded
+        } else {
+            Exploring::Bounded
         }
     }
 
@@ -144,7 +156,14 @@ impl TunePolicy {
         let key = Key::of_launch(l);
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
-        let prior = candidates(l.device, l.kernel, &l.desc, &learned, |_| true);
+        let prior = candidates(
+            l.device,
+            l.kernel,
+            &l.desc,
+            &learned,
+            self.allowance.exploring(),
+            |_| true,
+        );
         let record = loaded.table.for_launch(&key);
         let learner = Learner::resume(key.clone(), &prior, record);
         self.allowance

@@ -4,10 +4,11 @@
 
 use super::cache::Table;
 use super::cost;
-use super::search::{Candidate, Step};
+use super::search::{Candidate, Exploring, Step};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
+use crate::occupancy::resident_blocks_per_sm;
 use crate::policy::{self, Limits, Policy, auto, sweep};
 use std::collections::{HashMap, HashSet};
 
@@ -87,9 +88,9 @@ const TEAMS_REGION_SM_DOUBLINGS: u32 = 5;
 /// Thread counts tried there besides LLVM's, in warps.
 const TEAMS_REGION_WARPS: [u32; 2] = [2, 1];
 
-/// The moves around `auto`'s grid for a loop: its thread count and the
-/// kernel's cap halved down to a warp, times [`BLOCK_STEPS`].
-fn loop_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candidate> {
+/// The thread counts of the moves on a loop: `auto`'s and the kernel's cap
+/// halved down to a warp.
+fn loop_threads(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<u32> {
     let mut threads = vec![auto.threads];
     let mut t = limits.max_threads;
     while t >= device.warp_size.min(limits.max_threads) && t > 0 {
@@ -97,8 +98,14 @@ fn loop_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> Vec<Candi
         t /= 2;
     }
     threads
-        .into_iter()
-        .flat_map(|threads| {
+}
+
+/// The moves around `auto`'s grid for a loop: each of the
+/// [`loop_threads`] times [`BLOCK_STEPS`].
+fn loop_moves(threads: &[u32]) -> Vec<Candidate> {
+    threads
+        .iter()
+        .flat_map(|&threads| {
             BLOCK_STEPS.iter().map(move |&blocks_log2| Candidate::Move {
                 threads,
                 blocks_log2,
@@ -170,6 +177,9 @@ pub struct Prior {
     /// Each listed candidate's predicted time over `auto`'s grid
     /// ([`cost::relative_cost`]; 1.0 where the model has nothing to go on).
     pub cost: Vec<f64>,
+    /// How freely the search over these candidates may explore: its plan
+    /// ([`super::search::Params::for_search`]).
+    pub exploring: Exploring,
 }
 
 impl Prior {
@@ -185,6 +195,7 @@ impl Prior {
             cost: vec![1.0; list.len()],
             list,
             starving_from: None,
+            exploring: Exploring::Bounded,
         }
     }
 }
@@ -228,11 +239,53 @@ fn spread_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Candida
         .collect()
 }
 
+/// Whole waves a tuning session tries at each thread count of the moves
+/// below `auto`'s ([`wave_moves`]).
+const SESSION_WAVES: [u32; 2] = [1, 2];
+
+/// Grids of one and two whole waves ([`SESSION_WAVES`]) at each of
+/// `threads`: the device's SMs times the blocks of that size one SM holds at
+/// once, cut to the blocks that get work. On the H100 the long streaming
+/// loops of time-stepping codes ran fastest on such grids of fewer threads
+/// than `auto`'s and more blocks: ts_ocean's sweep (23 kernels of 2^20
+/// iterations) found 32 x 4096-8448 1.5-1.8x faster than `auto`'s 128 x
+/// 3200 for four of them, where of the twelve candidates a warm search
+/// measured only 32 x 3200 had 32 threads (bench/results/h100/NOTES.md
+/// §30). Only a tuning session ([`Exploring::Unbounded`]) tries them, at
+/// fewer threads than `auto`'s, ordered among `auto`'s neighbours by
+/// distance: its warm plan's sixteen reach them, while a cold plan's four
+/// stay with the nearest (once per run, the replay found them no better).
+/// Fixed grids: the store keys a search by device.
+fn wave_moves(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    threads: &[u32],
+    useful: u32,
+) -> Vec<Candidate> {
+    // A loop of fewer chunks than SMs has its own grids ([`spread_moves`]).
+    if useful < device.sm_count {
+        return Vec::new();
+    }
+    threads
+        .iter()
+        .flat_map(|&t| {
+            let wave = device
+                .sm_count
+                .saturating_mul(resident_blocks_per_sm(device, kernel, t).max(1));
+            SESSION_WAVES.iter().map(move |&w| {
+                Candidate::Grid(Geometry::new(t, wave.saturating_mul(w).min(useful)))
+            })
+        })
+        .collect()
+}
+
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
 /// grids in `gridsel tune-sim`), less those predicted to take more than
-/// [`PRUNE_ABOVE`] times `auto`'s time. `learned` are moves that won for
+/// [`PRUNE_ABOVE`] times `auto`'s time. A tuning session
+/// ([`Exploring::Unbounded`]) also tries whole waves of fewer threads
+/// among `auto`'s neighbours. `learned` are moves that won for
 /// other kernels on this device, most frequent first; a launch without a
 /// trip count ignores them and tries its own ladder of block counts after
 /// LLVM's grid (`auto`'s, `occupancy`'s and LLVM's are one there).
@@ -241,10 +294,12 @@ pub fn candidates(
     kernel: &KernelDesc,
     launch: &LaunchDesc,
     learned: &[Candidate],
+    exploring: Exploring,
     available: impl Fn(Geometry) -> bool,
 ) -> Prior {
-    let listed = listed(device, kernel, launch, learned, available);
+    let listed = listed(device, kernel, launch, learned, exploring, available);
     Prior::from_listed(
+        exploring,
         listed
             .into_iter()
             .enumerate()
@@ -261,9 +316,13 @@ pub fn candidates_before_pruning(
     kernel: &KernelDesc,
     launch: &LaunchDesc,
     learned: &[Candidate],
+    exploring: Exploring,
     available: impl Fn(Geometry) -> bool,
 ) -> Prior {
-    Prior::from_listed(listed(device, kernel, launch, learned, available))
+    Prior::from_listed(
+        exploring,
+        listed(device, kernel, launch, learned, exploring, available),
+    )
 }
 
 /// A candidate, its grid for the launch, whether it starves the launch,
@@ -271,8 +330,9 @@ pub fn candidates_before_pruning(
 type Listed = ((Candidate, Geometry), bool, f64);
 
 impl Prior {
-    /// The prior of candidates listed in order, starving ones last.
-    fn from_listed(listed: Vec<Listed>) -> Self {
+    /// The prior of candidates listed in order, starving ones last, for a
+    /// search that explores as `exploring` says.
+    fn from_listed(exploring: Exploring, listed: Vec<Listed>) -> Self {
         let starving_from = listed
             .iter()
             .skip(1)
@@ -283,6 +343,7 @@ impl Prior {
             list,
             starving_from,
             cost,
+            exploring,
         }
     }
 }
@@ -293,6 +354,7 @@ fn listed(
     kernel: &KernelDesc,
     launch: &LaunchDesc,
     learned: &[Candidate],
+    exploring: Exploring,
     available: impl Fn(Geometry) -> bool,
 ) -> Vec<Listed> {
     let resolve = |c| resolve(c, device, kernel, launch);
@@ -316,11 +378,13 @@ fn listed(
             Vec::new(),
         )
     } else {
-        (
-            loop_moves(device, &limits, auto),
-            learned,
-            spread_moves(device, auto, useful),
-        )
+        let threads = loop_threads(device, &limits, auto);
+        let mut moves = loop_moves(&threads);
+        if exploring == Exploring::Unbounded {
+            let fewer: Vec<u32> = threads.into_iter().filter(|&t| t < auto.threads).collect();
+            moves.extend(wave_moves(device, kernel, &fewer, useful));
+        }
+        (moves, learned, spread_moves(device, auto, useful))
     };
     let mut moves: Vec<(Candidate, Geometry)> = moves
         .into_iter()

@@ -35,6 +35,9 @@ pub struct Replay {
     /// run's launches, exploring included, cost within 95 % of what the best
     /// grid's would.
     pub runs_to_95pct_spent: Option<usize>,
+    /// The first run (from 1) at whose end the search explores no more;
+    /// `None` if it still does after the last.
+    pub settled_after: Option<usize>,
     pub best_time: f64,
 }
 
@@ -98,6 +101,7 @@ pub fn replay_program(
     let mut table = Table::default();
     let mut kept = vec![Vec::new(); kernels.len()];
     let mut spent = vec![Vec::new(); kernels.len()];
+    let mut settled_after = vec![None; kernels.len()];
     let launches = f64::from(setup.launches.max(1));
     for run in 0..setup.runs {
         let text = table.render();
@@ -134,7 +138,11 @@ pub fn replay_program(
         for (k, learner) in learners.iter_mut().enumerate() {
             spent[k].push(total[k] / launches);
             let search = learner.search();
-            let leader = search.candidates[search.leader(learner.kind())];
+            let kind = learner.kind();
+            if settled_after[k].is_none() && search.finished(kind) {
+                settled_after[k] = Some(run + 1);
+            }
+            let leader = search.candidates[search.leader(kind)];
             kept[k].push((kernels[k].time)(grids[k][&leader]));
             if let Some(u) = learner.take_update(run as u64) {
                 table.apply(&u);
@@ -143,8 +151,8 @@ pub fn replay_program(
     }
     kernels
         .iter()
-        .zip(kept.into_iter().zip(spent))
-        .map(|(kernel, (kept, spent))| {
+        .zip(kept.into_iter().zip(spent).zip(settled_after))
+        .map(|(kernel, ((kept, spent), settled_after))| {
             let best_time = kernel.best_time;
             Replay {
                 runs_to_95pct: runs_until_within(&kept, best_time, 0.95),
@@ -155,6 +163,7 @@ pub fn replay_program(
                 ),
                 kept,
                 spent,
+                settled_after,
                 best_time,
             }
         })

@@ -328,12 +328,59 @@ impl Params {
         confirm: Confirm::Faster { samples: 3 },
     };
 
+    /// A warm search in a tuning session, where the user asked for
+    /// exploring and no allowance bounds it ([`Exploring::Unbounded`]):
+    /// sixteen candidates (the most that three halving rounds of two samples
+    /// each bring to one within [`KEEP`] samples), and a faster candidate
+    /// the noise holds back is confirmed in pairs with the leader at the
+    /// same significance, so that a leader with one sample is measured
+    /// before the search settles on it.
+    ///
+    /// Both from `gridsel tune` on ts_ocean on the H100
+    /// (bench/results/h100/NOTES.md §30): every search settled in its first
+    /// run on `auto`'s grid with twelve candidates measured, none of them
+    /// the 32-thread grids of one or two whole waves that the sweep found
+    /// fastest for four of its kernels (13th and later in the prior's
+    /// order); and `auto`'s grid, dropped after one slow warm sample (65 us
+    /// against the others' 60-63), stayed the leader, since one sample
+    /// cannot be beaten beyond the noise, while the plan went on measuring
+    /// the faster one alone.
+    pub const SESSION_WARM: Params = Params {
+        budget: 64,
+        candidates: 16,
+        confirm: Confirm::Paired {
+            samples: 4,
+            significance: SIGNIFICANCE,
+        },
+        ..Self::WARM
+    };
+
+    /// The online plan of `kind` (what a store's reader explains).
     pub fn of(kind: Kind) -> Params {
-        match kind {
-            Kind::Cold => Self::COLD,
-            Kind::Warm => Self::WARM,
+        Self::for_search(kind, Exploring::Bounded)
+    }
+
+    /// The plan of `kind` when exploring is `exploring`.
+    pub fn for_search(kind: Kind, exploring: Exploring) -> Params {
+        match (kind, exploring) {
+            (Kind::Cold, _) => Self::COLD,
+            (Kind::Warm, Exploring::Bounded) => Self::WARM,
+            (Kind::Warm, Exploring::Unbounded) => Self::SESSION_WARM,
         }
     }
+}
+
+/// How freely a search may explore: what decides its plan
+/// ([`Params::for_search`]) and its candidates ([`super::candidates`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Exploring {
+    /// Online (`GRIDSEL_POLICY=tune`), within an allowance of the process's
+    /// kernel time ([`super::Allowance`]).
+    #[default]
+    Bounded,
+    /// In a tuning session (`gridsel tune`, `GRIDSEL_TUNE_OVERHEAD=off`):
+    /// the user asked for exploring, so a search may measure more grids.
+    Unbounded,
 }
 
 /// Survivors kept out of `m` (IterML's cut ratio 0.5; fewer than `m` when
@@ -402,6 +449,10 @@ pub struct Search {
     /// them ([`Params::screens_starving`]) leaves them out. `None`: none
     /// would, or the search does not know (a store's record).
     pub starving_from: Option<usize>,
+    /// How freely the search may explore, which picks its plan
+    /// ([`Params::for_search`]); not stored: the process that resumes a
+    /// search decides.
+    pub exploring: Exploring,
 }
 
 fn slot(kind: Kind) -> usize {
@@ -431,6 +482,11 @@ impl Search {
         self.candidates.len() - 1
     }
 
+    /// The plan of `kind` this search follows.
+    pub fn params(&self, kind: Kind) -> Params {
+        Params::for_search(kind, self.exploring)
+    }
+
     pub fn explored(&self, kind: Kind) -> u32 {
         self.explored[slot(kind)]
     }
@@ -442,7 +498,7 @@ impl Search {
     /// Whether the search of `kind` explores no more: its plan ran to its
     /// end or its budget is spent.
     pub fn finished(&self, kind: Kind) -> bool {
-        self.settled(kind) || self.explored(kind) >= Params::of(kind).budget
+        self.settled(kind) || self.explored(kind) >= self.params(kind).budget
     }
 
     /// Marks the plan of `kind` finished (see [`Self::settled`]).
@@ -476,7 +532,7 @@ impl Search {
         let Some(&(_, lead)) = ranked.first() else {
             return ranked;
         };
-        let limit = lead as f64 * Params::of(kind).drop;
+        let limit = lead as f64 * self.params(kind).drop;
         ranked
             .into_iter()
             .filter(|&(_, m)| m as f64 <= limit)
@@ -488,7 +544,7 @@ impl Search {
     /// faster beyond the noise ([`SIGNIFICANCE`]), so that a grid whose
     /// launches are merely noisy is not judged degraded.
     pub fn far_behind(&self, i: usize, kind: Kind) -> bool {
-        let drop = Params::of(kind).drop;
+        let drop = self.params(kind).drop;
         let Some(mi) = self.samples[i].median(kind) else {
             return false;
         };
@@ -543,7 +599,7 @@ impl Search {
             own.push(upper_quartile(&mut deviations[..n]) * MAD_PER_UPPER_QUARTILE_DEVIATION);
         }
         let pooled = (upper_quartile(&mut pooled) * MAD_PER_UPPER_QUARTILE_DEVIATION)
-            .max(Params::of(kind).spread_floor);
+            .max(self.params(kind).spread_floor);
         for s in &mut own {
             *s = s.max(pooled);
         }
@@ -599,7 +655,7 @@ impl Search {
         // noise (`far_behind`), not for the close calls that decide a lead.
         let (sf, ss) = (spreads[fast], spreads[slow]);
         let error = MEDIAN_ERROR_PER_MAD * (sf * sf / nf as f64 + ss * ss / ns as f64).sqrt();
-        let z = Params::of(kind).confirm.significance(nf, ns);
+        let z = self.params(kind).confirm.significance(nf, ns);
         mf as f64 * (1.0 + (z * error).max(TIE)) < ms as f64
     }
 
@@ -657,7 +713,7 @@ impl Search {
     /// different candidates of the same round instead of the same one. A
     /// search without candidates is settled on its [`Self::leader`], 0.
     pub fn step(&self, kind: Kind, salt: u64) -> Step {
-        let p = Params::of(kind);
+        let p = self.params(kind);
         if self.finished(kind) {
             return Step::Settled(self.leader(kind));
         }
@@ -882,6 +938,37 @@ mod tests {
             "995 vs 1000 is a tie: auto"
         );
         assert!(s.samples[1].cold.is_empty());
+    }
+
+    /// ts_ocean's searches in a `gridsel tune` run on the H100: `auto`'s
+    /// grid, dropped from the halving after one slow warm sample, stays the
+    /// leader (one sample cannot be beaten beyond the noise) while a
+    /// candidate of seven samples is faster. Online the plan settles on it;
+    /// a session measures the leader again first (in pairs, up to four
+    /// samples each), and the faster candidate takes the lead as soon as
+    /// the leader's samples confirm it.
+    #[test]
+    fn a_session_measures_a_leader_of_one_sample_before_settling_on_it() {
+        let mut samples = vec![(0, 1120), (3, 1000)];
+        samples.extend([1080, 940, 1060, 960, 1050, 950].map(|ns| (3, ns)));
+        samples.extend((1..13).filter(|&i| i != 3).map(|i| (i, 1200)));
+        let online = measured(10, Kind::Warm, &samples);
+        assert_eq!(online.step(Kind::Warm, 0), Step::Settled(0));
+        let mut session = Search {
+            exploring: Exploring::Unbounded,
+            ..online
+        };
+        let mut leader_samples = 0;
+        while let Step::Explore(i) = session.step(Kind::Warm, 0) {
+            assert_eq!(i, 0, "only the leader is measured");
+            session.record(0, Kind::Warm, 1120 + 10 * (leader_samples % 2), true);
+            leader_samples += 1;
+        }
+        assert!(
+            (1..=3).contains(&leader_samples),
+            "paired up to four samples each: {leader_samples}"
+        );
+        assert_eq!(session.step(Kind::Warm, 0), Step::Settled(3));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use super::cache::{self, Key, Table};
 use super::prior::PRUNE_ABOVE;
-use super::search::{Candidate, Kind};
+use super::search::{self, Candidate, Exploring, Kind};
 use super::{
     Allowance, Learner, Prior, SAMPLE_EVERY, candidates, candidates_before_pruning, cost, resolve,
 };
@@ -39,7 +39,7 @@ fn a_region_without_a_loop_starts_from_llvms_grid_then_spans_the_device() {
         threads: 96,
         blocks_log2: -2,
     }];
-    let list = candidates(&d, &k, &l, &learned, |_| true).list;
+    let list = candidates(&d, &k, &l, &learned, Exploring::Bounded, |_| true).list;
     let llvm = llvm::grid(&d, &k, &l);
     assert_eq!(llvm, Geometry::new(128, 3200));
     // The incumbent is LLVM's grid: auto's there (occupancy's and
@@ -100,7 +100,7 @@ fn a_region_without_a_loop_that_may_nest_stays_within_llvms_grid() {
     let k = kernel(ExecMode::GenericSpmd, true);
     let l = LaunchDesc::open(0);
     let llvm = llvm::grid(&d, &k, &l);
-    let list = candidates(&d, &k, &l, &[], |_| true).list;
+    let list = candidates(&d, &k, &l, &[], Exploring::Bounded, |_| true).list;
     assert_eq!(list[0].1, llvm);
     for &(c, g) in &list {
         assert!(
@@ -120,7 +120,7 @@ fn a_generic_region_without_a_loop_keeps_a_worker_above_the_main_warp() {
     let d = DeviceDesc::preset("h100").unwrap();
     let k = kernel(ExecMode::Generic, false);
     let l = LaunchDesc::open(0);
-    let list = candidates(&d, &k, &l, &[], |_| true).list;
+    let list = candidates(&d, &k, &l, &[], Exploring::Bounded, |_| true).list;
     // One warp is the main thread alone: the 32-thread grids are left
     // out, not cut to 33 threads.
     let threads: std::collections::BTreeSet<u32> = list.iter().map(|&(_, g)| g.threads).collect();
@@ -327,7 +327,7 @@ fn the_docking_case_never_launches_a_grid_predicted_far_slower() {
     let d = DeviceDesc::preset("h100").unwrap();
     let k = docking();
     let poses = LaunchDesc::open(512);
-    let prior = candidates(&d, &k, &poses, &[], |_| true);
+    let prior = candidates(&d, &k, &poses, &[], Exploring::Bounded, |_| true);
     let auto = prior.list[0].1;
     assert_eq!(auto, Geometry::new(128, 4));
     assert_eq!(prior.cost.len(), prior.list.len());
@@ -341,7 +341,7 @@ fn the_docking_case_never_launches_a_grid_predicted_far_slower() {
         assert!(!grids.contains(&Geometry::new(slow.0, slow.1)), "{slow:?}");
     }
     // Before pruning they were there.
-    let all = candidates_before_pruning(&d, &k, &poses, &[], |_| true);
+    let all = candidates_before_pruning(&d, &k, &poses, &[], Exploring::Bounded, |_| true);
     assert!(all.list.len() > prior.list.len());
     assert!(all.list.iter().any(|&(c, _)| c == Candidate::Llvm));
 }
@@ -354,12 +354,26 @@ fn the_docking_case_never_launches_a_grid_predicted_far_slower() {
 fn a_loop_of_fewer_chunks_than_sms_is_spread_over_every_sm() {
     let d = DeviceDesc::preset("h100").unwrap();
     let k = docking();
-    let prior = candidates(&d, &k, &LaunchDesc::open(512), &[], |_| true);
+    let prior = candidates(
+        &d,
+        &k,
+        &LaunchDesc::open(512),
+        &[],
+        Exploring::Bounded,
+        |_| true,
+    );
     let spread: Vec<Geometry> = [132, 264, 528].map(|b| Geometry::new(128, b)).into();
     let next: Vec<Geometry> = prior.list[1..4].iter().map(|&(_, g)| g).collect();
     assert_eq!(next, spread);
     assert!(prior.cost[1..4].iter().all(|&c| c == 1.0));
-    let long = candidates(&d, &k, &LaunchDesc::open(1 << 20), &[], |_| true);
+    let long = candidates(
+        &d,
+        &k,
+        &LaunchDesc::open(1 << 20),
+        &[],
+        Exploring::Bounded,
+        |_| true,
+    );
     assert!(
         long.list
             .iter()
@@ -442,4 +456,52 @@ fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
     a.charge(1000, Some(5000));
     assert!(!a.admits(-5000.0));
     assert!(Allowance::new(f64::INFINITY).admits(f64::MAX));
+}
+
+/// A tuning session tries one and two whole waves of fewer threads than
+/// `auto`'s on a long loop (ts_ocean's 2^20 iterations: 64 x 4224, 64 x 8192
+/// cut to the loop's 8192 chunks, 32 x 4224), among the sixteen candidates
+/// its warm plan measures, after the four a cold plan screens, which are
+/// online `tune`'s; online `tune`'s candidates are unchanged, and a loop of
+/// fewer chunks than SMs gets none (it is spread instead).
+#[test]
+fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let k = kernel(ExecMode::Spmd, false);
+    let long = LaunchDesc::open(1 << 20);
+    let online = candidates(&d, &k, &long, &[], Exploring::Bounded, |_| true);
+    let session = candidates(&d, &k, &long, &[], Exploring::Unbounded, |_| true);
+    assert_eq!(session.exploring, Exploring::Unbounded);
+    assert_eq!(session.list[..4], online.list[..4]);
+    let plan = search::Params::SESSION_WARM.candidates;
+    let first: Vec<Geometry> = session.list[..plan].iter().map(|&(_, g)| g).collect();
+    let limits = Limits::of(&d, &k, &long);
+    for (threads, blocks) in [(32, 4224), (64, 4224), (64, 8192)] {
+        let wave = Geometry::new(threads, blocks);
+        assert!(first.contains(&wave), "{wave} not in {first:?}");
+        assert!(limits.contains(wave));
+    }
+    // Online, a whole wave of 32 or 64 threads is no candidate, and the
+    // warm plan's twelve hold one 32-thread grid at most.
+    for wave in [Geometry::new(32, 4224), Geometry::new(64, 4224)] {
+        assert!(!online.list.iter().any(|&(_, g)| g == wave), "{wave}");
+    }
+    let online_first = &online.list[..search::Params::WARM.candidates];
+    assert!(
+        online_first
+            .iter()
+            .filter(|&&(_, g)| g.threads == 32)
+            .count()
+            <= 1
+    );
+    // Every grid online lists, the session lists too, pruned alike.
+    for &(_, g) in &online.list {
+        assert!(session.list.iter().any(|&(_, s)| s == g), "{g}");
+    }
+    assert!(session.cost.iter().all(|&c| c <= PRUNE_ABOVE));
+    let short = LaunchDesc::open(512);
+    assert_eq!(
+        candidates(&d, &k, &short, &[], Exploring::Unbounded, |_| true).list,
+        candidates(&d, &k, &short, &[], Exploring::Bounded, |_| true).list
+    );
 }

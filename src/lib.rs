@@ -7,8 +7,11 @@
 //! the launch before forwarding it.
 //!
 //! This crate is the preload library: the process's side of gridsel. The
-//! decisions themselves are plain data in `gridsel-core` (re-exported here,
-//! so `gridsel::policy` is `gridsel_core::policy`).
+//! decisions themselves are plain data in `gridsel-core`, and the host side
+//! it shares with the command lines (settings, files, the CUDA driver,
+//! logging, the panic boundary) is `gridsel-host`; both are re-exported
+//! here, so `gridsel::policy` is `gridsel_core::policy` and `gridsel::files`
+//! is `gridsel_host::files`.
 //!
 //! ## How a launch flows
 //!
@@ -23,9 +26,11 @@
 //!    in force, the launch's limits ([`policy::limits`]), the forwarded call,
 //!    and the profile and the policy's feedback.
 //!
-//! All `unsafe` code lives in [`api`] (the exports, at the top) and [`ffi`]
-//! (the calls into C, at the bottom: ABI, dlsym, the CUDA driver, files); files
-//! the environment names are opened only through [`ffi::fs`] ([`files`]).
+//! All `unsafe` code of this crate lives in [`api`] (the exports, at the top)
+//! and [`ffi`] (the calls into C, at the bottom: ABI, dlsym); that of
+//! `gridsel-host` (the CUDA driver, files, stderr) in its own `ffi` module.
+//! Files the environment names are opened only through `gridsel_host::ffi::fs`
+//! ([`files`]).
 //! Every export catches panics ([`guard`]) and forwards the call unchanged.
 //! A grid gridsel writes never leaves the launch's limits, and is only
 //! written where the OpenMP program left the grid to the implementation, so
@@ -38,16 +43,9 @@ pub use gridsel_core::{
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,
 };
+pub use gridsel_host::{config, files, guard, logging, profile};
 
 pub mod api;
-pub mod config;
 pub mod ffi;
-pub mod files;
-pub mod guard;
-pub mod logging;
-pub mod profile;
 pub mod runtime;
 pub mod writer;
-
-/// The crate version, as the C API reports it.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");

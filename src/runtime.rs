@@ -11,7 +11,7 @@
 use crate::IntMap;
 use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
-use crate::ffi::{cuda, dl};
+use crate::ffi::dl;
 use crate::files;
 use crate::geometry::{Geometry, Iterations, LaunchDesc};
 use crate::guard::boundary;
@@ -28,6 +28,7 @@ use crate::policy::{
 use crate::profile::Profile;
 use crate::tune::{LearnedPolicy, Store, TunePolicy};
 use crate::writer::StoreWriter;
+use gridsel_host::ffi::cuda;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -9,12 +9,13 @@
 //! sweep results lives in the command line.
 //!
 //! The crates around it (the repository's README and `Cargo.toml` explain
-//! the workspace): `gridsel`, the preload library, owns the C ABI, the CUDA
-//! driver, files and the launch pipeline; `gridsel-cli` the command line.
-//! Where a policy needs the outside world (`tune`'s searches across runs) it
-//! takes it as a trait ([`tune::Store`], [`tune::Saver`]: the file, its writer
-//! and the clock its searches are stamped by) the preload library
-//! implements. Policies are pure functions of
+//! the workspace): `gridsel`, the preload library, owns the C ABI and the
+//! launch pipeline; `gridsel-host` the settings, files and the CUDA driver it
+//! shares with the command lines; `gridsel-cli` and `gridsel-research` the
+//! command lines. Where a policy needs the outside world (`tune`'s searches
+//! across runs) it takes it as a trait ([`tune::Store`], [`tune::Saver`]: the
+//! file, its writer and the clock its searches are stamped by) the host side
+//! implements (`gridsel-host`'s store file, the preload library's writer). Policies are pure functions of
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).
 

@@ -6,7 +6,7 @@
 //! once per process, or once per kernel or cause, through [`Reported`].
 
 use crate::ffi;
-use crate::{BuildIntHasher, IntHasher};
+use gridsel_core::{BuildIntHasher, IntHasher};
 use log::LevelFilter;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash};
@@ -29,7 +29,7 @@ impl<K: Eq + Hash> Reported<K> {
 
     /// Whether `key` is new, that is, whether the caller should say it now.
     pub fn first(&self, key: K) -> bool {
-        crate::lock(&self.0).insert(key)
+        gridsel_core::lock(&self.0).insert(key)
     }
 }
 

@@ -22,7 +22,7 @@
 //! 2. At every `__tgt_target_kernel`, [`api`] reads the C ABI into a
 //!    [`runtime::LaunchRequest`] and [`runtime::Runtime::launch`] runs the
 //!    pipeline: the kernel and the device (from the driver, a preset or a
-//!    profile file), the clause rules ([`plan`]), the [`policy::GridPolicy`]
+//!    profile file), the clause rules ([`clauses`]), the [`policy::GridPolicy`]
 //!    in force, the launch's limits ([`policy::limits`]), the forwarded call,
 //!    and the profile and the policy's feedback.
 //!
@@ -37,8 +37,8 @@
 //! results do not depend on it.
 
 pub use gridsel_core::{
-    BuildIntHasher, IntHasher, IntMap, IntSet, device, forest, geometry, image, kernel, lock,
-    occupancy, plan, policy, read_lock, splitmix, tune, write_lock,
+    BuildIntHasher, IntHasher, IntMap, IntSet, clauses, device, forest, geometry, image, kernel,
+    lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

@@ -3,7 +3,7 @@
 //! What gridsel knows and decides, with no FFI, no files and no process
 //! state: the kernel descriptors read from device images ([`image`],
 //! [`kernel`]), the GPUs ([`device`], [`occupancy`]), the rules about what
-//! a launch may change ([`plan`]), the policies and the grids a launch can
+//! a launch may change ([`clauses`]), the policies and the grids a launch can
 //! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
 //! `tune`'s search ([`tune`]), plus the calibration of a device profile from
 //! sweep results lives in the command line.
@@ -21,13 +21,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod clauses;
 pub mod device;
 pub mod forest;
 pub mod geometry;
 pub mod image;
 pub mod kernel;
 pub mod occupancy;
-pub mod plan;
 pub mod policy;
 pub mod splitmix;
 pub mod tune;

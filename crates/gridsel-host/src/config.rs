@@ -11,8 +11,8 @@
 //! it accepts and what holds instead, which is the default (for the policy:
 //! pass-through, so that a mistyped policy changes no grid).
 
+use gridsel_core::clauses::OptIn;
 use gridsel_core::device::DeviceDesc;
-use gridsel_core::plan::OptIn;
 use gridsel_core::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
 use log::LevelFilter;
 use std::borrow::Cow;
@@ -330,7 +330,7 @@ pub struct Config {
     pub threads_per_block: Option<u32>,
     /// What the user allows beyond open launches with a loop:
     /// `GRIDSEL_OVERRIDE_CLAUSES` and `GRIDSEL_TEAMS_REGIONS`
-    /// ([`gridsel_core::plan::may_change`]).
+    /// ([`gridsel_core::clauses::may_change`]).
     pub opt_in: OptIn,
     pub profile: Option<PathBuf>,
     /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
@@ -414,8 +414,8 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gridsel_core::clauses::TeamsRegions;
     use gridsel_core::geometry::Geometry;
-    use gridsel_core::plan::TeamsRegions;
     use std::collections::HashMap;
 
     fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {

@@ -37,8 +37,8 @@
 //! results do not depend on it.
 
 pub use gridsel_core::{
-    BuildIntHasher, IntHasher, IntMap, IntSet, clauses, device, forest, geometry, image, kernel,
-    lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
+    BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest, geometry, image,
+    kernel, lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

@@ -9,6 +9,7 @@
 //! policy back where asked. Everything here is safe code over plain data.
 
 use crate::IntMap;
+use crate::Reported;
 use crate::clauses::{self, Choice, Keep};
 use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
@@ -18,7 +19,6 @@ use crate::geometry::{Geometry, Iterations, LaunchDesc};
 use crate::guard::boundary;
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
-use crate::logging::Reported;
 use crate::policy::forest::ForestPolicy;
 use crate::policy::sweep::SweepPolicy;
 use crate::policy::{

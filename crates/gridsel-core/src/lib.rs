@@ -58,6 +58,32 @@ pub fn write_lock<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// What was reported already, by key: the one way gridsel says a thing
+/// once (per process with `()`, per kernel, store or cause with a key), in
+/// the preload library and in the policies alike. Usable in a `static`.
+/// Keys are few (kernels, devices, causes) and come from the program, so
+/// they hash with [`IntHasher`].
+pub struct Reported<K>(std::sync::Mutex<IntSet<K>>);
+
+impl<K: Eq + std::hash::Hash> Reported<K> {
+    pub const fn new() -> Self {
+        Self(std::sync::Mutex::new(IntSet::with_hasher(
+            BuildIntHasher::new(),
+        )))
+    }
+
+    /// Whether `key` is new, that is, whether the caller should say it now.
+    pub fn first(&self, key: K) -> bool {
+        lock(&self.0).insert(key)
+    }
+}
+
+impl<K: Eq + std::hash::Hash> Default for Reported<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A hash map keyed by the launch path's integers (host addresses, device
 /// ids, trip counts), hashed with [`IntHasher`].
 pub type IntMap<K, V> = std::collections::HashMap<K, V, BuildIntHasher>;
@@ -127,5 +153,16 @@ mod tests {
         }
         assert!(buckets.iter().filter(|&&b| b).count() > 200);
         assert_ne!(build.hash_one((0i64, 7u64)), build.hash_one((7i64, 0u64)));
+    }
+
+    #[test]
+    fn each_key_is_reported_once() {
+        let reported = Reported::new();
+        assert!(reported.first(("cause", 1)));
+        assert!(!reported.first(("cause", 1)));
+        assert!(reported.first(("cause", 2)));
+        static ONCE: Reported<()> = Reported::new();
+        assert!(ONCE.first(()));
+        assert!(!ONCE.first(()));
     }
 }

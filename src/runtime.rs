@@ -10,7 +10,7 @@
 
 use crate::IntMap;
 use crate::Reported;
-use crate::clauses::{self, Choice, Keep};
+use crate::clauses::{self, Keep};
 use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
 use crate::ffi::dl;
@@ -623,19 +623,8 @@ impl Runtime {
                 .entry
                 .first_sighting(request.device_id, desc.trip_count)
         {
-            let choice = Choice {
-                decision: Decision::within(
-                    proposal.grid,
-                    proposal.rule,
-                    &limits,
-                    device,
-                    kernel,
-                    &desc,
-                ),
-                llvm: llvm::grid(device, kernel, &desc),
-                num_teams,
-                thread_limit,
-            };
+            let decision =
+                Decision::within(proposal.grid, proposal.rule, &limits, device, kernel, &desc);
             log::info!(
                 "{}",
                 describe(
@@ -644,7 +633,7 @@ impl Runtime {
                     device,
                     &desc,
                     &self.config.policy,
-                    &choice
+                    &decision
                 )
             );
         }
@@ -690,15 +679,14 @@ pub fn describe(
     device: &DeviceDesc,
     launch: &LaunchDesc,
     policy: &Policy,
-    choice: &Choice,
+    d: &Decision,
 ) -> String {
-    let d = &choice.decision;
     let mut line = format!(
         "{name} on {}, {}",
         device.name,
         Iterations(launch.trip_count)
     );
-    let llvm = choice.llvm;
+    let llvm = llvm::grid(device, kernel, launch);
     let _ = if d.geometry == llvm {
         write!(line, ": {policy} keeps LLVM's grid, {llvm}: {}", d.rule)
     } else {

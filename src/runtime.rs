@@ -97,8 +97,9 @@ pub struct LaunchRequest {
 /// write, and what it records once the call returns.
 struct Staged {
     entry: Arc<KernelEntry>,
-    /// The descriptor of `entry` the device runs ([`KernelEntry::desc_for`]).
-    desc: usize,
+    /// The index in `entry.descs` of the descriptor the device runs
+    /// ([`KernelEntry::desc_for`]).
+    desc_index: usize,
     device: Arc<DeviceDesc>,
     request: LaunchRequest,
     /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
@@ -113,7 +114,7 @@ struct Staged {
 
 impl Staged {
     fn kernel(&self) -> &KernelDesc {
-        &self.entry.descs[self.desc]
+        &self.entry.descs[self.desc_index]
     }
 
     fn launch(&self) -> Launch<'_> {
@@ -564,7 +565,7 @@ impl Runtime {
         let device = self.device(request.device_id)?;
         let profiling = self.profile.is_some();
         let mut staged = Staged {
-            desc: entry.desc_index(&device),
+            desc_index: entry.desc_index(&device),
             entry,
             device,
             request,

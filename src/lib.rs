@@ -27,14 +27,16 @@
 //!    and the profile and the policy's feedback.
 //!
 //! All `unsafe` code of this crate lives in [`api`] (the exports, at the top)
-//! and [`ffi`] (the calls into C, at the bottom: ABI, dlsym); that of
-//! `gridsel-host` (the CUDA driver, files, stderr) in its own `ffi` module.
-//! Files the environment names are opened only through `gridsel_host::ffi::fs`
+//! and [`ffi`] (the calls into C, at the bottom: ABI, dlsym), and the
+//! compiler holds the rest of the crate to that; that of `gridsel-host` (the
+//! CUDA driver, files, stderr) is in its own `ffi` module. Files the
+//! environment names are opened only through `gridsel_host::ffi::fs`
 //! ([`files`]).
 //! Every export catches panics ([`guard`]) and forwards the call unchanged.
 //! A grid gridsel writes never leaves the launch's limits, and is only
 //! written where the OpenMP program left the grid to the implementation, so
 //! results do not depend on it.
+#![deny(unsafe_code)]
 
 pub use gridsel_core::{
     BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest, geometry, image,
@@ -45,7 +47,9 @@ pub use gridsel_core::{
 };
 pub use gridsel_host::{config, files, guard, logging, profile};
 
+#[allow(unsafe_code)]
 pub mod api;
+#[allow(unsafe_code)]
 pub mod ffi;
 pub mod runtime;
 pub mod writer;

@@ -10,10 +10,13 @@
 //! ([`guard`]).
 //!
 //! All `unsafe` code of this crate lives in [`ffi`] (the CUDA driver, the file
-//! system, stderr, process signals), each call behind a safe interface; files
-//! the environment names are opened only through [`ffi::fs`].
+//! system, stderr, process signals), each call behind a safe interface, and
+//! the compiler holds the rest of the crate to that; files the environment
+//! names are opened only through [`ffi::fs`].
+#![deny(unsafe_code)]
 
 pub mod config;
+#[allow(unsafe_code)]
 pub mod ffi;
 pub mod files;
 pub mod guard;

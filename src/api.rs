@@ -15,13 +15,13 @@
 //! `extern "C"` function it aborts the process, and `catch_unwind` aborts on
 //! a foreign exception too).
 
+use crate::Reported;
 use crate::device::DeviceDesc;
 use crate::ffi::abi::{self, BinDesc, KernelArgs};
 use crate::ffi::dl;
 use crate::geometry::LaunchDesc;
 use crate::guard::boundary;
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::logging::Reported;
 use crate::policy::{self, Policy};
 use crate::runtime::{LaunchRequest, Runtime};
 use std::ffi::{CStr, c_char, c_int, c_void};

@@ -7,8 +7,11 @@
 //! the launch before forwarding it.
 //!
 //! This crate is the preload library: the process's side of gridsel. The
-//! decisions themselves are plain data in `gridsel-core` (re-exported here,
-//! so `gridsel::policy` is `gridsel_core::policy`).
+//! decisions themselves are plain data in `gridsel-core`, and the host side
+//! it shares with the command lines (settings, files, the CUDA driver,
+//! logging, the panic boundary) is `gridsel-host`; both are re-exported
+//! here, so `gridsel::policy` is `gridsel_core::policy` and `gridsel::files`
+//! is `gridsel_host::files`.
 //!
 //! ## How a launch flows
 //!
@@ -19,35 +22,34 @@
 //! 2. At every `__tgt_target_kernel`, [`api`] reads the C ABI into a
 //!    [`runtime::LaunchRequest`] and [`runtime::Runtime::launch`] runs the
 //!    pipeline: the kernel and the device (from the driver, a preset or a
-//!    profile file), the clause rules ([`plan`]), the [`policy::GridPolicy`]
+//!    profile file), the clause rules ([`clauses`]), the [`policy::GridPolicy`]
 //!    in force, the launch's limits ([`policy::limits`]), the forwarded call,
 //!    and the profile and the policy's feedback.
 //!
-//! All `unsafe` code lives in [`api`] (the exports, at the top) and [`ffi`]
-//! (the calls into C, at the bottom: ABI, dlsym, the CUDA driver, files); files
-//! the environment names are opened only through [`ffi::fs`] ([`files`]).
+//! All `unsafe` code of this crate lives in [`api`] (the exports, at the top)
+//! and [`ffi`] (the calls into C, at the bottom: ABI, dlsym), and the
+//! compiler holds the rest of the crate to that; that of `gridsel-host` (the
+//! CUDA driver, files, stderr) is in its own `ffi` module. Files the
+//! environment names are opened only through `gridsel_host::ffi::fs`
+//! ([`files`]).
 //! Every export catches panics ([`guard`]) and forwards the call unchanged.
 //! A grid gridsel writes never leaves the launch's limits, and is only
 //! written where the OpenMP program left the grid to the implementation, so
 //! results do not depend on it.
+#![deny(unsafe_code)]
 
 pub use gridsel_core::{
-    BuildIntHasher, IntHasher, IntMap, IntSet, device, forest, geometry, image, kernel, lock,
-    occupancy, plan, policy, read_lock, splitmix, tune, write_lock,
+    BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest, geometry, image,
+    kernel, lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,
 };
+pub use gridsel_host::{config, files, guard, logging, profile};
 
+#[allow(unsafe_code)]
 pub mod api;
-pub mod config;
+#[allow(unsafe_code)]
 pub mod ffi;
-pub mod files;
-pub mod guard;
-pub mod logging;
-pub mod profile;
 pub mod runtime;
 pub mod writer;
-
-/// The crate version, as the C API reports it.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");

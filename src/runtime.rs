@@ -4,21 +4,21 @@
 //! manner of LLVM's `GenericKernelTy::launch`: the export converts the C
 //! ABI into a [`LaunchRequest`] and hands over the forwarding call; the
 //! pipeline looks up the kernel and the device, applies the clause rules
-//! ([`plan::may_change`]), asks the [`GridPolicy`] in force, cuts its grid to
+//! ([`clauses::may_change`]), asks the [`GridPolicy`] in force, cuts its grid to
 //! the launch's [`Limits`], forwards, and times, profiles and feeds the
 //! policy back where asked. Everything here is safe code over plain data.
 
 use crate::IntMap;
+use crate::Reported;
+use crate::clauses::{self, Keep};
 use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_POLICY, ENV_TEAMS_REGIONS};
 use crate::device::DeviceDesc;
-use crate::ffi::{cuda, dl};
+use crate::ffi::dl;
 use crate::files;
 use crate::geometry::{Geometry, Iterations, LaunchDesc};
 use crate::guard::boundary;
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelDesc;
-use crate::logging::Reported;
-use crate::plan::{self, Choice, Keep};
 use crate::policy::forest::ForestPolicy;
 use crate::policy::sweep::SweepPolicy;
 use crate::policy::{
@@ -28,6 +28,7 @@ use crate::policy::{
 use crate::profile::Profile;
 use crate::tune::{LearnedPolicy, Store, TunePolicy};
 use crate::writer::StoreWriter;
+use gridsel_host::ffi::cuda;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -92,11 +93,13 @@ pub struct LaunchRequest {
     pub waits: bool,
 }
 
-/// What the pipeline decided for one launch, kept across the forwarded call.
-struct Plan {
+/// One launch staged for the forwarded call: what the pipeline decided to
+/// write, and what it records once the call returns.
+struct Staged {
     entry: Arc<KernelEntry>,
-    /// The descriptor of `entry` the device runs ([`KernelEntry::desc_for`]).
-    desc: usize,
+    /// The index in `entry.descs` of the descriptor the device runs
+    /// ([`KernelEntry::desc_for`]).
+    desc_index: usize,
     device: Arc<DeviceDesc>,
     request: LaunchRequest,
     /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
@@ -109,9 +112,9 @@ struct Plan {
     observe: bool,
 }
 
-impl Plan {
+impl Staged {
     fn kernel(&self) -> &KernelDesc {
-        &self.entry.descs[self.desc]
+        &self.entry.descs[self.desc_index]
     }
 
     fn launch(&self) -> Launch<'_> {
@@ -528,23 +531,24 @@ impl Runtime {
         if self.passes_everything() {
             return forward(None);
         }
-        let plan = boundary(|| self.plan(request)).flatten();
-        let Some(plan) = plan else {
+        let staged = boundary(|| self.stage(request)).flatten();
+        let Some(staged) = staged else {
             return forward(None);
         };
-        let timed = plan.observe || plan.label.is_some();
+        let timed = staged.observe || staged.label.is_some();
         let start = timed.then(Instant::now);
-        let rc = forward(plan.write);
+        let rc = forward(staged.write);
         if let Some(start) = start {
             let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            boundary(|| self.finish(&plan, ns, rc));
+            boundary(|| self.finish(&staged, ns, rc));
         }
         rc
     }
 
-    /// The decision half of [`Self::launch`]; `None` forwards unchanged and
-    /// unrecorded (an unknown kernel or device).
-    fn plan(&self, request: LaunchRequest) -> Option<Plan> {
+    /// The decision half of [`Self::launch`], which stages the launch for the
+    /// forwarded call; `None` forwards unchanged and unrecorded (an unknown
+    /// kernel or device).
+    fn stage(&self, request: LaunchRequest) -> Option<Staged> {
         #[cfg(feature = "fault-injection")]
         if std::env::var_os("GRIDSEL_INJECT_PANIC").is_some() {
             panic!("injected by GRIDSEL_INJECT_PANIC");
@@ -560,8 +564,8 @@ impl Runtime {
         };
         let device = self.device(request.device_id)?;
         let profiling = self.profile.is_some();
-        let mut plan = Plan {
-            desc: entry.desc_index(&device),
+        let mut staged = Staged {
+            desc_index: entry.desc_index(&device),
             entry,
             device,
             request,
@@ -572,11 +576,11 @@ impl Runtime {
             label: None,
             observe: false,
         };
-        let (device, kernel, desc) = (&*plan.device, plan.kernel(), request.desc);
-        let proposal = match plan::may_change(&desc, self.config.opt_in)
-            .and_then(|()| plan::may_change_kernel(kernel))
+        let (device, kernel, desc) = (&*staged.device, staged.kernel(), request.desc);
+        let proposal = match clauses::may_change(&desc, self.config.opt_in)
+            .and_then(|()| clauses::may_change_kernel(kernel))
         {
-            Ok(()) => self.policy.decide(&plan.launch()),
+            Ok(()) => self.policy.decide(&staged.launch()),
             Err(keep) => {
                 // A rule the user can lift is said at info, with the
                 // variable that lifts it, once per kernel (a solver's
@@ -586,24 +590,24 @@ impl Runtime {
                     if log::log_enabled!(log::Level::Info)
                         && self.report_once(Once::KeptWithOptIn(request.host_ptr, keep))
                     {
-                        log::info!("{}: kept as given: {keep}", plan.entry.name);
+                        log::info!("{}: kept as given: {keep}", staged.entry.name);
                     }
                 } else if log::log_enabled!(log::Level::Debug)
-                    && plan
+                    && staged
                         .entry
                         .first_sighting(request.device_id, desc.trip_count)
                 {
-                    log::debug!("{}: kept as given: {keep}", plan.entry.name);
+                    log::debug!("{}: kept as given: {keep}", staged.entry.name);
                 }
                 None
             }
         };
         let Some(proposal) = proposal else {
             if profiling {
-                plan.grid = llvm::grid(device, kernel, &desc);
-                plan.label = Some(Label::Shared(self.llvm_label.clone()));
+                staged.grid = llvm::grid(device, kernel, &desc);
+                staged.label = Some(Label::Shared(self.llvm_label.clone()));
             }
-            return Some(plan);
+            return Some(staged);
         };
         let limits = if proposal.beyond_safe_range {
             Limits::compiled(device, kernel)
@@ -612,66 +616,55 @@ impl Runtime {
         };
         let (grid, cut) = limits.clamp(proposal.grid);
         if cut {
-            self.report_fixed_cut(&plan.entry.name, grid, &limits);
+            self.report_fixed_cut(&staged.entry.name, grid, &limits);
         }
-        let (num_teams, thread_limit) = plan::request(grid, device, kernel);
+        let (num_teams, thread_limit) = clauses::request(grid, device, kernel);
         if log::log_enabled!(log::Level::Info)
-            && plan
+            && staged
                 .entry
                 .first_sighting(request.device_id, desc.trip_count)
         {
-            let choice = Choice {
-                decision: Decision::within(
-                    proposal.grid,
-                    proposal.rule,
-                    &limits,
-                    device,
-                    kernel,
-                    &desc,
-                ),
-                llvm: llvm::grid(device, kernel, &desc),
-                num_teams,
-                thread_limit,
-            };
+            let decision =
+                Decision::within(proposal.grid, proposal.rule, &limits, device, kernel, &desc);
             log::info!(
                 "{}",
                 describe(
-                    &plan.entry.name,
+                    &staged.entry.name,
                     kernel,
                     device,
                     &desc,
                     &self.config.policy,
-                    &choice
+                    &decision
                 )
             );
         }
-        plan.write = Some((num_teams, thread_limit));
-        plan.grid = grid;
-        plan.observe = proposal.observe && request.waits;
+        staged.write = Some((num_teams, thread_limit));
+        staged.grid = grid;
+        staged.observe = proposal.observe && request.waits;
         if profiling {
-            plan.label = Some(match proposal.label {
+            staged.label = Some(match proposal.label {
                 Some(label) => Label::Static(label),
                 None => Label::Shared(self.policy_label.clone()),
             });
         }
-        Some(plan)
+        Some(staged)
     }
 
     /// The feedback half of [`Self::launch`]: the profile row and the
     /// policy's observation (a failed launch ranks last).
-    fn finish(&self, plan: &Plan, ns: u64, rc: i32) {
-        if let (Some(label), Some(profile)) = (&plan.label, &self.profile) {
+    fn finish(&self, staged: &Staged, ns: u64, rc: i32) {
+        if let (Some(label), Some(profile)) = (&staged.label, &self.profile) {
             profile.record(
-                &plan.entry.name,
-                plan.request.desc.trip_count,
+                &staged.entry.name,
+                staged.request.desc.trip_count,
                 label.as_str(),
-                plan.grid,
+                staged.grid,
                 ns,
             );
         }
-        if plan.observe {
+        if staged.observe {
             let ns = if rc == 0 { ns } else { u64::MAX };
-            self.policy.observe(&plan.launch(), plan.grid, ns);
+            self.policy.observe(&staged.launch(), staged.grid, ns);
         }
     }
 }
@@ -687,15 +680,14 @@ pub fn describe(
     device: &DeviceDesc,
     launch: &LaunchDesc,
     policy: &Policy,
-    choice: &Choice,
+    d: &Decision,
 ) -> String {
-    let d = &choice.decision;
     let mut line = format!(
         "{name} on {}, {}",
         device.name,
         Iterations(launch.trip_count)
     );
-    let llvm = choice.llvm;
+    let llvm = llvm::grid(device, kernel, launch);
     let _ = if d.geometry == llvm {
         write!(line, ": {policy} keeps LLVM's grid, {llvm}: {}", d.rule)
     } else {

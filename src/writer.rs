@@ -25,7 +25,7 @@
 //! drops them and starts over with a queue and (at its first update) a
 //! writer thread of its own: it never waits for the parent's.
 
-use crate::logging::Reported;
+use crate::Reported;
 use crate::tune::cache::{CacheError, Contents, Update};
 use crate::tune::{Saver, Store};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

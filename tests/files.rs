@@ -283,7 +283,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
     let dir = temp_dir("locked_cache");
     let cache_path = dir.join("tune.json");
     let cache_s = path_str(&cache_path);
-    let lock = gridsel::ffi::fs::lock(&dir.join("tune.json.lock"), Duration::ZERO).unwrap();
+    let lock = gridsel_host::ffi::fs::lock(&dir.join("tune.json.lock"), Duration::ZERO).unwrap();
     // Longer than the program's launches take (well under a second), shorter
     // than the flush at exit waits (5 s).
     let held_for = Duration::from_secs(3);
@@ -501,7 +501,7 @@ fn a_file_read_a_line_at_a_time_gives_every_line_whole_and_keeps_the_cap() {
     text.extend_from_slice(b"no newline at the end");
     std::fs::write(&path, &text).unwrap();
     let mut lines = Vec::new();
-    gridsel::ffi::fs::read_lines_capped(&path, text.len() as u64, |l| lines.push(l.to_vec()))
+    gridsel_host::ffi::fs::read_lines_capped(&path, text.len() as u64, |l| lines.push(l.to_vec()))
         .unwrap();
     let expected: Vec<Vec<u8>> = text
         .split_inclusive(|&b| b == b'\n')
@@ -510,14 +510,14 @@ fn a_file_read_a_line_at_a_time_gives_every_line_whole_and_keeps_the_cap() {
     assert_eq!(lines.len(), expected.len());
     assert!(lines == expected, "a line came apart");
     let err =
-        gridsel::ffi::fs::read_lines_capped(&path, text.len() as u64 - 1, |_| {}).unwrap_err();
+        gridsel_host::ffi::fs::read_lines_capped(&path, text.len() as u64 - 1, |_| {}).unwrap_err();
     assert_eq!(
         err.to_string(),
-        gridsel::ffi::fs::too_large(text.len() as u64 - 1).to_string()
+        gridsel_host::ffi::fs::too_large(text.len() as u64 - 1).to_string()
     );
     // Never through a link, like every read of a store.
     let link = dir.join("link.txt");
     std::os::unix::fs::symlink(&path, &link).unwrap();
-    let err = gridsel::ffi::fs::read_lines_capped(&link, 1 << 30, |_| {}).unwrap_err();
+    let err = gridsel_host::ffi::fs::read_lines_capped(&link, 1 << 30, |_| {}).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
 }

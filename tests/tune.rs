@@ -447,7 +447,7 @@ fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit
     eventually("a written", || count() == 1);
     writer.save(entry("b", 1000, 32));
     eventually("b written", || count() == 2);
-    let held = gridsel::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
     writer.save(entry("c", 1000, 32));
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(count(), 2);
@@ -1278,7 +1278,7 @@ fn the_journal_never_passes_its_cap() {
 #[test]
 fn a_busy_lock_is_reported_not_waited_for() {
     let path = temp("busy");
-    let held = gridsel::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
     let start = std::time::Instant::now();
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.

@@ -93,13 +93,3 @@ real_fn!(
     /// libomptarget's `__tgt_unregister_lib`.
     unregister_lib, c"__tgt_unregister_lib", RegisterLibFn
 );
-
-/// Lets a CLI die quietly on a closed pipe (`gridsel inspect PROGRAM | head`), as Unix
-/// tools do, instead of panicking in `println!`. Only for the `gridsel`
-/// binary: the preload library never touches the host program's signals.
-pub fn default_sigpipe() {
-    // SAFETY: installing the default disposition has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}

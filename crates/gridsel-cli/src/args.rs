@@ -3,12 +3,12 @@
 //! binaries on disk.
 
 use clap::Args;
-use gridsel::device::DeviceDesc;
-use gridsel::geometry::LaunchDesc;
-use gridsel::image;
-use gridsel::kernel::{ExecMode, KernelDesc};
-use gridsel::policy::POLICY_NAMES;
-use gridsel::policy::llvm::LlvmRule;
+use gridsel_core::device::DeviceDesc;
+use gridsel_core::geometry::LaunchDesc;
+use gridsel_core::image;
+use gridsel_core::kernel::{ExecMode, KernelDesc};
+use gridsel_core::policy::POLICY_NAMES;
+use gridsel_core::policy::llvm::LlvmRule;
 use std::path::{Path, PathBuf};
 
 /// The device, the kernel and the trip count of a launch.
@@ -102,7 +102,7 @@ impl Target {
     /// The device, the kernel (from --binary, with the flags' overrides) and
     /// the launch.
     pub fn resolve(&self) -> Result<(DeviceDesc, KernelDesc, LaunchDesc), String> {
-        let mut device = gridsel::files::device(&self.device).map_err(|e| e.to_string())?;
+        let mut device = gridsel_host::files::device(&self.device).map_err(|e| e.to_string())?;
         device.llvm = self.llvm.unwrap_or_default();
         if let Some(tpb) = self.threads_per_block {
             device.threads_per_block = tpb;

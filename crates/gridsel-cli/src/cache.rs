@@ -1,5 +1,5 @@
 //! `gridsel cache`: what `tune` keeps across runs in `GRIDSEL_CACHE`, listed,
-//! explained and cleared. Reads and writes go through the preload library's
+//! explained and cleared. Reads and writes go through gridsel-host's
 //! checked files (regular files only, capped, merged under the file's lock),
 //! so clearing never loses what a running program saves at the same time.
 //! What is listed includes the store's journal; clearing merges it in.
@@ -7,11 +7,11 @@
 //! validate is listed without them (one line says which) and never cleared.
 
 use clap::{Args, Subcommand};
-use gridsel::config::{Config, ENV_CACHE};
-use gridsel::files::{self, OnInvalid};
-use gridsel::tune::cache::{CacheError, Record, Table};
-use gridsel::tune::search::{Candidate, Kind, Params};
 use gridsel_cli::csv;
+use gridsel_core::tune::cache::{CacheError, Record, Table};
+use gridsel_core::tune::search::{Candidate, Kind, Params};
+use gridsel_host::config::{Config, ENV_CACHE};
+use gridsel_host::files::{self, OnInvalid};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

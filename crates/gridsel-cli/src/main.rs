@@ -1,8 +1,9 @@
 //! `gridsel`: the command line a user runs ([`user`]): decide, inspect,
 //! compare, tune a program in a session of its own, and the store `tune`
 //! keeps. It calls the libraries:
-//! `gridsel-core` for the decisions, `gridsel` (the preload library) for
-//! the CUDA driver and the checked files. The research commands over the
+//! `gridsel-core` for the decisions, `gridsel-host` (the host side it shares
+//! with the preload library) for the settings, the CUDA driver and the
+//! checked files. The research commands over the
 //! benchmark harness's sweep results are `gridsel-research`'s.
 
 mod cache;
@@ -22,7 +23,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    gridsel::ffi::dl::default_sigpipe();
+    gridsel_host::ffi::process::default_sigpipe();
     match user::run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
     use clap::CommandFactory;
-    use gridsel::policy::{DEFAULT_POLICY, POLICY_NAMES};
+    use gridsel_core::policy::{DEFAULT_POLICY, POLICY_NAMES};
 
     #[test]
     fn every_subcommand_argument_has_help() {

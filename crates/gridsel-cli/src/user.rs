@@ -5,12 +5,12 @@
 
 use crate::compare;
 use clap::Subcommand;
-use gridsel::config::{ON_OFF, SETTINGS};
-use gridsel::device::{DeviceDesc, PRESETS};
-use gridsel::ffi::cuda;
-use gridsel::image::ImageKind;
-use gridsel::policy::{self, DEFAULT_POLICY, Limits, Policy, llvm};
 use gridsel_cli::args::{Target, policy_help, read_images};
+use gridsel_core::device::{DeviceDesc, PRESETS};
+use gridsel_core::image::ImageKind;
+use gridsel_core::policy::{self, DEFAULT_POLICY, Limits, Policy, llvm};
+use gridsel_host::config::{ON_OFF, SETTINGS};
+use gridsel_host::ffi::cuda;
 use std::path::PathBuf;
 
 /// The user commands.
@@ -65,7 +65,7 @@ pub fn env_summary() -> String {
 }
 
 /// Every environment variable with its values, its default and its help,
-/// as the preload library defines them ([`SETTINGS`]).
+/// as the preload library reads them ([`SETTINGS`]).
 fn env_table() -> String {
     let mut text = wrap(
         &format!(

@@ -130,7 +130,10 @@ fn inspect_json_of_bitcode_is_a_jit_image_without_kernels() {
 fn select_uses_the_library_default_policy_and_aligns_its_columns() {
     let json: Value =
         serde_json::from_str(&gridsel(&["select", "--trip-count", "1000", "--json"])).unwrap();
-    assert_eq!(json["policy"], gridsel::policy::DEFAULT_POLICY.to_string());
+    assert_eq!(
+        json["policy"],
+        gridsel_core::policy::DEFAULT_POLICY.to_string()
+    );
 
     // The text form prints LLVM's grid and the policy's in one column.
     let text = gridsel(&["select", "--trip-count", "1000", "--policy", "lloyd"]);
@@ -297,10 +300,10 @@ fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
 
 #[test]
 fn cache_lists_explains_and_clears_what_tune_saved() {
-    use gridsel::Geometry;
-    use gridsel::files;
-    use gridsel::tune::cache::{Key, Table, Update};
-    use gridsel::tune::search::{Candidate, Kind};
+    use gridsel_core::Geometry;
+    use gridsel_core::tune::cache::{Key, Table, Update};
+    use gridsel_core::tune::search::{Candidate, Kind};
+    use gridsel_host::files;
     let dir = std::env::temp_dir().join(format!("gridsel-cli-cache-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("cache.json");
@@ -490,7 +493,7 @@ fn cache_clear_refuses_what_list_refuses_and_erases_nothing() {
 /// same description.
 #[test]
 fn env_describes_every_variable_as_the_library_defines_it() {
-    use gridsel::config::SETTINGS;
+    use gridsel_host::config::SETTINGS;
     let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let described = words(&gridsel(&["env"]));
     let mut rest = described.as_str();

@@ -44,7 +44,7 @@ fn tune(out: &Path, store: &Path, args: &[&str], command: &[&str]) -> Run {
 
 /// The searches in the store at `path` as (kernel, settled).
 fn searches(path: &Path) -> Vec<(String, bool)> {
-    let contents = gridsel::files::load_cache(path).unwrap();
+    let contents = gridsel_host::files::load_cache(path).unwrap();
     assert!(contents.dropped.is_empty(), "{:?}", contents.dropped);
     contents
         .table
@@ -56,7 +56,13 @@ fn searches(path: &Path) -> Vec<(String, bool)> {
 /// An existing, empty store at `path` of mode `mode`.
 fn empty_store(path: &Path, mode: u32) {
     let patience = std::time::Duration::from_secs(5);
-    gridsel::files::edit_cache(path, patience, gridsel::files::OnInvalid::Refuse, |_| {}).unwrap();
+    gridsel_host::files::edit_cache(
+        path,
+        patience,
+        gridsel_host::files::OnInvalid::Refuse,
+        |_| {},
+    )
+    .unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
@@ -124,7 +130,7 @@ fn row(kind: &str, index: u32, status: &str, verified: &str) -> [String; 4] {
 
 /// The trip-count classes of the searches in the store at `path`.
 fn classes(path: &Path) -> Vec<u32> {
-    let contents = gridsel::files::load_cache(path).unwrap();
+    let contents = gridsel_host::files::load_cache(path).unwrap();
     contents.table.records().map(|r| r.key.class).collect()
 }
 

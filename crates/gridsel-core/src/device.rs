@@ -1,7 +1,7 @@
 //! What gridsel knows about one GPU.
 //!
 //! A [`DeviceDesc`] comes from the CUDA driver when a GPU is present (see
-//! the preload library's `ffi::cuda`), from a named preset, or from a TOML profile file
+//! `gridsel-host`'s `ffi::cuda`), from a named preset, or from a TOML profile file
 //! (`GRIDSEL_DEVICE=<preset|path>`), so decisions can be inspected and tested on
 //! machines without a GPU.
 

@@ -3,30 +3,31 @@
 //! What gridsel knows and decides, with no FFI, no files and no process
 //! state: the kernel descriptors read from device images ([`image`],
 //! [`kernel`]), the GPUs ([`device`], [`occupancy`]), the rules about what
-//! a launch may change ([`plan`]), the policies and the grids a launch can
+//! a launch may change ([`clauses`]), the policies and the grids a launch can
 //! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
 //! `tune`'s search ([`tune`]), plus the calibration of a device profile from
 //! sweep results lives in the command line.
 //!
 //! The crates around it (the repository's README and `Cargo.toml` explain
-//! the workspace): `gridsel`, the preload library, owns the C ABI, the CUDA
-//! driver, files and the launch pipeline; `gridsel-cli` the command line.
-//! Where a policy needs the outside world (`tune`'s searches across runs) it
-//! takes it as a trait ([`tune::Store`], [`tune::Saver`]: the file, its writer
-//! and the clock its searches are stamped by) the preload library
-//! implements. Policies are pure functions of
+//! the workspace): `gridsel`, the preload library, owns the C ABI and the
+//! launch pipeline; `gridsel-host` the settings, files and the CUDA driver it
+//! shares with the command lines; `gridsel-cli` and `gridsel-research` the
+//! command lines. Where a policy needs the outside world (`tune`'s searches
+//! across runs) it takes it as a trait ([`tune::Store`], [`tune::Saver`]: the
+//! file, its writer and the clock its searches are stamped by) the host side
+//! implements (`gridsel-host`'s store file, the preload library's writer). Policies are pure functions of
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).
 
 #![forbid(unsafe_code)]
 
+pub mod clauses;
 pub mod device;
 pub mod forest;
 pub mod geometry;
 pub mod image;
 pub mod kernel;
 pub mod occupancy;
-pub mod plan;
 pub mod policy;
 pub mod splitmix;
 pub mod tune;
@@ -55,6 +56,32 @@ pub fn read_lock<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'
 pub fn write_lock<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What was reported already, by key: the one way gridsel says a thing
+/// once (per process with `()`, per kernel, store or cause with a key), in
+/// the preload library and in the policies alike. Usable in a `static`.
+/// Keys are few (kernels, devices, causes) and come from the program, so
+/// they hash with [`IntHasher`].
+pub struct Reported<K>(std::sync::Mutex<IntSet<K>>);
+
+impl<K: Eq + std::hash::Hash> Reported<K> {
+    pub const fn new() -> Self {
+        Self(std::sync::Mutex::new(IntSet::with_hasher(
+            BuildIntHasher::new(),
+        )))
+    }
+
+    /// Whether `key` is new, that is, whether the caller should say it now.
+    pub fn first(&self, key: K) -> bool {
+        lock(&self.0).insert(key)
+    }
+}
+
+impl<K: Eq + std::hash::Hash> Default for Reported<K> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// A hash map keyed by the launch path's integers (host addresses, device
@@ -126,5 +153,16 @@ mod tests {
         }
         assert!(buckets.iter().filter(|&&b| b).count() > 200);
         assert_ne!(build.hash_one((0i64, 7u64)), build.hash_one((7i64, 0u64)));
+    }
+
+    #[test]
+    fn each_key_is_reported_once() {
+        let reported = Reported::new();
+        assert!(reported.first(("cause", 1)));
+        assert!(!reported.first(("cause", 1)));
+        assert!(reported.first(("cause", 2)));
+        static ONCE: Reported<()> = Reported::new();
+        assert!(ONCE.first(()));
+        assert!(!ONCE.first(()));
     }
 }

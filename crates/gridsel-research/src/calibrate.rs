@@ -16,12 +16,12 @@
 //!   best grid (safety first: gridsel runs inside other people's programs).
 
 use crate::sweep::{Case, Measured};
-use gridsel::device::DeviceDesc;
-use gridsel::geometry::{Geometry, LaunchDesc};
-use gridsel::kernel::KernelDesc;
-use gridsel::policy::auto::auto;
-use gridsel::policy::llvm;
 use gridsel_cli::csv;
+use gridsel_core::device::DeviceDesc;
+use gridsel_core::geometry::{Geometry, LaunchDesc};
+use gridsel_core::kernel::KernelDesc;
+use gridsel_core::policy::auto::auto;
+use gridsel_core::policy::llvm;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::Path;
@@ -287,7 +287,7 @@ fn loo_csv_text(cases: &[Case], cal: &Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gridsel::kernel::ExecMode;
+    use gridsel_core::kernel::ExecMode;
 
     /// Resident blocks of [`spmd32`] on the H100 at 128 threads.
     const RESIDENT_32: u32 = 2112;

@@ -1,10 +1,10 @@
 //! `check-driver`: the cubin parser and the occupancy model checked against
 //! the CUDA driver, on a machine with a GPU.
 
-use gridsel::ffi::cuda;
-use gridsel::image::{self, ImageKind};
-use gridsel::policy;
 use gridsel_cli::csv;
+use gridsel_core::image::{self, ImageKind};
+use gridsel_core::policy;
+use gridsel_host::ffi::cuda;
 use std::path::PathBuf;
 
 /// Compares gridsel's descriptors and occupancy with the driver's for every
@@ -50,7 +50,9 @@ pub fn check(binaries: &[PathBuf], ordinal: i32) -> Result<usize, String> {
                 for &(t, n) in d.active_blocks.iter().filter(|(t, _)| *t <= d.max_threads) {
                     compare(
                         &format!("resident_blocks@{t}"),
-                        Some(gridsel::occupancy::resident_blocks_per_sm(&device, k, t)),
+                        Some(gridsel_core::occupancy::resident_blocks_per_sm(
+                            &device, k, t,
+                        )),
                         n,
                     );
                 }

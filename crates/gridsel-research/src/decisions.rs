@@ -4,13 +4,13 @@
 //! `space` (the sweep space of one launch).
 
 use crate::sweep::{KernelIndex, Measured};
-use gridsel::geometry::LaunchDesc;
-use gridsel::kernel::KernelDesc;
-use gridsel::policy::auto::{self, ReductionGrid};
-use gridsel::policy::{self, Decision, Limits, Policy, sweep};
-use gridsel::tune;
 use gridsel_cli::args::Target;
 use gridsel_cli::csv;
+use gridsel_core::geometry::LaunchDesc;
+use gridsel_core::kernel::KernelDesc;
+use gridsel_core::policy::auto::{self, ReductionGrid};
+use gridsel_core::policy::{self, Decision, Limits, Policy, sweep};
+use gridsel_core::tune;
 use std::path::Path;
 
 /// `evaluate`: `policy`'s grid for every described case of `sweep` and that
@@ -87,7 +87,7 @@ pub fn parse_reduction_grid(text: &str) -> Result<ReductionArg, String> {
 
 /// `dump-decisions`: see the command's doc.
 pub fn dump(binaries: &Path, device: &str) -> Result<(), String> {
-    let device = gridsel::files::device(device).map_err(|e| e.to_string())?;
+    let device = gridsel_host::files::device(device).map_err(|e| e.to_string())?;
     let mut kernels: Vec<KernelDesc> = KernelIndex::load(binaries, device.sm_arch)?
         .all()
         .cloned()
@@ -119,7 +119,7 @@ pub fn dump(binaries: &Path, device: &str) -> Result<(), String> {
         "fixed:64,100",
     ]
     .map(|p| p.parse::<Policy>().expect("a policy name"));
-    let grids = |gs: &mut dyn Iterator<Item = gridsel::Geometry>| {
+    let grids = |gs: &mut dyn Iterator<Item = gridsel_core::Geometry>| {
         gs.map(|g| format!("{}x{}", g.threads, g.blocks))
             .collect::<Vec<_>>()
             .join(";")

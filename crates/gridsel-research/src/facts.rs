@@ -7,11 +7,11 @@
 //! harness's `best-cache`).
 
 use crate::sweep::{KernelIndex, Measured, POINTS_COLUMNS, warn_undescribed};
-use gridsel::forest::{FEATURES, N_FEATURES, features as feature_row};
-use gridsel::geometry::{Geometry, LaunchDesc};
-use gridsel::policy::{self, sweep};
-use gridsel::tune;
 use gridsel_cli::csv::{self, Reader};
+use gridsel_core::forest::{FEATURES, N_FEATURES, features as feature_row};
+use gridsel_core::geometry::{Geometry, LaunchDesc};
+use gridsel_core::policy::{self, sweep};
+use gridsel_core::tune;
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 

@@ -17,8 +17,8 @@ mod tune_sim;
 
 use clap::{Parser, Subcommand};
 use decisions::{ReductionArg, parse_reduction_grid};
-use gridsel::policy::Policy;
 use gridsel_cli::args::{Target, policy_help};
+use gridsel_core::policy::Policy;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use sweep::Measured;
@@ -169,7 +169,7 @@ fn run(cli: Cli) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    gridsel::ffi::dl::default_sigpipe();
+    gridsel_host::ffi::process::default_sigpipe();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -183,7 +183,7 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
     use clap::CommandFactory;
-    use gridsel::policy::POLICY_NAMES;
+    use gridsel_core::policy::POLICY_NAMES;
 
     #[test]
     fn every_argument_has_help() {

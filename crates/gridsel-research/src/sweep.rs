@@ -5,11 +5,11 @@
 //! ([`KernelIndex`]).
 
 use clap::Args;
-use gridsel::device::DeviceDesc;
-use gridsel::geometry::Geometry;
-use gridsel::kernel::KernelDesc;
 use gridsel_cli::args::read_images;
 use gridsel_cli::csv::Reader;
+use gridsel_core::device::DeviceDesc;
+use gridsel_core::geometry::Geometry;
+use gridsel_core::kernel::KernelDesc;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ impl Measured {
 
     /// The measured device's descriptor.
     pub fn device(&self) -> Result<DeviceDesc, String> {
-        gridsel::files::device(&self.device).map_err(|e| e.to_string())
+        gridsel_host::files::device(&self.device).map_err(|e| e.to_string())
     }
 
     /// The text of points.csv.

@@ -4,11 +4,11 @@
 //! programs run again and again do.
 
 use crate::sweep::{Case, Measured};
-use gridsel::geometry::{Geometry, LaunchDesc};
-use gridsel::kernel::KernelDesc;
-use gridsel::splitmix::SplitMix64;
-use gridsel::tune;
 use gridsel_cli::csv::{self, Reader};
+use gridsel_core::geometry::{Geometry, LaunchDesc};
+use gridsel_core::kernel::KernelDesc;
+use gridsel_core::splitmix::SplitMix64;
+use gridsel_core::tune;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -481,7 +481,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::{Case, SimCase, sim_programs};
-    use gridsel::geometry::Geometry;
+    use gridsel_core::geometry::Geometry;
 
     fn case(program: &str, kernel: &str, trip_count: u64) -> Case {
         Case {
@@ -509,7 +509,7 @@ mod tests {
                 .iter()
                 .map(|c| SimCase {
                     case: c,
-                    prior: gridsel::tune::Prior::unpredicted(Vec::new()),
+                    prior: gridsel_core::tune::Prior::unpredicted(Vec::new()),
                     auto: Geometry::new(128, 1),
                     best: 1.0,
                 })

@@ -9,15 +9,15 @@
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 
-use gridsel::device::DeviceDesc;
-use gridsel::forest::{self, FEATURES};
-use gridsel::geometry::{Geometry, LaunchDesc};
-use gridsel::image;
-use gridsel::kernel::KernelDesc;
-use gridsel::policy;
-use gridsel::tune::cache::{Key, Table, class};
-use gridsel::tune::search::{Candidate, Kind, Step};
 use gridsel_cli::csv;
+use gridsel_core::device::DeviceDesc;
+use gridsel_core::forest::{self, FEATURES};
+use gridsel_core::geometry::{Geometry, LaunchDesc};
+use gridsel_core::image;
+use gridsel_core::kernel::KernelDesc;
+use gridsel_core::policy;
+use gridsel_core::tune::cache::{Key, Table, class};
+use gridsel_core::tune::search::{Candidate, Kind, Step};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -259,13 +259,13 @@ pub fn write_all(study: &Study, out: &Path) -> Result<(), String> {
 fn markdown(study: &Study, date: &str, devices: &str) -> String {
     let mut md = String::from("# gridsel compare\n\n");
     let others: Vec<&str> = study.compared().map(|(_, n)| n.as_str()).collect();
-    let forced = gridsel::config::given(std::env::var_os(gridsel::config::ENV_DEVICE))
+    let forced = gridsel_host::config::given(std::env::var_os(gridsel_host::config::ENV_DEVICE))
         .map(|v| v.to_string_lossy().into_owned());
     let _ = writeln!(md, "- Date: {date}");
     let _ = writeln!(
         md,
         "- gridsel {}, library `{}`",
-        gridsel::VERSION,
+        gridsel_host::VERSION,
         study.lib.display()
     );
     let _ = writeln!(md, "- Device: {devices}");

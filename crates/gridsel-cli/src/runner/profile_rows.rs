@@ -1,5 +1,5 @@
 //! Reading the `GRIDSEL_PROFILE` files that `compare`'s and `tune`'s runs write
-//! (`kernel,trip_count,policy,blocks,threads,ns`, see `gridsel::profile`).
+//! (`kernel,trip_count,policy,blocks,threads,ns`, see `gridsel_host::profile`).
 //!
 //! One file may hold the rows of several processes (a program that starts
 //! others, all preloaded): each appends through its own buffer, so a row can
@@ -7,8 +7,8 @@
 //! once can both write the header. Header lines are skipped; any other line
 //! that is not six well-formed fields is skipped and counted, never fatal.
 
-use gridsel::profile::HEADER;
 use gridsel_cli::csv;
+use gridsel_host::profile::HEADER;
 use std::borrow::Cow;
 
 /// One launch as the profile recorded it.

@@ -3,7 +3,7 @@
 
 use super::manifest::Program;
 use super::output;
-use gridsel::config::ENV_PROFILE;
+use gridsel_host::config::ENV_PROFILE;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
@@ -144,7 +144,7 @@ fn spawn_and_wait(
         .map(OsString::from)
         .or_else(|| std::env::var_os(LD_PRELOAD));
     let show = |e: std::io::Error| format!("{}: {e}", program.command[0].to_string_lossy());
-    let (output, output_end) = gridsel::ffi::process::pipe().map_err(show)?;
+    let (output, output_end) = gridsel_host::ffi::process::pipe().map_err(show)?;
     let output_end_too = output_end.try_clone().map_err(show)?;
     let mut child = Command::new(&program.command[0])
         .args(&program.command[1..])
@@ -183,7 +183,7 @@ fn spawn_and_wait(
             // Past the deadline: the program, or something it started that
             // still holds its output, is killed with its group.
             Err(RecvTimeoutError::Timeout) if !killed => {
-                let _ = gridsel::ffi::process::kill_group(group);
+                let _ = gridsel_host::ffi::process::kill_group(group);
                 killed = true;
                 deadline = Instant::now() + CLOSE_GRACE;
             }

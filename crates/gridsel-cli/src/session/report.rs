@@ -18,9 +18,9 @@ use crate::compare::report::{
 use crate::compare::svg;
 use crate::runner::manifest::Program;
 use crate::runner::{output, shell_words};
-use gridsel::tune::cache::{self, Record};
-use gridsel::tune::search::Candidate;
 use gridsel_cli::csv::field;
+use gridsel_core::tune::cache::{self, Record};
+use gridsel_core::tune::search::Candidate;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -343,7 +343,7 @@ fn markdown(summary: &Summary) -> String {
     let _ = writeln!(
         md,
         "- gridsel {}, library `{}`",
-        gridsel::VERSION,
+        gridsel_host::VERSION,
         summary.lib.display()
     );
     let _ = writeln!(md, "- Device: {}", devices());

@@ -1,11 +1,11 @@
 //! What a tuning session reads and writes of the store: the only part of
 //! `gridsel tune` that knows the store's records. Reads and writes go
-//! through the preload library's checked files (regular files only, capped,
+//! through gridsel-host's checked files (regular files only, capped,
 //! under the store's lock, its mode and owner kept, never through a link).
 
-use gridsel::config;
-use gridsel::files::{self, OnInvalid};
-use gridsel::tune::cache::Record;
+use gridsel_core::tune::cache::Record;
+use gridsel_host::config;
+use gridsel_host::files::{self, OnInvalid};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;

@@ -358,7 +358,7 @@ fn stateless_grid(
 /// LLVM's grid, and the rule that keeps it, for a launch without a trip
 /// count: a `target teams` region without a distribute loop, which reaches
 /// a policy only under `GRIDSEL_TEAMS_REGIONS=change`
-/// ([`crate::plan::may_change`]). Every static rule sizes the grid by the
+/// ([`crate::clauses::may_change`]). Every static rule sizes the grid by the
 /// trip count, so those policies keep LLVM's; a fixed grid, the sweep and
 /// `tune`'s measurements are what change it.
 pub fn llvm_without_trip_count(

@@ -22,6 +22,7 @@ use super::cache::{self, Key, Only, Record};
 use super::prior::resolve;
 use super::search::{Candidate, Search};
 use super::session::{Store, dropped_summary};
+use crate::Reported;
 use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
@@ -72,9 +73,10 @@ pub struct LearnedPolicy {
     /// Each launch class's learned grid, looked up at its first launch.
     launches: PerLaunch<Option<Candidate>>,
     /// Said once per process: records ignored for another build or LLVM,
-    /// and, per store, that it could not be read or left records out.
-    said_ignored: AtomicBool,
-    said_trouble: Vec<AtomicBool>,
+    /// and, per store (by its index in `stores`), that it could not be read
+    /// or left records out.
+    said_ignored: Reported<()>,
+    said_trouble: Reported<usize>,
 }
 
 impl LearnedPolicy {
@@ -82,13 +84,13 @@ impl LearnedPolicy {
     /// process whose libomptarget is LLVM `llvm` (0: unknown).
     pub fn new(stores: Vec<Box<dyn Store>>, llvm: u32) -> Self {
         Self {
-            said_trouble: stores.iter().map(|_| AtomicBool::new(false)).collect(),
             stores,
             llvm,
             learned: RwLock::default(),
             any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
-            said_ignored: AtomicBool::new(false),
+            said_ignored: Reported::new(),
+            said_trouble: Reported::new(),
         }
     }
 
@@ -122,11 +124,11 @@ impl GridPolicy for LearnedPolicy {
                 builds
             });
         let (mut found, mut ignored) = (Vec::new(), 0usize);
-        for (store, said) in self.stores.iter().zip(&self.said_trouble) {
+        for (index, store) in self.stores.iter().enumerate() {
             let contents = match store.load_only(&only) {
                 Ok(contents) => contents,
                 Err(e) => {
-                    if !said.swap(true, Ordering::Relaxed) {
+                    if self.said_trouble.first(index) {
                         log::warn!(
                             "learned grids: store {}: {e}; not read (auto chooses every grid)",
                             store.location()
@@ -135,7 +137,7 @@ impl GridPolicy for LearnedPolicy {
                     continue;
                 }
             };
-            if !contents.dropped.is_empty() && !said.swap(true, Ordering::Relaxed) {
+            if !contents.dropped.is_empty() && self.said_trouble.first(index) {
                 log::warn!(
                     "learned grids: store {}: {}; the rest is read (the next tuning run sets them aside)",
                     store.location(),
@@ -175,7 +177,7 @@ impl GridPolicy for LearnedPolicy {
                 found.join(", ")
             );
         }
-        if ignored > 0 && !self.said_ignored.swap(true, Ordering::Relaxed) {
+        if ignored > 0 && self.said_ignored.first(()) {
             log::info!(
                 "learned grids: {ignored} settled searches of this program's kernels were measured on another build of it or another LLVM: ignored; tuning this build learns its own"
             );

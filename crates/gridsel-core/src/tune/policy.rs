@@ -1,5 +1,10 @@
 //! `tune` as the launch pipeline runs it ([`TunePolicy`]), and what
 //! exploring may cost a process ([`Allowance`]).
+//!
+//! The allowance's counters are atomics because launch threads charge them
+//! at once; they are the policy's own state, like its learners, and hold
+//! nanoseconds the pipeline measured and handed in ([`GridPolicy::observe`]):
+//! the clock is the preload library's, never read here.
 
 use super::cache::{self, Key};
 use super::learner::{Learner, RECHECK_LABEL};

@@ -1,5 +1,12 @@
-//! The store as one process uses it: the traits the preload library
-//! implements ([`Store`], [`Saver`]), and the records read once.
+//! The store as one process uses it: the traits the host side implements
+//! ([`Store`], [`Saver`]), and the records read once.
+//!
+//! The records read once (a [`Session`]'s `OnceLock`) are the learning
+//! policy's own state, as its searches are, so they live here with it; the
+//! file, its lock, the writer thread and the clock stay on the host side,
+//! reached only through the two traits (`gridsel-host`'s `files::CacheFile`,
+//! the preload library's `writer::StoreWriter`). Core keeps no clock and
+//! opens no file.
 
 use super::cache::{self, Table, Update};
 use super::prior::learned_moves;
@@ -43,8 +50,8 @@ impl Loaded {
     }
 }
 
-/// Where `tune` keeps its searches across runs; the preload library's
-/// `GRIDSEL_CACHE` file (`files::CacheFile`) implements it.
+/// Where `tune` keeps its searches across runs; the `GRIDSEL_CACHE` file
+/// (`gridsel-host`'s `files::CacheFile`) implements it.
 pub trait Store: Send + Sync {
     /// What to call it in the log (the file's path).
     fn location(&self) -> String;

@@ -11,9 +11,9 @@
 //! it accepts and what holds instead, which is the default (for the policy:
 //! pass-through, so that a mistyped policy changes no grid).
 
-use crate::device::DeviceDesc;
-use crate::plan::OptIn;
-use crate::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
+use gridsel_core::clauses::OptIn;
+use gridsel_core::device::DeviceDesc;
+use gridsel_core::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
 use log::LevelFilter;
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
@@ -330,7 +330,7 @@ pub struct Config {
     pub threads_per_block: Option<u32>,
     /// What the user allows beyond open launches with a loop:
     /// `GRIDSEL_OVERRIDE_CLAUSES` and `GRIDSEL_TEAMS_REGIONS`
-    /// ([`crate::plan::may_change`]).
+    /// ([`gridsel_core::clauses::may_change`]).
     pub opt_in: OptIn,
     pub profile: Option<PathBuf>,
     /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
@@ -342,7 +342,7 @@ pub struct Config {
     pub model: Option<PathBuf>,
     /// `GRIDSEL_SAFE_RANGE=off` lets `fixed:T,B` leave the launch's safe
     /// range (kernels that may nest parallel regions; see
-    /// [`crate::policy::limits`]), to measure that range itself. Every other
+    /// [`gridsel_core::policy::limits`]), to measure that range itself. Every other
     /// policy stays inside it.
     pub safe_range: bool,
     /// `GRIDSEL_TUNE_OVERHEAD`: the share of a process's kernel time that
@@ -366,7 +366,7 @@ impl Default for Config {
             site_cache: None,
             model: None,
             safe_range: true,
-            tune_overhead: crate::tune::DEFAULT_OVERHEAD,
+            tune_overhead: gridsel_core::tune::DEFAULT_OVERHEAD,
             log: crate::logging::DEFAULT_LEVEL,
         }
     }
@@ -414,8 +414,8 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::Geometry;
-    use crate::plan::TeamsRegions;
+    use gridsel_core::clauses::TeamsRegions;
+    use gridsel_core::geometry::Geometry;
     use std::collections::HashMap;
 
     fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
@@ -510,12 +510,19 @@ mod tests {
             let (c, errors) = parse(&[(ENV_TUNE_OVERHEAD, v)]);
             (c.tune_overhead, errors.len())
         };
-        assert_eq!(parse(&[]).0.tune_overhead, crate::tune::DEFAULT_OVERHEAD);
+        assert_eq!(
+            parse(&[]).0.tune_overhead,
+            gridsel_core::tune::DEFAULT_OVERHEAD
+        );
         assert_eq!(overhead("10"), (0.10, 0));
         assert_eq!(overhead(" 0 "), (0.0, 0));
         assert_eq!(overhead("off"), (f64::INFINITY, 0));
         for bad in ["-1", "5%", "1e9", "NaN", "lots"] {
-            assert_eq!(overhead(bad), (crate::tune::DEFAULT_OVERHEAD, 1), "{bad}");
+            assert_eq!(
+                overhead(bad),
+                (gridsel_core::tune::DEFAULT_OVERHEAD, 1),
+                "{bad}"
+            );
         }
     }
 
@@ -575,7 +582,11 @@ mod tests {
         let threads = setting(ENV_THREADS_PER_BLOCK).values;
         assert!(threads.ends_with(&format!("1-{MAX_THREADS_PER_BLOCK}")));
         let devices = setting(ENV_DEVICE).values;
-        assert!(crate::device::PRESETS.iter().all(|p| devices.contains(p)));
+        assert!(
+            gridsel_core::device::PRESETS
+                .iter()
+                .all(|p| devices.contains(p))
+        );
     }
 
     /// Every bad value is one line that names the variable, the value, what
@@ -710,7 +721,7 @@ mod tests {
     /// aside: the README may set values in code).
     #[test]
     fn the_readme_lists_every_setting_as_defined() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
         let readme = std::fs::read_to_string(path).unwrap();
         let rows: Vec<[String; 3]> = readme
             .lines()

@@ -2,11 +2,13 @@
 //! [`crate::ffi::fs`]: regular files, never through a symbolic link, never a
 //! device or a FIFO, read up to a cap per kind of file.
 
-use crate::device::{DeviceDesc, DeviceError};
 use crate::ffi::fs;
-use crate::forest::{Forest, ForestError};
-use crate::tune::Store;
-use crate::tune::cache::{self, CacheError, Contents, Journal, JournalId, Only, Table, Update};
+use gridsel_core::device::{DeviceDesc, DeviceError};
+use gridsel_core::forest::{Forest, ForestError};
+use gridsel_core::tune::Store;
+use gridsel_core::tune::cache::{
+    self, CacheError, Contents, Journal, JournalId, Only, Table, Update,
+};
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -118,7 +120,7 @@ impl Store for CacheFile {
         let read = read_cache(&self.path, None)?;
         let long = read.journal_len >= cache::JOURNAL_COMPACT_BYTES;
         let due = long || !read.contents.dropped.is_empty();
-        *crate::lock(&self.due) = read.contents.journal.filter(|_| due);
+        *gridsel_core::lock(&self.due) = read.contents.journal.filter(|_| due);
         Ok(read.contents)
     }
 
@@ -129,11 +131,11 @@ impl Store for CacheFile {
     }
 
     fn upkeep_due(&self) -> bool {
-        crate::lock(&self.due).is_some()
+        gridsel_core::lock(&self.due).is_some()
     }
 
     fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
-        let due = crate::lock(&self.due).take();
+        let due = gridsel_core::lock(&self.due).take();
         if updates.is_empty() && due.is_none() {
             return Ok(());
         }
@@ -142,7 +144,7 @@ impl Store for CacheFile {
         }
         let written = write_cache(&self.path, updates, patience, due);
         if written.is_err() && due.is_some() {
-            *crate::lock(&self.due) = due;
+            *gridsel_core::lock(&self.due) = due;
         }
         written
     }
@@ -524,7 +526,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 
 /// The store's clock, that its searches are stamped and aged by
 /// ([`cache::Tally::used`]; seconds since the Unix epoch).
-pub(crate) fn unix_seconds() -> u64 {
+pub fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -533,7 +535,7 @@ pub(crate) fn unix_seconds() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::PRESETS;
+    use gridsel_core::device::PRESETS;
 
     #[test]
     fn a_device_is_a_preset_or_a_profile_file() {

@@ -11,7 +11,7 @@
 //! keeps all but its last second of rows.
 
 use crate::ffi::fs;
-use crate::geometry::Geometry;
+use gridsel_core::geometry::Geometry;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -45,7 +45,7 @@ impl Profile {
 
     /// Appends one launch.
     pub fn record(&self, kernel: &str, trip_count: u64, policy: &str, grid: Geometry, ns: u64) {
-        let mut guard = crate::lock(&self.out);
+        let mut guard = gridsel_core::lock(&self.out);
         let (out, last_flush) = &mut *guard;
         let quote = if policy.contains(',') { "\"" } else { "" };
         // A full disk must not take the program down; the row is dropped.
@@ -61,7 +61,7 @@ impl Profile {
     }
 
     pub fn flush(&self) {
-        let _ = crate::lock(&self.out).0.flush();
+        let _ = gridsel_core::lock(&self.out).0.flush();
     }
 }
 

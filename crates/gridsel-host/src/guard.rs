@@ -14,7 +14,7 @@
 //! [`crate::logging::error_line`] (written without SIGPIPE) and hands every
 //! other panic to the hook that was there before (a Rust program's own).
 
-use crate::logging::Reported;
+use gridsel_core::Reported;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, PanicHookInfo, catch_unwind};
 use std::sync::Once;

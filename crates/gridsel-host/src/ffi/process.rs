@@ -1,5 +1,6 @@
-//! Pipes to and signals for processes the `gridsel` command line starts.
-//! Only for the `gridsel` binary: the preload library starts nothing.
+//! Pipes to and signals for processes the `gridsel` command line starts,
+//! and the command lines' own SIGPIPE. Only for the command lines: the
+//! preload library starts nothing and leaves the program's signals alone.
 
 use std::fs::File;
 use std::io;
@@ -32,5 +33,16 @@ pub fn kill_group(group: u32) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+/// Lets a command line die quietly on a closed pipe (`gridsel inspect PROGRAM
+/// | head`), as Unix tools do, instead of panicking in `println!`. Only for
+/// the command lines: the preload library never touches the host program's
+/// signals.
+pub fn default_sigpipe() {
+    // SAFETY: installing the default disposition has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -6,9 +6,9 @@
 //! library or a symbol is missing; every call here runs behind
 //! [`guard::quiet`] and comes back as an error string.
 
-use crate::device::DeviceDesc;
 use crate::guard;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
+use gridsel_core::device::DeviceDesc;
 use std::ffi::{CStr, c_int};
 
 const LIBCUDA_NAMES: [&CStr; 2] = [c"libcuda.so.1", c"libcuda.so"];

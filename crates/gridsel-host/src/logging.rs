@@ -3,41 +3,13 @@
 //! Lines go through [`ffi::stderr::Stderr`], which never raises SIGPIPE in
 //! the host program when stderr is a pipe or socket nobody reads any more.
 //! Whatever may happen again and again (a launch, a failed write) is said
-//! once per process, or once per kernel or cause, through [`Reported`].
+//! once per process, or once per kernel or cause, through
+//! [`gridsel_core::Reported`].
 
 use crate::ffi;
-use crate::{BuildIntHasher, IntHasher};
 use log::LevelFilter;
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hash};
 use std::io::Write;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// What was reported already, by key: the one way gridsel says a thing
-/// once (per process with `()`, per kernel or per cause with a key).
-/// Usable in a `static`. Keys are few (kernels, devices, causes) and come
-/// from the program, so they hash with [`IntHasher`].
-pub struct Reported<K>(Mutex<HashSet<K, BuildIntHasher>>);
-
-impl<K: Eq + Hash> Reported<K> {
-    pub const fn new() -> Self {
-        Self(Mutex::new(HashSet::with_hasher(BuildHasherDefault::<
-            IntHasher,
-        >::new())))
-    }
-
-    /// Whether `key` is new, that is, whether the caller should say it now.
-    pub fn first(&self, key: K) -> bool {
-        crate::lock(&self.0).insert(key)
-    }
-}
-
-impl<K: Eq + Hash> Default for Reported<K> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 /// Level when `GRIDSEL_LOG` is unset: errors and warnings only.
 pub const DEFAULT_LEVEL: LevelFilter = LevelFilter::Warn;
@@ -98,16 +70,5 @@ mod tests {
         assert_eq!(parse_level("INFO"), Some(LevelFilter::Info));
         assert_eq!(parse_level(" off "), Some(LevelFilter::Off));
         assert_eq!(parse_level("loud"), None);
-    }
-
-    #[test]
-    fn each_key_is_reported_once() {
-        let reported = Reported::new();
-        assert!(reported.first(("cause", 1)));
-        assert!(!reported.first(("cause", 1)));
-        assert!(reported.first(("cause", 2)));
-        static ONCE: Reported<()> = Reported::new();
-        assert!(ONCE.first(()));
-        assert!(!ONCE.first(()));
     }
 }

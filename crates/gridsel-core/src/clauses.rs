@@ -23,7 +23,6 @@
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::policy::Decision;
 use std::fmt;
 use std::str::FromStr;
 
@@ -162,15 +161,6 @@ pub fn request(g: Geometry, device: &DeviceDesc, kernel: &KernelDesc) -> (i32, i
     }
     let to_i32 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     (to_i32(g.blocks), to_i32(threads))
-}
-
-/// A decision together with what LLVM would have done, for logs and profiles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Choice {
-    pub decision: Decision,
-    pub llvm: Geometry,
-    pub num_teams: i32,
-    pub thread_limit: i32,
 }
 
 #[cfg(test)]

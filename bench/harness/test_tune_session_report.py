@@ -159,6 +159,16 @@ class Report(TempDirTest):
         self.assertEqual(ko["median"][(64, 64)], 41)  # 40, 42 (panel), 41, 41 (learned)
         self.assertEqual(kr["labels"], {"learned": 12})
 
+    def test_program_best_is_one_grid_for_the_whole_program_against_each_variant(self):
+        b = tsr.program_best(tsr.load_processes(self.dir))
+        self.assertEqual(set(b), {"pr", "po"})  # pf has no panel
+        # pr under 32 x 32: kr 6 x 50, ks 6 x 130 (median-sum: the cold 900s weigh as a median)
+        self.assertEqual(b["pr"]["best"], ("32x32", 1080))
+        self.assertEqual(b["pr"]["variants"]["auto"], 1200)
+        self.assertEqual(b["pr"]["variants"]["learned"], 6 * 52 + 6 * 110)
+        self.assertEqual(b["po"]["best"], ("64x64", 41))  # the median of its two panel runs, 40 and 42
+        self.assertIn("| po | 64x64 | 0.00 | 68.3 % | 100.0 % |", self.text)
+
     def test_targets(self):
         t = self.t
         self.assertAlmostEqual(t["repeated"]["share"], math.sqrt(50 / 52 * 100 / 110))

@@ -331,6 +331,31 @@ def judge(cs, totals, sessions):
     return t
 
 
+def program_best(procs, measure="median-sum"):
+    """Per program, its GPU time (gpu_time's `measure`) under each production variant (median over
+    the rounds) and under the best fixed grid of the panel (per grid the median of its panel
+    runs, then the lowest): {program: {"variants": {variant: ns}, "best": (grid, ns)}}.
+
+    This is the whole program against one grid for all its kernels, what a user can choose
+    without gridsel; the per-kernel best of the Kernels table picks each kernel's grid from
+    another run, which in a time-stepping code, whose kernels' times depend on their
+    neighbours' grids, no single run reaches. The best grid is the lowest of one or two runs
+    per grid, so it carries the noise's luck: the shares against it are the low side."""
+    variants = collections.defaultdict(lambda: collections.defaultdict(list))
+    grids = collections.defaultdict(lambda: collections.defaultdict(list))
+    for (prog, src, rnd), rows in procs.items():
+        if src == "panel":
+            grids[prog][rnd.rsplit(".", 1)[0]].append(gpu_time(rows, measure))
+        else:
+            variants[prog][src].append(gpu_time(rows, measure))
+    out = {}
+    for prog, by_grid in grids.items():
+        grid, ns = min(((g, statistics.median(x)) for g, x in by_grid.items()), key=lambda gx: gx[1])
+        out[prog] = {"variants": {v: statistics.median(x) for v, x in variants[prog].items()},
+                     "best": (grid.replace("_", "x"), ns)}
+    return out
+
+
 def paired_targets(tables, sessions):
     """Per bound ("store": learned within STORE_SLACK, "online": tune within ONLINE_SLACK) and
     measure: {"verdicts": {program: (verdict, rounds that would tell)}} from noise_table's per
@@ -527,6 +552,27 @@ def report(folder, sweep=None):
             xs = [tot[v] / tot["auto"] for (p, _), tot in totals.items() if p == prog and v in tot and tot.get("auto")]
             ratio[v] = change(statistics.median(xs)) if xs else "-"
         lines.append(f"| {prog} | {n} | " + " | ".join(cells) + f" | {ratio['learned']} | {ratio['tune']} |")
+    best = program_best(procs)
+    tuned = {s["program"] for s in sessions if s["rc"] == "0"}
+    lines += ["", "## Whole programs against the best fixed grid", "",
+              "GPU time as the sum over kernels of median launch time x launches, median over the rounds, "
+              "against the panel's best single grid for the whole program (threads x blocks; per grid the "
+              "median of its runs, then the lowest: the low side, see `program_best`); share = best / "
+              "variant's.", "",
+              "| program | best grid | best ms | auto | learned | online tune | llvm |",
+              "|---|---|---|---|---|---|---|"]
+    shares = collections.defaultdict(list)
+    for prog in sorted(best):
+        b = best[prog]
+        cells = []
+        for v in ("auto", "learned", "tune", "llvm"):
+            ns = b["variants"].get(v)
+            cells.append(pct(b["best"][1] / ns) if ns else "-")
+            if ns and (v != "learned" or prog in tuned):
+                shares[v].append(b["best"][1] / ns)
+        lines.append(f"| {prog} | {b['best'][0]} | {b['best'][1] / 1e6:.2f} | " + " | ".join(cells) + " |")
+    lines.append("| geomean | | | " + " | ".join(pct(geomean(shares[v])) if shares[v] else "-"
+                                                  for v in ("auto", "learned", "tune", "llvm")) + " |")
     lines += ["", "## The sessions' cost", "",
               "The runs' wall times from the session's runs.csv: tuning runs, and the confirmation pairs' "
               "runs (auto with and without the learned store; more pairs while they disagree) apart; wall "

@@ -198,15 +198,15 @@ pub fn forest_model(data: &[u8]) -> bool {
 /// production run's) reads exactly their records.
 pub fn tune_cache(data: &[u8]) -> bool {
     let text = String::from_utf8_lossy(data);
-    let Ok(contents) = tune::cache::parse(&text) else {
+    let Ok(contents) = tune::store::parse(&text) else {
         return false;
     };
     let table = contents.table;
     let only =
-        tune::cache::Only::kernels(table.records().step_by(2).map(|r| r.key.kernel.as_str()));
+        tune::store::Only::kernels(table.records().step_by(2).map(|r| r.key.kernel.as_str()));
     let mut wanted = table.clone();
     wanted.retain(|r| only.wants_kernel(&r.key.kernel));
-    let read = tune::cache::parse_only(&text, &only).expect("a store parse reads");
+    let read = tune::store::parse_only(&text, &only).expect("a store parse reads");
     assert_eq!(read.table, wanted);
     for r in table.records() {
         let _ = tune::learned(r);
@@ -220,7 +220,7 @@ pub fn tune_cache(data: &[u8]) -> bool {
             let _ = (s.margin(kind), s.runner_up(kind), s.ranked(kind));
         }
     }
-    assert_eq!(tune::cache::Table::parse(&table.render()), Ok(table));
+    assert_eq!(tune::store::Table::parse(&table.render()), Ok(table));
     true
 }
 
@@ -229,8 +229,8 @@ pub fn tune_cache(data: &[u8]) -> bool {
 /// left out and add the same to a store; that store reads whole and
 /// renders back to the same text.
 pub fn tune_journal(data: &[u8]) -> bool {
-    use tune::cache::{self, Contents, Journal, JournalId, Table};
-    let Ok(journal) = cache::parse_journal(data) else {
+    use tune::store::{self, Contents, Journal, JournalId, Table};
+    let Ok(journal) = store::parse_journal(data) else {
         return false;
     };
     assert!(journal.complete <= data.len());
@@ -249,11 +249,11 @@ pub fn tune_journal(data: &[u8]) -> bool {
         assert!(contents.extend(journal));
         contents.table.render()
     };
-    let mut text = cache::journal_header(store);
+    let mut text = store::journal_header(store);
     for u in &journal.updates {
-        text += &cache::journal_line(u);
+        text += &store::journal_line(u);
     }
-    let again = cache::parse_journal(text.as_bytes()).expect("a journal gridsel wrote");
+    let again = store::parse_journal(text.as_bytes()).expect("a journal gridsel wrote");
     assert_eq!(again.store, Some(store));
     assert!(again.dropped.is_empty(), "{:?}", again.dropped);
     assert_eq!(again.updates.len(), journal.updates.len());

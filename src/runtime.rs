@@ -228,7 +228,7 @@ fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
         Policy::Tune => Box::new(
             TunePolicy::new(
                 config.cache.clone().map(|store| {
-                    let file = files::CacheFile::new(store.path, store.default);
+                    let file = files::StoreFile::new(store.path, store.default);
                     Box::new(StoreWriter::new(Box::new(file))) as Box<dyn crate::tune::Saver>
                 }),
                 config.tune_overhead,
@@ -236,14 +236,14 @@ fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
             .with_llvm(llvm),
         ),
         // `auto` reads the grids tuning learned: the user's store, then the
-        // site's, each only read (a `CacheFile` is written only through its
+        // site's, each only read (a `StoreFile` is written only through its
         // writer, which this policy has none of). `GRIDSEL_CACHE=off` reads
         // neither.
         Policy::Auto if config.cache.is_some() => {
             let user = config.cache.iter().map(|store| store.path.clone());
             let stores = user
                 .chain(config.site_cache.clone())
-                .map(|path| Box::new(files::CacheFile::new(path, false)) as Box<dyn Store>)
+                .map(|path| Box::new(files::StoreFile::new(path, false)) as Box<dyn Store>)
                 .collect();
             Box::new(LearnedPolicy::new(stores, llvm))
         }

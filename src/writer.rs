@@ -1,7 +1,7 @@
 //! `tune`'s store written by a thread of its own, never by a launch.
 //!
 //! A write of the store takes its lock and appends the updates to its
-//! journal, then fsyncs (see `files::CacheFile`), and now and then merges
+//! journal, then fsyncs (see `files::StoreFile`), and now and then merges
 //! the journal into the file, which re-reads, re-parses and rewrites all of
 //! it: near the store's 4 MiB cap 112-119 ms in a release build, about 1 s
 //! in a debug build on a 2-core VM, and every write did that before the
@@ -26,7 +26,7 @@
 //! writer thread of its own: it never waits for the parent's.
 
 use crate::Reported;
-use crate::tune::cache::{CacheError, Contents, Update};
+use crate::tune::store::{Contents, StoreError, Update};
 use crate::tune::{Saver, Store};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -185,7 +185,7 @@ impl Shared {
     }
 
     /// Writes `batch`, waiting at most `patience` for the store's lock.
-    fn write(&self, batch: &[Update], patience: Duration) -> Result<(), CacheError> {
+    fn write(&self, batch: &[Update], patience: Duration) -> Result<(), StoreError> {
         let start = Instant::now();
         self.store.store(batch, patience)?;
         log::debug!(
@@ -198,7 +198,7 @@ impl Shared {
     }
 
     /// Logs a failed write, once per cause.
-    fn report(&self, state: &mut State, e: &CacheError) {
+    fn report(&self, state: &mut State, e: &StoreError) {
         if state.reported.first(e.to_string()) {
             log::warn!(
                 "tune: cannot save to the store {}: {e}",
@@ -215,7 +215,7 @@ impl Store for StoreWriter {
 
     /// The store's contents; upkeep it asks for is done at once, by the
     /// writer thread.
-    fn load(&self) -> Result<Contents, CacheError> {
+    fn load(&self) -> Result<Contents, StoreError> {
         let contents = self.shared.store.load()?;
         if self.shared.store.upkeep_due() {
             let mut state = self.shared.state();
@@ -225,7 +225,7 @@ impl Store for StoreWriter {
         Ok(contents)
     }
 
-    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
         self.shared.store.store(updates, patience)
     }
 

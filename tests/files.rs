@@ -9,8 +9,8 @@ mod support;
 
 use gridsel::Geometry;
 use gridsel::files;
-use gridsel::tune::cache::{self, Key, Table, Update, class};
 use gridsel::tune::search::{Candidate, Kind};
+use gridsel::tune::store::{self, Key, Table, Update, class};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -391,7 +391,7 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
     let dir = temp_dir("cache_at_cap");
     let cache_path = dir.join("tune.json");
     let cache_s = path_str(&cache_path);
-    let prefilled = prefill(&cache_path, cache::MAX_BYTES * 15 / 16);
+    let prefilled = prefill(&cache_path, store::MAX_BYTES * 15 / 16);
     let start = Instant::now();
     let (mut longest, mut slowest) = (Duration::ZERO, Duration::ZERO);
     // The runs each search of the program should count: one per process
@@ -459,7 +459,7 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
         "{} of {prefilled}",
         others.len()
     );
-    assert!(size > cache::MAX_BYTES * 7 / 8 && size <= cache::MAX_BYTES);
+    assert!(size > store::MAX_BYTES * 7 / 8 && size <= store::MAX_BYTES);
     let lowest = ours.iter().map(|r| r.tally.trips.0).min();
     let highest = ours.iter().map(|r| r.tally.trips.1).max();
     assert_eq!(

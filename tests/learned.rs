@@ -6,8 +6,8 @@
 mod support;
 
 use gridsel::Geometry;
-use gridsel::tune::cache::{Key, Table, Update};
 use gridsel::tune::search::{Candidate, Kind};
+use gridsel::tune::store::{Key, Table, Update};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use support::*;

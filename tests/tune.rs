@@ -9,11 +9,11 @@ use gridsel::files;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
-use gridsel::tune::cache::{
-    self, CacheError, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, Table,
+use gridsel::tune::search::{Candidate, Exploring, Kind};
+use gridsel::tune::store::{
+    self, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, StoreError, Table,
     Update,
 };
-use gridsel::tune::search::{Candidate, Exploring, Kind};
 use gridsel::tune::{
     Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TunePolicy,
     candidates, replay, replay_program, resolve,
@@ -76,7 +76,7 @@ fn process(
     launches: u32,
     time: &dyn Fn(Geometry) -> f64,
 ) -> Vec<Geometry> {
-    let store = Box::new(files::CacheFile::new(path.to_path_buf(), false));
+    let store = Box::new(files::StoreFile::new(path.to_path_buf(), false));
     let proposals = process_on(store, kernel, trip, launches, time, || {});
     proposals.iter().map(|p| p.grid).collect()
 }
@@ -112,7 +112,7 @@ fn process_on(
 
 /// A store file that counts its reads and writes.
 struct CountingFile {
-    file: files::CacheFile,
+    file: files::StoreFile,
     reads: Arc<AtomicUsize>,
     writes: Arc<AtomicUsize>,
 }
@@ -126,7 +126,7 @@ fn counting_file(path: &Path) -> (Box<dyn Store>, Arc<AtomicUsize>) {
 /// The store file at `path` and its counts of reads and writes.
 fn counting_file_reads(path: &Path) -> (Box<dyn Store>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let (reads, writes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let file = files::CacheFile::new(path.to_path_buf(), false);
+    let file = files::StoreFile::new(path.to_path_buf(), false);
     let store = Box::new(CountingFile {
         file,
         reads: reads.clone(),
@@ -139,11 +139,11 @@ impl Store for CountingFile {
     fn location(&self) -> String {
         self.file.location()
     }
-    fn load(&self) -> Result<Contents, CacheError> {
+    fn load(&self) -> Result<Contents, StoreError> {
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.file.load()
     }
-    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
         self.writes.fetch_add(1, Ordering::Relaxed);
         self.file.store(updates, patience)
     }
@@ -169,7 +169,7 @@ type Writes = Arc<Mutex<Vec<(String, usize)>>>;
 
 /// A store file whose writes take `delay` more, recording them.
 struct SlowFile {
-    file: files::CacheFile,
+    file: files::StoreFile,
     delay: Duration,
     writes: Writes,
 }
@@ -178,7 +178,7 @@ struct SlowFile {
 fn slow_file(path: &Path, delay: Duration) -> (Box<dyn Store>, Writes) {
     let writes = Arc::new(Mutex::default());
     let store = Box::new(SlowFile {
-        file: files::CacheFile::new(path.to_path_buf(), false),
+        file: files::StoreFile::new(path.to_path_buf(), false),
         delay,
         writes: writes.clone(),
     });
@@ -189,10 +189,10 @@ impl Store for SlowFile {
     fn location(&self) -> String {
         self.file.location()
     }
-    fn load(&self) -> Result<Contents, CacheError> {
+    fn load(&self) -> Result<Contents, StoreError> {
         self.file.load()
     }
-    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
         let thread = std::thread::current().name().unwrap_or("").to_string();
         std::thread::sleep(self.delay);
         self.file.store(updates, patience)?;
@@ -202,7 +202,7 @@ impl Store for SlowFile {
 }
 
 /// The record of `kernel` at `trip` in the store at `path`.
-fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::cache::Record {
+fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::store::Record {
     let key = Key::for_trip(
         kernel.name.as_str(),
         h100().name,
@@ -286,7 +286,7 @@ fn every_sixteenth_run_rechecks_the_runner_up_under_its_own_label() {
     let time = bowl(Geometry::new(64, 1 << 14));
     let runs: Vec<Proposal> = (0..17)
         .map(|_| {
-            let store = Box::new(files::CacheFile::new(path.clone(), false));
+            let store = Box::new(files::StoreFile::new(path.clone(), false));
             process_on(store, &k, trip, 1, &time, || {})[0]
         })
         .collect();
@@ -497,7 +497,7 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     let k = spmd();
     // Trip counts 1024 down to 725: one class, one search, one process.
     let time = |g: Geometry| 1000.0 + 100.0 * f64::from(g.threads.abs_diff(64));
-    let store = Box::new(files::CacheFile::new(path.clone(), false));
+    let store = Box::new(files::StoreFile::new(path.clone(), false));
     let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
     let device = h100();
     let mut last = None;
@@ -776,8 +776,8 @@ fn key(kernel: &str, trip: u64) -> Key {
 
 /// Adds `updates` to the store at `path` as a process does: reads it, then
 /// writes (with the upkeep the read asked for).
-fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), CacheError> {
-    let file = files::CacheFile::new(path.to_path_buf(), false);
+fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), StoreError> {
+    let file = files::StoreFile::new(path.to_path_buf(), false);
     file.load()?;
     file.store(updates, PATIENCE)
 }
@@ -863,21 +863,21 @@ fn only_a_gridsel_store_is_replaced() {
     ] {
         std::fs::write(&path, text).unwrap();
         let err = files::load_cache(&path).unwrap_err();
-        assert!(matches!(err, CacheError::NotAStore(_)), "{text}: {err}");
+        assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert!(err.to_string().contains(why), "{text}: {err}");
         let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
-        assert!(matches!(err, CacheError::NotAStore(_)), "{text}: {err}");
+        assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
     // A newer gridsel's file is reported and left alone, not overwritten.
     let newer = "{\"version\": 99, \"records\": []}";
     std::fs::write(&path, newer).unwrap();
     let err = files::load_cache(&path).unwrap_err();
-    assert!(matches!(err, CacheError::Newer(_)), "{err}");
+    assert!(matches!(err, StoreError::Newer(_)), "{err}");
     assert!(err.to_string().contains("version 99"), "{err}");
     assert!(matches!(
         files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE),
-        Err(CacheError::Newer(_))
+        Err(StoreError::Newer(_))
     ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
     // An empty file (made with `touch`) holds nothing to lose: a new store.
@@ -923,7 +923,7 @@ fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     let bad = bad_copy(&path);
     std::fs::write(&bad, "older").unwrap();
     let err = write_as_a_process(&path, &[entry("k3", 1, 32)]).unwrap_err();
-    assert!(matches!(err, CacheError::CopyNotKept(_)), "{err}");
+    assert!(matches!(err, StoreError::CopyNotKept(_)), "{err}");
     assert!(err.to_string().contains("moved away"), "{err}");
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "older");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged);
@@ -1062,7 +1062,7 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
     files::store_cache(&path, &batch, PATIENCE).unwrap();
     let total = 5 + more as u32;
     assert_eq!(runs(&path, "k", 1), total);
-    let file = files::CacheFile::new(path.clone(), false);
+    let file = files::StoreFile::new(path.clone(), false);
     assert!(!file.upkeep_due());
     let writer = StoreWriter::new(Box::new(file));
     writer.load().unwrap();
@@ -1213,7 +1213,7 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
     std::fs::write(&victim, "precious\n").unwrap();
     let over = format!(
         "{}{}",
-        cache::journal_header(JournalId(1)),
+        store::journal_header(JournalId(1)),
         " ".repeat(1 << 20)
     );
     for (what, make, message) in [
@@ -1284,7 +1284,7 @@ fn a_busy_lock_is_reported_not_waited_for() {
     // contends like another process would.
     assert!(matches!(
         files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO),
-        Err(CacheError::Busy)
+        Err(StoreError::Busy)
     ));
     assert!(start.elapsed() < Duration::from_millis(100));
     drop(held);
@@ -1328,7 +1328,7 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let before = std::fs::read_to_string(&victim).unwrap();
     std::os::unix::fs::symlink(&victim, &path).unwrap();
     let err = files::load_cache(&path).unwrap_err();
-    assert!(matches!(err, CacheError::Io(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Io(_)), "{err:?}");
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     let err = files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
@@ -1372,7 +1372,7 @@ fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
     files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let mut text = std::fs::read_to_string(&path).unwrap();
     // Valid JSON: padding after the object.
-    text.push_str(&" ".repeat(gridsel::tune::cache::MAX_BYTES as usize));
+    text.push_str(&" ".repeat(gridsel::tune::store::MAX_BYTES as usize));
     std::fs::write(&path, &text).unwrap();
     let err = files::load_cache(&path).unwrap_err();
     assert_eq!(

@@ -8,8 +8,8 @@
 
 use clap::{Args, Subcommand};
 use gridsel_cli::csv;
-use gridsel_core::tune::cache::{CacheError, Record, Table};
 use gridsel_core::tune::search::{Candidate, Kind, Params};
+use gridsel_core::tune::store::{Record, StoreError, Table};
 use gridsel_host::config::{Config, ENV_CACHE};
 use gridsel_host::files::{self, OnInvalid};
 use std::path::{Path, PathBuf};
@@ -109,7 +109,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                 });
             })
             .map_err(|e| match e {
-                CacheError::Invalid(_) => format!(
+                StoreError::Invalid(_) => format!(
                     "{shown}: {e}; nothing cleared (`gridsel cache list` shows the records that validate; fix or move the file first)"
                 ),
                 e => format!("{shown}: {e}; nothing cleared"),

@@ -301,8 +301,8 @@ fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
 #[test]
 fn cache_lists_explains_and_clears_what_tune_saved() {
     use gridsel_core::Geometry;
-    use gridsel_core::tune::cache::{Key, Table, Update};
     use gridsel_core::tune::search::{Candidate, Kind};
+    use gridsel_core::tune::store::{Key, Table, Update};
     use gridsel_host::files;
     let dir = std::env::temp_dir().join(format!("gridsel-cli-cache-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -6,8 +6,8 @@ use crate::ffi::fs;
 use gridsel_core::device::{DeviceDesc, DeviceError};
 use gridsel_core::forest::{Forest, ForestError};
 use gridsel_core::tune::Store;
-use gridsel_core::tune::cache::{
-    self, CacheError, Contents, Journal, JournalId, Only, Table, Update,
+use gridsel_core::tune::store::{
+    self, Contents, Journal, JournalId, Only, StoreError, Table, Update,
 };
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
@@ -58,7 +58,7 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
     }
 }
 
-/// `GRIDSEL_CACHE`: `tune`'s searches in a file ([`cache`] is the format)
+/// `GRIDSEL_CACHE`: `tune`'s searches in a file ([`store`] is the format)
 /// and its journal beside it, `<file>.journal`.
 ///
 /// Every write takes an advisory lock on `<file>.lock` (flock), so
@@ -73,15 +73,15 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
 /// lost their updates. Every reader applies the journal over the file.
 ///
 /// The journal is merged into the file (compacted: [`edit_cache`]) when a
-/// process that read it long ([`cache::JOURNAL_COMPACT_BYTES`]) writes
+/// process that read it long ([`store::JOURNAL_COMPACT_BYTES`]) writes
 /// next, which its writer thread does right after the read (off the
 /// launches and, unless the program is short, off the exit); when an
-/// update would take it past [`cache::MAX_JOURNAL_BYTES`]; when the file
+/// update would take it past [`store::MAX_JOURNAL_BYTES`]; when the file
 /// is not paired with a journal yet (missing, or written by hand or by an
 /// older gridsel); when records or lines do not validate (set aside first,
 /// as [`OnInvalid`] says); and by `gridsel cache clear`. The file is then
 /// replaced atomically ([`fs::replace_atomically`]) and paired with a new
-/// journal id ([`cache::JournalId`]), and the journal is removed: a
+/// journal id ([`store::JournalId`]), and the journal is removed: a
 /// journal of another id is never read over the store, so one a killed
 /// compaction left behind counts nothing twice.
 ///
@@ -89,7 +89,7 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
 /// link, read up to its cap, given the store's mode and owner, and
 /// written only when the store would be (a gridsel store of this version,
 /// not read-only, under its cap).
-pub struct CacheFile {
+pub struct StoreFile {
     path: PathBuf,
     /// Create the folder if missing (the default store under
     /// `$XDG_CACHE_HOME`); a folder the user named must exist.
@@ -101,7 +101,7 @@ pub struct CacheFile {
     due: Mutex<Option<JournalId>>,
 }
 
-impl CacheFile {
+impl StoreFile {
     pub fn new(path: PathBuf, create_folder: bool) -> Self {
         Self {
             path,
@@ -111,14 +111,14 @@ impl CacheFile {
     }
 }
 
-impl Store for CacheFile {
+impl Store for StoreFile {
     fn location(&self) -> String {
         self.path.display().to_string()
     }
 
-    fn load(&self) -> Result<Contents, CacheError> {
+    fn load(&self) -> Result<Contents, StoreError> {
         let read = read_cache(&self.path, None)?;
-        let long = read.journal_len >= cache::JOURNAL_COMPACT_BYTES;
+        let long = read.journal_len >= store::JOURNAL_COMPACT_BYTES;
         let due = long || !read.contents.dropped.is_empty();
         *gridsel_core::lock(&self.due) = read.contents.journal.filter(|_| due);
         Ok(read.contents)
@@ -126,7 +126,7 @@ impl Store for CacheFile {
 
     /// Reads the kernels' records alone, taking no lock and creating
     /// nothing: a production run's reading.
-    fn load_only(&self, only: &Only) -> Result<Contents, CacheError> {
+    fn load_only(&self, only: &Only) -> Result<Contents, StoreError> {
         read_cache(&self.path, Some(only)).map(|read| read.contents)
     }
 
@@ -134,13 +134,13 @@ impl Store for CacheFile {
         gridsel_core::lock(&self.due).is_some()
     }
 
-    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
         let due = gridsel_core::lock(&self.due).take();
         if updates.is_empty() && due.is_none() {
             return Ok(());
         }
         if self.create_folder {
-            create_store_folder(&self.path).map_err(CacheError::Io)?;
+            create_store_folder(&self.path).map_err(StoreError::Io)?;
         }
         let written = write_cache(&self.path, updates, patience, due);
         if written.is_err() && due.is_some() {
@@ -163,10 +163,10 @@ pub fn create_store_folder(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Reads a store ([`cache::parse`]) and its journal
-/// ([`cache::parse_journal`]) over it: the records that validate and what
+/// Reads a store ([`store::parse`]) and its journal
+/// ([`store::parse_journal`]) over it: the records that validate and what
 /// was left out; a missing file is an empty store.
-pub fn load_cache(path: &Path) -> Result<Contents, CacheError> {
+pub fn load_cache(path: &Path) -> Result<Contents, StoreError> {
     read_cache(path, None).map(|read| read.contents)
 }
 
@@ -197,7 +197,7 @@ const READ_ATTEMPTS: usize = 3;
 /// the new store. One still of another id while the store is the same is
 /// stale (a compaction was killed before removing it) and left out.
 /// With `only`, only those kernels' records are read ([`load_cache_only`]).
-fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, CacheError> {
+fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, StoreError> {
     let (mut contents, mut text) = read_store(path, only)?;
     for _ in 0..READ_ATTEMPTS {
         let Some((bytes, journal)) = read_journal(path, only)? else {
@@ -247,43 +247,43 @@ impl Read {
 /// Whether the store at `path` is still paired with the journal
 /// `contents` was read with (a compaction pairs it anew; a missing store
 /// is unpaired).
-fn store_unchanged(path: &Path, contents: &Contents) -> Result<bool, CacheError> {
-    let head = match fs::read_head(path, cache::PAIRED_HEADER_BYTES) {
+fn store_unchanged(path: &Path, contents: &Contents) -> Result<bool, StoreError> {
+    let head = match fs::read_head(path, store::PAIRED_HEADER_BYTES) {
         Ok(head) => head,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(CacheError::Io(e)),
+        Err(e) => return Err(StoreError::Io(e)),
     };
-    Ok(cache::journal_of(&head) == contents.journal)
+    Ok(store::journal_of(&head) == contents.journal)
 }
 
 /// The store at `path` alone, and its text (`None` when missing); with
 /// `only`, only those kernels' records, and no text: streamed a line at a
 /// time where the store is laid out as gridsel writes it
-/// ([`cache::OnlyLines`]), else read whole.
-fn read_store(path: &Path, only: Option<&Only>) -> Result<(Contents, Option<String>), CacheError> {
+/// ([`store::OnlyLines`]), else read whole.
+fn read_store(path: &Path, only: Option<&Only>) -> Result<(Contents, Option<String>), StoreError> {
     if let Some(only) = only {
-        let mut lines = cache::OnlyLines::new(only);
-        match fs::read_lines_capped(path, cache::MAX_BYTES, |line| lines.line(line)) {
+        let mut lines = store::OnlyLines::new(only);
+        match fs::read_lines_capped(path, store::MAX_BYTES, |line| lines.line(line)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Ok((Contents::default(), None));
             }
-            Err(e) => return Err(CacheError::Io(e)),
+            Err(e) => return Err(StoreError::Io(e)),
         }
         if let Some(contents) = lines.finish() {
             return Ok((contents, None));
         }
     }
-    match fs::read_capped(path, cache::MAX_BYTES) {
+    match fs::read_capped(path, store::MAX_BYTES) {
         Ok(text) => {
             let contents = match only {
-                Some(only) => cache::parse_only(&text, only)?,
-                None => cache::parse(&text)?,
+                Some(only) => store::parse_only(&text, only)?,
+                None => store::parse(&text)?,
             };
             Ok((contents, Some(text)))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Contents::default(), None)),
-        Err(e) => Err(CacheError::Io(e)),
+        Err(e) => Err(StoreError::Io(e)),
     }
 }
 
@@ -292,29 +292,29 @@ fn read_store(path: &Path, only: Option<&Only>) -> Result<(Contents, Option<Stri
 fn read_journal(
     path: &Path,
     only: Option<&Only>,
-) -> Result<Option<(Vec<u8>, Journal)>, CacheError> {
+) -> Result<Option<(Vec<u8>, Journal)>, StoreError> {
     let journal = journal_path(path);
-    let bytes = match fs::read_capped_bytes(&journal, cache::MAX_JOURNAL_BYTES) {
+    let bytes = match fs::read_capped_bytes(&journal, store::MAX_JOURNAL_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             let e = io::Error::new(e.kind(), format!("{}: {e}", journal.display()));
-            return Err(CacheError::Io(e));
+            return Err(StoreError::Io(e));
         }
     };
     let parsed = match only {
-        Some(only) => cache::parse_journal_only(&bytes, only)?,
-        None => cache::parse_journal(&bytes)?,
+        Some(only) => store::parse_journal_only(&bytes, only)?,
+        None => store::parse_journal(&bytes)?,
     };
     Ok(Some((bytes, parsed)))
 }
 
 /// Adds `updates` to the store at `path` (created if missing), under the
-/// lock, waiting for it at most `patience` (then [`CacheError::Busy`]):
+/// lock, waiting for it at most `patience` (then [`StoreError::Busy`]):
 /// appended to its journal, or merged into the file where the journal
-/// cannot take them (see [`CacheFile`]); records that do not validate are
+/// cannot take them (see [`StoreFile`]); records that do not validate are
 /// set aside ([`OnInvalid::SetAside`]).
-pub fn store_cache(path: &Path, updates: &[Update], patience: Duration) -> Result<(), CacheError> {
+pub fn store_cache(path: &Path, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
     write_cache(path, updates, patience, None)
 }
 
@@ -325,7 +325,7 @@ fn write_cache(
     updates: &[Update],
     patience: Duration,
     due: Option<JournalId>,
-) -> Result<(), CacheError> {
+) -> Result<(), StoreError> {
     let _lock = lock_cache(path, patience)?;
     if let Some(id) = paired_journal(path)?.filter(|&id| Some(id) != due)
         && (updates.is_empty() || append_journal(path, id, updates)?)
@@ -340,25 +340,25 @@ fn write_cache(
 }
 
 /// Takes the store's lock, waiting at most `patience`.
-fn lock_cache(path: &Path, patience: Duration) -> Result<fs::FileLock, CacheError> {
+fn lock_cache(path: &Path, patience: Duration) -> Result<fs::FileLock, StoreError> {
     fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
-        io::ErrorKind::WouldBlock => CacheError::Busy,
-        _ => CacheError::Io(e),
+        io::ErrorKind::WouldBlock => StoreError::Busy,
+        _ => StoreError::Io(e),
     })
 }
 
 /// The journal the store at `path` is paired with, from its first line;
-/// `None` when it is not paired (see [`cache::journal_of`]), missing, over
+/// `None` when it is not paired (see [`store::journal_of`]), missing, over
 /// its cap, or read-only (refused when it is rewritten).
-fn paired_journal(path: &Path) -> Result<Option<JournalId>, CacheError> {
-    let Some(meta) = fs::ensure_regular_or_absent(path).map_err(CacheError::Io)? else {
+fn paired_journal(path: &Path) -> Result<Option<JournalId>, StoreError> {
+    let Some(meta) = fs::ensure_regular_or_absent(path).map_err(StoreError::Io)? else {
         return Ok(None);
     };
-    if meta.len() > cache::MAX_BYTES || fs::ensure_writable(path, &meta).is_err() {
+    if meta.len() > store::MAX_BYTES || fs::ensure_writable(path, &meta).is_err() {
         return Ok(None);
     }
-    let head = fs::read_head(path, cache::PAIRED_HEADER_BYTES).map_err(CacheError::Io)?;
-    Ok(cache::journal_of(&head))
+    let head = fs::read_head(path, store::PAIRED_HEADER_BYTES).map_err(StoreError::Io)?;
+    Ok(store::journal_of(&head))
 }
 
 /// Appends `updates` to the journal of the store at `path`, paired with
@@ -369,33 +369,33 @@ fn paired_journal(path: &Path) -> Result<Option<JournalId>, CacheError> {
 /// unterminated last line (left by a process killed while appending) is
 /// cut off first; an append that fails is undone, so that a write that
 /// failed never counts when it is tried again.
-fn append_journal(path: &Path, id: JournalId, updates: &[Update]) -> Result<bool, CacheError> {
+fn append_journal(path: &Path, id: JournalId, updates: &[Update]) -> Result<bool, StoreError> {
     let journal = journal_path(path);
-    let lines: String = updates.iter().map(cache::journal_line).collect();
+    let lines: String = updates.iter().map(store::journal_line).collect();
     let file = match fs::open_read_append(&journal) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let text = cache::journal_header(id) + &lines;
-            if text.len() as u64 > cache::MAX_JOURNAL_BYTES {
+            let text = store::journal_header(id) + &lines;
+            if text.len() as u64 > store::MAX_JOURNAL_BYTES {
                 return Ok(false);
             }
-            fs::write_new(&journal, text.as_bytes(), path).map_err(CacheError::Io)?;
+            fs::write_new(&journal, text.as_bytes(), path).map_err(StoreError::Io)?;
             return Ok(true);
         }
-        Err(e) => return Err(CacheError::Io(e)),
+        Err(e) => return Err(StoreError::Io(e)),
     };
-    let bytes = fs::read_to_cap(&file, cache::MAX_JOURNAL_BYTES).map_err(CacheError::Io)?;
-    if cache::journal_store(&bytes)? != Some(id) {
+    let bytes = fs::read_to_cap(&file, store::MAX_JOURNAL_BYTES).map_err(StoreError::Io)?;
+    if store::journal_store(&bytes)? != Some(id) {
         return Ok(false);
     }
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) as u64;
-    if complete + lines.len() as u64 > cache::MAX_JOURNAL_BYTES {
+    if complete + lines.len() as u64 > store::MAX_JOURNAL_BYTES {
         return Ok(false);
     }
     let store = fs::ensure_regular_or_absent(path)
-        .map_err(CacheError::Io)?
-        .ok_or_else(|| CacheError::Io(io::ErrorKind::NotFound.into()))?;
-    fs::keep_mode_and_owner(&file, &store).map_err(CacheError::Io)?;
+        .map_err(StoreError::Io)?
+        .ok_or_else(|| StoreError::Io(io::ErrorKind::NotFound.into()))?;
+    fs::keep_mode_and_owner(&file, &store).map_err(StoreError::Io)?;
     let mut file = file;
     let appended = file
         .set_len(complete)
@@ -403,7 +403,7 @@ fn append_journal(path: &Path, id: JournalId, updates: &[Update]) -> Result<bool
         .and_then(|()| file.sync_data());
     if let Err(e) = appended {
         let _ = file.set_len(complete);
-        return Err(CacheError::Io(e));
+        return Err(StoreError::Io(e));
     }
     Ok(true)
 }
@@ -416,16 +416,16 @@ pub enum OnInvalid {
     /// `<store>.journal.bad`), then drops them. A `.bad` already there is
     /// never replaced: it may hold the only copy of records dropped
     /// before, so the store is then left as it is
-    /// ([`CacheError::CopyNotKept`]) until the user moves that file away.
+    /// ([`StoreError::CopyNotKept`]) until the user moves that file away.
     SetAside,
-    /// Changes nothing ([`CacheError::Invalid`]): for an edit the user
+    /// Changes nothing ([`StoreError::Invalid`]): for an edit the user
     /// asked for, who can then look at the file first.
     Refuse,
 }
 
 /// Changes the store at `path` with `edit`, under its lock (waiting at
 /// most `patience`): compacts it. The journal is applied over the file,
-/// `edit` runs, the least recently used records past [`cache::MAX_BYTES`]
+/// `edit` runs, the least recently used records past [`store::MAX_BYTES`]
 /// are dropped, the file is replaced atomically, keeping its mode and
 /// owner, paired with a new journal id, and the journal removed. A missing
 /// file starts empty; one that cannot be read, that is not a gridsel store,
@@ -437,7 +437,7 @@ pub fn edit_cache(
     patience: Duration,
     on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
-) -> Result<(), CacheError> {
+) -> Result<(), StoreError> {
     let _lock = lock_cache(path, patience)?;
     edit_locked(path, on_invalid, edit)
 }
@@ -447,12 +447,12 @@ fn edit_locked(
     path: &Path,
     on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
-) -> Result<(), CacheError> {
+) -> Result<(), StoreError> {
     let read = read_cache(path, None)?;
     let journal = journal_path(path);
     if read.store_invalid || read.journal_invalid {
         if on_invalid == OnInvalid::Refuse {
-            return Err(CacheError::Invalid(read.contents.dropped));
+            return Err(StoreError::Invalid(read.contents.dropped));
         }
         if let (true, Some(text)) = (read.store_invalid, &read.store) {
             set_aside(path, text.as_bytes())?;
@@ -463,16 +463,16 @@ fn edit_locked(
     }
     let mut table = read.contents.table;
     edit(&mut table);
-    let evicted = table.evict_to(cache::MAX_BYTES, unix_seconds());
+    let evicted = table.evict_to(store::MAX_BYTES, unix_seconds());
     if evicted > 0 {
         log::info!(
             "store {}: {evicted} least recently used searches dropped to stay under {} bytes",
             path.display(),
-            cache::MAX_BYTES
+            store::MAX_BYTES
         );
     }
-    let id = JournalId(fs::random_u64().map_err(CacheError::Io)?);
-    fs::replace_atomically(path, table.render_paired(id).as_bytes()).map_err(CacheError::Io)?;
+    let id = JournalId(fs::random_u64().map_err(StoreError::Io)?);
+    fs::replace_atomically(path, table.render_paired(id).as_bytes()).map_err(StoreError::Io)?;
     // Written: the old journal, whether in the store now or stale, is read
     // over it no more (it has another id), so a failure here costs nothing
     // but the next write's compacting again.
@@ -488,7 +488,7 @@ fn edit_locked(
 
 /// Keeps `bytes`, the file at `path` as read, as `<path>.bad`, which must
 /// not exist yet ([`OnInvalid::SetAside`]), with the file's mode and owner.
-fn set_aside(path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
+fn set_aside(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let bad = sibling(path, ".bad");
     match fs::write_new(&bad, bytes, path) {
         Ok(()) => {
@@ -500,12 +500,12 @@ fn set_aside(path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
             Ok(())
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            Err(CacheError::CopyNotKept(format!(
+            Err(StoreError::CopyNotKept(format!(
                 "has records that do not validate, and {} from before is in the way of keeping a copy: left as it is until that file is moved away",
                 bad.display()
             )))
         }
-        Err(e) => Err(CacheError::CopyNotKept(format!(
+        Err(e) => Err(StoreError::CopyNotKept(format!(
             "has records that do not validate, and no copy can be kept as {} ({e}): left as it is",
             bad.display()
         ))),
@@ -525,7 +525,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// The store's clock, that its searches are stamped and aged by
-/// ([`cache::Tally::used`]; seconds since the Unix epoch).
+/// ([`store::Tally::used`]; seconds since the Unix epoch).
 pub fn unix_seconds() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -175,7 +175,7 @@ pub fn cache_entries(csv: &Path, out: Option<&Path>) -> Result<(), String> {
         "ns",
         "launches",
     ])?;
-    let mut table = tune::cache::Table::default();
+    let mut table = tune::store::Table::default();
     for record in reader {
         let r = record?;
         let trip: u64 = r.number(trip_count)?;
@@ -183,7 +183,7 @@ pub fn cache_entries(csv: &Path, out: Option<&Path>) -> Result<(), String> {
         let ns: u64 = r.number(ns)?;
         let _: u32 = r.number(launches)?;
         // No build: a pinned record without one pins every build.
-        let key = tune::cache::Key::for_trip(
+        let key = tune::store::Key::for_trip(
             r.text(kernel)?,
             r.text(device)?,
             r.number(sm_arch)?,
@@ -197,19 +197,19 @@ pub fn cache_entries(csv: &Path, out: Option<&Path>) -> Result<(), String> {
             )));
         }
         let pinned = tune::search::Candidate::Grid(grid);
-        let mut update = tune::cache::Update::new(key);
+        let mut update = tune::store::Update::new(key);
         update.tally.trips = (trip, trip);
         update.pinned = Some(pinned);
         update.samples = vec![(pinned, tune::search::Kind::Warm, ns)];
         table.apply(&update);
     }
     let rendered = table.render();
-    if rendered.len() as u64 > tune::cache::MAX_BYTES {
+    if rendered.len() as u64 > tune::store::MAX_BYTES {
         return Err(format!(
             "{} records make {} bytes, over the store's limit of {} (the runtime would not read it)",
             table.len(),
             rendered.len(),
-            tune::cache::MAX_BYTES
+            tune::store::MAX_BYTES
         ));
     }
     match out {

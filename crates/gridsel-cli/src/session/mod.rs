@@ -31,7 +31,7 @@ use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
-use gridsel_core::tune::cache::{Record, class};
+use gridsel_core::tune::store::{Record, class};
 use gridsel_host::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};

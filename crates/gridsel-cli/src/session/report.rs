@@ -19,8 +19,8 @@ use crate::compare::svg;
 use crate::runner::manifest::Program;
 use crate::runner::{output, shell_words};
 use gridsel_cli::csv::field;
-use gridsel_core::tune::cache::{self, Record};
 use gridsel_core::tune::search::Candidate;
+use gridsel_core::tune::store::{self, Record};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -177,7 +177,7 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 r.policy == AFTER && r.kernel == before.kernel && r.trip_count == before.trip_count
             });
             let search = session.searches.iter().find(|s| {
-                s.key.kernel == before.kernel && s.key.class == cache::class(before.trip_count)
+                s.key.kernel == before.kernel && s.key.class == store::class(before.trip_count)
             });
             let verdict = search.map(Verdict::of);
             let state = match (search, &verdict) {
@@ -209,7 +209,7 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                     .and_then(|s| s.search.margin(s.kind()))
                     .map_or("-".into(), |m| format!("{:+.1}%", (m - 1.0) * 100.0)),
                 match session.verdict.as_ref().map(|v| {
-                    let key = (before.kernel.clone(), cache::class(before.trip_count));
+                    let key = (before.kernel.clone(), store::class(before.trip_count));
                     (v.action(&key), decision(session, &key.0, key.1).is_some())
                 }) {
                     None | Some((_, false)) => "-".into(),

@@ -3,7 +3,7 @@
 //! through gridsel-host's checked files (regular files only, capped,
 //! under the store's lock, its mode and owner kept, never through a link).
 
-use gridsel_core::tune::cache::Record;
+use gridsel_core::tune::store::Record;
 use gridsel_host::config;
 use gridsel_host::files::{self, OnInvalid};
 use std::collections::BTreeSet;

@@ -137,7 +137,7 @@ impl ImageInfo {
 /// it: 16 hex digits of a 64-bit hash of the image's bytes, the same in every
 /// process that registers the same image (no random seed), another for any
 /// other machine code, compiler or flags. It keys `tune`'s searches
-/// ([`crate::tune::cache::Key`]), so grids measured on one build are never
+/// ([`crate::tune::store::Key`]), so grids measured on one build are never
 /// launched on another. Not cryptographic: it tells builds apart, it does
 /// not authenticate them. Word at a time, some 4 GB/s: 2-3 ms for a 10 MB
 /// image, once when the image registers.

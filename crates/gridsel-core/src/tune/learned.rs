@@ -7,21 +7,21 @@
 //! was learned. Under the default policy the stores are read when a program
 //! registers its device images, never at a launch, and never written: no
 //! writer thread, no journal, no lock file. Only the lines of the program's
-//! own kernels are parsed ([`cache::parse_only`]), so a 4 MiB store of
+//! own kernels are parsed ([`store::parse_only`]), so a 4 MiB store of
 //! thousands of searches costs a production run a read of the file.
 //!
 //! A launch gets a learned grid where a record of its kernel, device,
-//! sm_arch, trip-count class and build ([`cache::Key`]) has settled
+//! sm_arch, trip-count class and build ([`store::Key`]) has settled
 //! ([`learned`]); the grid is resolved for the launch as `tune` resolves its
 //! candidates ([`resolve`]), cut to the launch's safe range like any grid.
 //! Elsewhere `auto`'s rule decides. A settled record of one of the program's
 //! kernels for another build of it, or another LLVM, is ignored, and one
 //! line per process says how many.
 
-use super::cache::{self, Key, Only, Record};
 use super::prior::resolve;
 use super::search::{Candidate, Search};
 use super::session::{Store, dropped_summary};
+use super::store::{self, Key, Only, Record};
 use crate::Reported;
 use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
@@ -88,7 +88,7 @@ impl LearnedPolicy {
             llvm,
             learned: RwLock::default(),
             any: AtomicBool::new(false),
-            launches: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
+            launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             said_ignored: Reported::new(),
             said_trouble: Reported::new(),
         }
@@ -210,8 +210,8 @@ mod tests {
     use super::*;
     use crate::device::DeviceDesc;
     use crate::geometry::{Geometry, LaunchDesc};
-    use crate::tune::cache::{CacheError, Contents, Table, Update};
     use crate::tune::search::Kind;
+    use crate::tune::store::{Contents, StoreError, Table, Update};
     use std::time::Duration;
 
     /// A store in memory, which must never be written.
@@ -221,13 +221,13 @@ mod tests {
         fn location(&self) -> String {
             "memory".into()
         }
-        fn load(&self) -> Result<Contents, CacheError> {
+        fn load(&self) -> Result<Contents, StoreError> {
             Ok(Contents {
                 table: self.0.clone(),
                 ..Contents::default()
             })
         }
-        fn store(&self, _: &[Update], _: Duration) -> Result<(), CacheError> {
+        fn store(&self, _: &[Update], _: Duration) -> Result<(), StoreError> {
             panic!("a production run wrote a store")
         }
     }

@@ -1,10 +1,10 @@
 //! One search in one process: what each launch runs, what its time
 //! teaches the search, and what the process has to save.
 
-use super::cache::{self, Key, Record, Update};
 use super::cost;
 use super::prior::Prior;
 use super::search::{Candidate, Kind, Search, Step};
+use super::store::{self, Key, Record, Update};
 use crate::geometry::Geometry;
 use crate::policy::Rule;
 use std::fmt::Write;
@@ -18,9 +18,9 @@ pub const RECHECK_EVERY: u32 = 256;
 pub const RECHECK_RUNS: u32 = 16;
 
 /// Launch ns per ns of a sample at trip count `trip` (samples are scaled to
-/// their class's smallest trip count: [`cache::scale_to_class`]).
+/// their class's smallest trip count: [`store::scale_to_class`]).
 fn unscale(trip: u64) -> f64 {
-    match cache::class_floor(cache::class(trip)) {
+    match store::class_floor(store::class(trip)) {
         0 => 1.0,
         floor => trip as f64 / floor as f64,
     }
@@ -382,7 +382,7 @@ impl Learner {
         let ns = if ns == u64::MAX {
             ns
         } else {
-            cache::scale_to_class(ns, trip)
+            store::scale_to_class(ns, trip)
         };
         let excess = (p.exploring && p.candidate != 0 && ns != u64::MAX)
             .then(|| {

@@ -5,7 +5,7 @@
 //! programs launch a kernel once or a few dozen times per run. Under
 //! `GRIDSEL_POLICY=tune` each (kernel, device, trip-count class, build) is a
 //! [`search::Search`] whose samples persist in a store (`GRIDSEL_CACHE`,
-//! by default `$XDG_CACHE_HOME/gridsel/tune.json`; [`cache`] is the
+//! by default `$XDG_CACHE_HOME/gridsel/tune.json`; [`store`] is the
 //! format). A run goes on from where the last one stopped, so a kernel
 //! launched once per run settles after a few runs, and processes running
 //! at once add to the same searches.
@@ -28,7 +28,7 @@
 //!   [`search::Exploring`]) also tries one and two whole waves of fewer
 //!   threads than `auto`'s among the neighbours. Candidates are relative
 //!   to the launch, so one
-//!   search serves every trip count of its class ([`cache::class`]: half
+//!   search serves every trip count of its class ([`store::class`]: half
 //!   octaves).
 //!   A `target teams` region without a distribute loop (trip count 0,
 //!   searched only under `GRIDSEL_TEAMS_REGIONS=change`, in a class of its
@@ -72,10 +72,9 @@
 //! reads), `learner` (one
 //! search in one process), `policy` ([`TunePolicy`] and its [`Allowance`]),
 //! `session` (the store as one process uses it), `replay` (`gridsel
-//! tune-sim`), [`search`] (the ranking of samples), [`cache`] (the store's
+//! tune-sim`), [`search`] (the ranking of samples), [`store`] (the store's
 //! format).
 
-pub mod cache;
 pub mod cost;
 mod learned;
 mod learner;
@@ -84,6 +83,7 @@ mod prior;
 mod replay;
 pub mod search;
 mod session;
+pub mod store;
 #[cfg(test)]
 mod tests;
 

@@ -6,11 +6,11 @@
 //! nanoseconds the pipeline measured and handed in ([`GridPolicy::observe`]):
 //! the clock is the preload library's, never read here.
 
-use super::cache::{self, Key};
 use super::learner::{Learner, RECHECK_LABEL};
 use super::prior::{candidates, resolve};
 use super::search::Exploring;
 use super::session::{Saver, Session};
+use super::store::{self, Key};
 use crate::geometry::{Geometry, Iterations};
 use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
@@ -144,14 +144,14 @@ impl TunePolicy {
         use std::hash::BuildHasher;
         Self {
             session: Session::new(store),
-            learners: PerLaunch::keyed_by(|l| u64::from(cache::class(l.desc.trip_count))),
+            learners: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
             allowance: Allowance::new(overhead),
         }
     }
 
     /// In a process whose libomptarget is LLVM `llvm` (0, the default:
-    /// unknown), which the records it adds to keep ([`cache::Record::llvm`]).
+    /// unknown), which the records it adds to keep ([`store::Record::llvm`]).
     pub fn with_llvm(mut self, llvm: u32) -> Self {
         self.session.llvm = llvm;
         self

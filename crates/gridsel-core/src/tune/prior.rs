@@ -2,9 +2,9 @@
 //! LLVM's, `occupancy`'s, the moves learned on other kernels, then
 //! `auto`'s neighbours (the module documentation of [`super`] says why).
 
-use super::cache::Table;
 use super::cost;
 use super::search::{Candidate, Exploring, Step};
+use super::store::Table;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};

@@ -1,11 +1,11 @@
 //! `gridsel tune-sim`: searches replayed against measured times, run
 //! after run, through the store's format.
 
-use super::cache::{Key, Table};
 use super::learner::Learner;
 use super::policy::Allowance;
 use super::prior::Prior;
 use super::search::Candidate;
+use super::store::{Key, Table};
 use crate::geometry::Geometry;
 use std::collections::HashMap;
 

@@ -4,13 +4,13 @@
 //! The records read once (a [`Session`]'s `OnceLock`) are the learning
 //! policy's own state, as its searches are, so they live here with it; the
 //! file, its lock, the writer thread and the clock stay on the host side,
-//! reached only through the two traits (`gridsel-host`'s `files::CacheFile`,
+//! reached only through the two traits (`gridsel-host`'s `files::StoreFile`,
 //! the preload library's `writer::StoreWriter`). Core keeps no clock and
 //! opens no file.
 
-use super::cache::{self, Table, Update};
 use super::prior::learned_moves;
 use super::search::Candidate;
+use super::store::{self, Table, Update};
 use crate::device::DeviceDesc;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -51,25 +51,25 @@ impl Loaded {
 }
 
 /// Where `tune` keeps its searches across runs; the `GRIDSEL_CACHE` file
-/// (`gridsel-host`'s `files::CacheFile`) implements it.
+/// (`gridsel-host`'s `files::StoreFile`) implements it.
 pub trait Store: Send + Sync {
     /// What to call it in the log (the file's path).
     fn location(&self) -> String;
     /// Every record stored that validates, and what was dropped; empty
     /// when there is nothing yet.
-    fn load(&self) -> Result<cache::Contents, cache::CacheError>;
+    fn load(&self) -> Result<store::Contents, store::StoreError>;
     /// [`Self::load`] for a reader that needs only `only`'s kernels, and
     /// never writes: the records of other kernels may be skipped unread
-    /// ([`cache::parse_only`]).
-    fn load_only(&self, only: &cache::Only) -> Result<cache::Contents, cache::CacheError> {
+    /// ([`store::parse_only`]).
+    fn load_only(&self, only: &store::Only) -> Result<store::Contents, store::StoreError> {
         let mut contents = self.load()?;
         contents.table.retain(|r| only.wants_kernel(&r.key.kernel));
         Ok(contents)
     }
     /// Adds `updates`, waiting at most `patience` for other writers (then
-    /// [`cache::CacheError::Busy`]); and the upkeep the last load asked
+    /// [`store::StoreError::Busy`]); and the upkeep the last load asked
     /// for ([`Self::upkeep_due`]), even with no updates.
-    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), cache::CacheError>;
+    fn store(&self, updates: &[Update], patience: Duration) -> Result<(), store::StoreError>;
     /// Whether the last [`Self::load`] found the store in want of upkeep
     /// that its next [`Self::store`] does, and which had better not wait
     /// for the process's exit: the store file's journal long enough to be
@@ -93,7 +93,7 @@ pub trait Saver: Store {
     /// written yet, and `updates`, waiting a bounded time for the store.
     fn flush(&self, updates: Vec<Update>);
     /// The time updates are stamped with now
-    /// ([`Tally::used`](super::cache::Tally::used); seconds since the Unix
+    /// ([`Tally::used`](super::store::Tally::used); seconds since the Unix
     /// epoch): the clock is the store's, as the searches' age is theirs.
     fn now(&self) -> u64;
 }
@@ -105,9 +105,9 @@ pub trait Saver: Store {
 /// settled, the rest at exit ([`GridPolicy::flush`]).
 pub(super) struct Session {
     store: Option<Box<dyn Saver>>,
-    cache: OnceLock<Loaded>,
+    records: OnceLock<Loaded>,
     /// The process's libomptarget major version (0: unknown), which every
-    /// update carries to its record ([`cache::Record::llvm`]).
+    /// update carries to its record ([`store::Record::llvm`]).
     pub(super) llvm: u32,
 }
 
@@ -115,7 +115,7 @@ impl Session {
     pub(super) fn new(store: Option<Box<dyn Saver>>) -> Self {
         Self {
             store,
-            cache: OnceLock::new(),
+            records: OnceLock::new(),
             llvm: 0,
         }
     }
@@ -123,7 +123,7 @@ impl Session {
     /// The store, read once; a file that cannot be used is one warning and
     /// an empty table.
     pub(super) fn loaded(&self) -> &Loaded {
-        self.cache.get_or_init(|| {
+        self.records.get_or_init(|| {
             let Some(store) = &self.store else {
                 return Loaded::new(Table::default(), false);
             };
@@ -145,7 +145,7 @@ impl Session {
                     }
                     (contents.table, true)
                 }
-                Err(e @ cache::CacheError::NotAStore(_)) => {
+                Err(e @ store::StoreError::NotAStore(_)) => {
                     log::warn!(
                         "tune: store {}: {e}; neither read nor written (does GRIDSEL_CACHE name the right file?)",
                         store.location()

@@ -1,6 +1,6 @@
-use super::cache::{self, Key, Table};
 use super::prior::PRUNE_ABOVE;
 use super::search::{self, Candidate, Exploring, Kind};
+use super::store::{self, Key, Table};
 use super::{
     Allowance, Learner, Prior, SAMPLE_EVERY, candidates, candidates_before_pruning, cost, resolve,
 };
@@ -394,7 +394,7 @@ fn a_loop_of_fewer_chunks_than_sms_is_spread_over_every_sm() {
 fn a_searchs_first_exploring_launch_runs_only_when_it_fits_the_allowance() {
     let (key, _) = two_grids();
     let mut table = Table::default();
-    let mut update = cache::Update::new(key.clone());
+    let mut update = store::Update::new(key.clone());
     update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
     update.tally.launches_per_run = 1;
     update.tally.runs = 1;

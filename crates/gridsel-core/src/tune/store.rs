@@ -20,7 +20,7 @@
 //! inheriting grids measured on other machine code; `llvm` is the major
 //! version of the libomptarget that last added to it (0: unknown), which
 //! production runs also match ([`super::learned`]). This module is the format and the merge; the preload
-//! library's `files::CacheFile` reads the file once per process and adds
+//! library's `files::StoreFile` reads the file once per process and adds
 //! each process's new samples under a lock, so processes running at once
 //! add to the same searches and lose nothing. The file is kept under
 //! [`MAX_BYTES`] by dropping the records used least recently.
@@ -679,28 +679,28 @@ pub struct Journal {
 }
 
 /// The store a journal extends, from its first line ([`Journal::store`]):
-/// [`CacheError::NotAJournal`] when it is not a journal's, and
-/// [`CacheError::Newer`] for a newer version.
-pub fn journal_store(bytes: &[u8]) -> Result<Option<JournalId>, CacheError> {
+/// [`StoreError::NotAJournal`] when it is not a journal's, and
+/// [`StoreError::Newer`] for a newer version.
+pub fn journal_store(bytes: &[u8]) -> Result<Option<JournalId>, StoreError> {
     let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
         // The first line is written whole when the journal is created:
         // cut short, its creator was killed.
         return if JOURNAL_START.starts_with(bytes) || bytes.starts_with(JOURNAL_START) {
             Ok(None)
         } else {
-            Err(CacheError::NotAJournal("no journal's first line".into()))
+            Err(StoreError::NotAJournal("no journal's first line".into()))
         };
     };
     let header: Value = serde_json::from_slice(&bytes[..end])
         .ok()
         .filter(|_| bytes.starts_with(JOURNAL_START))
-        .ok_or_else(|| CacheError::NotAJournal("no journal's first line".into()))?;
+        .ok_or_else(|| StoreError::NotAJournal("no journal's first line".into()))?;
     let version = header
         .get("gridsel_journal")
         .and_then(Value::as_u64)
-        .ok_or_else(|| CacheError::NotAJournal("no journal version".into()))?;
+        .ok_or_else(|| StoreError::NotAJournal("no journal version".into()))?;
     if version > u64::from(VERSION) {
-        return Err(CacheError::Newer(format!(
+        return Err(StoreError::Newer(format!(
             "journal version {version}, expected {VERSION}"
         )));
     }
@@ -714,9 +714,9 @@ pub fn journal_store(bytes: &[u8]) -> Result<Option<JournalId>, CacheError> {
 /// Reads a journal: its first line says what it is, each later line is
 /// one update, read alone like a store's records (one that does not
 /// validate is dropped, named, and the rest kept). A file whose first line
-/// is not a journal's is [`CacheError::NotAJournal`], of a newer version
-/// [`CacheError::Newer`].
-pub fn parse_journal(bytes: &[u8]) -> Result<Journal, CacheError> {
+/// is not a journal's is [`StoreError::NotAJournal`], of a newer version
+/// [`StoreError::Newer`].
+pub fn parse_journal(bytes: &[u8]) -> Result<Journal, StoreError> {
     parse_journal_lines(bytes, |_| true)
 }
 
@@ -724,11 +724,11 @@ pub fn parse_journal(bytes: &[u8]) -> Result<Journal, CacheError> {
 /// lines of other kernels are skipped unparsed (they are neither read nor
 /// named as dropped); the first line, the torn last line and the rest
 /// follow [`parse_journal`]'s rules.
-pub fn parse_journal_only(bytes: &[u8], only: &Only) -> Result<Journal, CacheError> {
+pub fn parse_journal_only(bytes: &[u8], only: &Only) -> Result<Journal, StoreError> {
     parse_journal_lines(bytes, |line| only.wants(line))
 }
 
-fn parse_journal_lines(bytes: &[u8], wants: impl Fn(&[u8]) -> bool) -> Result<Journal, CacheError> {
+fn parse_journal_lines(bytes: &[u8], wants: impl Fn(&[u8]) -> bool) -> Result<Journal, StoreError> {
     let mut journal = Journal {
         store: journal_store(bytes)?,
         complete: bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1),
@@ -778,7 +778,7 @@ impl Contents {
 
 /// Why a store could not be read or written.
 #[derive(Debug)]
-pub enum CacheError {
+pub enum StoreError {
     /// Another process holds the lock (only when storing): try again later.
     Busy,
     /// Refused, unreadable or unwritable (the file layer's errors, a missing
@@ -801,7 +801,7 @@ pub enum CacheError {
     NotAJournal(String),
 }
 
-impl fmt::Display for CacheError {
+impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Busy => write!(f, "locked by another process"),
@@ -818,7 +818,7 @@ impl fmt::Display for CacheError {
     }
 }
 
-impl std::error::Error for CacheError {}
+impl std::error::Error for StoreError {}
 
 /// A store as read: the records that validate, and what was left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -841,11 +841,11 @@ pub struct Contents {
 ///   `records` (version 1 had `entries`) is a store. The journal its first
 ///   line names ([`journal_of`]) is [`Contents::journal`]. Anything else (text,
 ///   other JSON, a key of the object given twice) is
-///   [`CacheError::NotAStore`]: neither read nor replaced.
+///   [`StoreError::NotAStore`]: neither read nor replaced.
 /// - An empty file (nothing but white space) is a new store, empty: gridsel
 ///   never writes one (it replaces its file whole), so it is a file made to
 ///   hold the store (`touch`), and replacing it loses nothing.
-/// - A newer version is [`CacheError::Newer`], left alone; an older one is
+/// - A newer version is [`StoreError::Newer`], left alone; an older one is
 ///   a store whose records are all dropped (version 1 kept only winners,
 ///   version 2 did not know which build of a program measured them).
 /// - Each record is read alone: one that does not validate (a field missing
@@ -856,24 +856,24 @@ pub struct Contents {
 ///   dropped: merging them would count its runs and samples twice if it is
 ///   a copy. Unknown fields of a record are kept ([`Record::unknown`]);
 ///   unknown fields elsewhere are ignored.
-pub fn parse(text: &str) -> Result<Contents, CacheError> {
+pub fn parse(text: &str) -> Result<Contents, StoreError> {
     if text.trim().is_empty() {
         return Ok(Contents::default());
     }
     let doc: Document =
-        serde_json::from_str(text).map_err(|e| CacheError::NotAStore(e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| StoreError::NotAStore(e.to_string()))?;
     if let Some(key) = doc.repeated {
-        return Err(CacheError::NotAStore(format!("`{key}` given twice")));
+        return Err(StoreError::NotAStore(format!("`{key}` given twice")));
     }
     let version = match doc.fields.get("version") {
-        None => return Err(CacheError::NotAStore("no `version`".into())),
+        None => return Err(StoreError::NotAStore("no `version`".into())),
         Some(v) => v
             .as_u64()
-            .ok_or_else(|| CacheError::NotAStore(format!("`version` is {v}")))?,
+            .ok_or_else(|| StoreError::NotAStore(format!("`version` is {v}")))?,
     };
     let expected = format!("version {version}, expected {VERSION}");
     if version > u64::from(VERSION) {
-        return Err(CacheError::Newer(expected));
+        return Err(StoreError::Newer(expected));
     }
     if version < u64::from(VERSION) {
         // Version 1 kept `entries`, version 2 `records` without builds.
@@ -891,14 +891,14 @@ pub fn parse(text: &str) -> Result<Contents, CacheError> {
                 ..Contents::default()
             })
         } else {
-            Err(CacheError::NotAStore(format!(
+            Err(StoreError::NotAStore(format!(
                 "{expected}, and no `{}`",
                 held.0
             )))
         };
     }
     let Some(records) = doc.records else {
-        return Err(CacheError::NotAStore("no `records`".into()));
+        return Err(StoreError::NotAStore("no `records`".into()));
     };
     let mut contents = Contents {
         journal: journal_of(text.as_bytes()),
@@ -967,7 +967,7 @@ impl Only {
 /// (its own first and last lines, one record a line) is read line by line
 /// ([`OnlyLines`]), and only the lines [`Only`] wants are parsed; any other
 /// text is parsed whole, then cut to `only`'s kernels.
-pub fn parse_only(text: &str, only: &Only) -> Result<Contents, CacheError> {
+pub fn parse_only(text: &str, only: &Only) -> Result<Contents, StoreError> {
     let mut lines = OnlyLines::new(only);
     for line in text.as_bytes().split_inclusive(|&b| b == b'\n') {
         lines.line(line);
@@ -1381,7 +1381,7 @@ mod tests {
             "{\"version\": 3, \"records\": [], \"records\": []}",
         ] {
             assert!(
-                matches!(parse(text), Err(CacheError::NotAStore(_))),
+                matches!(parse(text), Err(StoreError::NotAStore(_))),
                 "{text}: {:?}",
                 parse(text)
             );
@@ -1411,7 +1411,7 @@ mod tests {
         );
         assert!(matches!(
             parse("{\"version\": 4}"),
-            Err(CacheError::Newer(_))
+            Err(StoreError::Newer(_))
         ));
         assert_eq!(
             parse(&Table::default().render()).unwrap(),
@@ -1628,7 +1628,7 @@ mod tests {
         let newer = format!("{{\"gridsel_journal\": 4, \"store\": \"{id}\"}}\n");
         assert!(matches!(
             parse_journal(newer.as_bytes()),
-            Err(CacheError::Newer(_))
+            Err(StoreError::Newer(_))
         ));
         for text in [
             "notes\n",
@@ -1639,7 +1639,7 @@ mod tests {
             assert!(
                 matches!(
                     parse_journal(text.as_bytes()),
-                    Err(CacheError::NotAJournal(_))
+                    Err(StoreError::NotAJournal(_))
                 ),
                 "{text}"
             );
@@ -1708,7 +1708,7 @@ mod tests {
         assert_eq!(parse_only(&broken, &only).unwrap().table.len(), 2);
         assert!(matches!(
             parse_only("notes\n", &only),
-            Err(CacheError::NotAStore(_))
+            Err(StoreError::NotAStore(_))
         ));
         let v2 = table
             .render()

@@ -218,17 +218,22 @@ fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::store::
         .clone()
 }
 
-/// The best grid of the first `n` candidates under `time`.
-fn best_of(n: usize, kernel: &KernelDesc, trip: u64, time: &dyn Fn(Geometry) -> f64) -> Geometry {
-    let list = candidates(
-        &h100(),
+/// The candidates of an online search (bounded exploring, no learned
+/// moves, nothing pruned by the caller) for `kernel` at `trip`.
+fn online_prior(device: &DeviceDesc, kernel: &KernelDesc, trip: u64) -> Prior {
+    candidates(
+        device,
         kernel,
         &LaunchDesc::open(trip),
         &[],
         Exploring::Bounded,
         |_| true,
     )
-    .list;
+}
+
+/// The best grid of the first `n` candidates under `time`.
+fn best_of(n: usize, kernel: &KernelDesc, trip: u64, time: &dyn Fn(Geometry) -> f64) -> Geometry {
+    let list = online_prior(&h100(), kernel, trip).list;
     list.iter()
         .take(n)
         .map(|&(_, g)| g)
@@ -256,15 +261,7 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     // The search started from auto's grid, then measured the next three of
     // the prior in the next three runs. LLVM's grid is auto's for this
     // launch (a cold search would skip it otherwise; search::Params::COLD).
-    let list = candidates(
-        &h100(),
-        &k,
-        &LaunchDesc::open(trip),
-        &[],
-        Exploring::Bounded,
-        |_| true,
-    )
-    .list;
+    let list = online_prior(&h100(), &k, trip).list;
     assert_eq!(runs[0], list[0].1);
     let mut screened = runs[1..4].to_vec();
     screened.sort();
@@ -599,14 +596,7 @@ fn grids_that_starve_a_small_launch_come_last_but_llvms() {
             for trip in (8..=22).map(|k| 1u64 << k) {
                 let mut k = spmd();
                 (k.exec_mode, k.max_threads) = (Some(mode), Some(cap));
-                let prior = candidates(
-                    &d,
-                    &k,
-                    &LaunchDesc::open(trip),
-                    &[],
-                    Exploring::Bounded,
-                    |_| true,
-                );
+                let prior = online_prior(&d, &k, trip);
                 let list = &prior.list;
                 let auto = busy(list[0].1, trip);
                 let starves = |&(c, g): &(Candidate, Geometry)| {
@@ -635,14 +625,7 @@ fn grids_that_starve_a_small_launch_come_last_but_llvms() {
 fn only_a_kernel_launched_many_times_per_run_tries_grids_that_starve_it() {
     let k = spmd();
     let trip = 16_000;
-    let prior = candidates(
-        &h100(),
-        &k,
-        &LaunchDesc::open(trip),
-        &[],
-        Exploring::Bounded,
-        |_| true,
-    );
+    let prior = online_prior(&h100(), &k, trip);
     let from = prior.starving_from.expect("grids with fewer busy threads");
     let starving: Vec<Geometry> = prior.list[from..].iter().map(|&(_, g)| g).collect();
     assert!(from > 1 && starving.len() > 1, "{prior:?}");
@@ -665,14 +648,7 @@ fn only_a_kernel_launched_many_times_per_run_tries_grids_that_starve_it() {
 fn replayed_bowl() -> (KernelDesc, u64, impl Fn(Geometry) -> f64, Prior) {
     let k = spmd();
     let trip = 1 << 22;
-    let prior = candidates(
-        &h100(),
-        &k,
-        &LaunchDesc::open(trip),
-        &[],
-        Exploring::Bounded,
-        |_| true,
-    );
+    let prior = online_prior(&h100(), &k, trip);
     (k, trip, bowl(Geometry::new(64, 1 << 14)), prior)
 }
 

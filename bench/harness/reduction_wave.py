@@ -11,6 +11,9 @@ this measures it in whole processes, `auto` against `fixed:` the rule's grid, in
     # on the GPU machine: bench/gpu/reduction-wave.sh (one `gridsel compare` per program and size)
     # here, on what came back:
     python3 bench/harness/reduction_wave.py report bench/gpu/reduction-wave.csv OUT/reduction-wave
+    # once the rule is adopted: does `auto` give every case's rule grid?
+    python3 bench/harness/reduction_wave.py check bench/gpu/long-loop-wave.csv \\
+        --gridsel target/debug/gridsel --bin-dir bench/build/sm_90
 
 `plan` runs each program once under LLVM's grid with GRIDSEL_PROFILE (any offload target:
 the host build gives the same kernels and trip counts), then asks `gridsel-research evaluate
@@ -20,6 +23,10 @@ The cases are the kernels whose grid the rule changes (SPMD cross-team reduction
 both grids; no grid is written by hand. `jobs` prints, per program and size, the policies
 `gridsel compare` runs: `auto` and one `fixed:T,B` per distinct rule grid (a fixed grid
 applies to every kernel of the process; only the kernels it is the rule's grid for are read).
+
+`check` says whether `auto` now gives each case's rule grid, as it must once the rule a plan
+measured is adopted (`gridsel-research evaluate --policy auto` over the cases in points.csv);
+it lists the cases where not and exits 1.
 
 `report` pairs the runs of one round: per case and round, the median launch time of the
 kernel in the `auto` run over that in the rule's `fixed` run (the two ran back to back,
@@ -216,6 +223,30 @@ def report(a):
     return 0
 
 
+def unadopted(cases, auto):
+    """The plan's cases whose rule grid `auto` does not give, with the grid it gives (None: the
+    case is not among `auto`'s)."""
+    out = []
+    for c in cases:
+        grid = auto.get((c["program"], c["kernel"], c["trip_count"]))
+        if grid != c["rule"]:
+            out.append((c, grid))
+    return out
+
+
+def check(a):
+    cases = read_plan(a.plan)
+    auto = evaluate(Gridsel(a.gridsel, a.device), a.points, a.bin_dir)
+    off = unadopted(cases, auto)
+    for c, grid in off:
+        gives = f"{grid[0]}x{grid[1]}" if grid else "no grid (not in the points)"
+        print(f"{c['program']} {c['kernel']} at {c['trip_count']}: the rule's {c['rule'][0]}x{c['rule'][1]}, "
+              f"auto gives {gives}")
+    print(f"check: auto gives the rule's grid on {len(cases) - len(off)} of {len(cases)} cases of {a.plan}",
+          file=sys.stderr)
+    return 1 if off else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -235,6 +266,14 @@ def main(argv=None):
     r.add_argument("plan")
     r.add_argument("compare", help="folder of the `gridsel compare` folders PROGRAM-N")
     r.set_defaults(fn=report)
+    c = sub.add_parser("check", help="whether `auto` now gives every case's rule grid (a rule adopted from a plan)")
+    c.add_argument("plan")
+    c.add_argument("--gridsel", required=True, help="gridsel, with gridsel-research beside it")
+    c.add_argument("--bin-dir", required=True, help="folder of the measured (sm_90) programs, for the kernels' facts")
+    c.add_argument("--points", default=os.path.join(HERE, "..", "results", "h100", "points.csv"),
+                   help="points.csv holding the plan's cases (their full kernel names)")
+    c.add_argument("--device", default="h100")
+    c.set_defaults(fn=check)
     a = ap.parse_args(argv)
     return a.fn(a)
 

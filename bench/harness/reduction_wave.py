@@ -36,7 +36,9 @@ which is `auto`'s grid at these sizes: its ratio to `auto` in the same rounds is
 of the same grid measured twice, shown beside.
 
 Measured on 2026-11-26 (bench/results/h100/reduction-wave, NOTES.md §28) and adopted from 2^20
-iterations as `auto` rule 7: since then `plan` finds only the launches below 2^20.
+iterations as `auto` rule 7: since then `plan` finds only the launches below 2^20. The long-loop
+plan of `long_loop_rule.py --plan-out` (bench/gpu/long-loop-wave.csv) was measured the same way
+(bench/results/h200/long-loop-wave, NOTES.md §32) and shipped as `auto` rule 8.
 """
 
 import argparse

@@ -23,6 +23,11 @@ point's p10-p90 spread. `--plan-out` writes the cases that the member most folds
 shipped `auto` aside) moves, each program at its smallest swept size, with their `auto` and rule
 grids, in the plan format of bench/gpu/reduction-wave.sh, to measure them live with
 `gridsel compare`.
+
+The member most folds chose, 64 threads x 2 waves from 2^25, was measured live from that plan
+(bench/results/h200/long-loop-wave, NOTES.md §32) and is shipped as `auto` rule 8: since then the
+shipped `auto` the members compete with (and keep below their T) is rule 8 on the loops it
+reaches, and `reduction_wave.py check bench/gpu/long-loop-wave.csv` holds `auto` to the plan.
 """
 
 import argparse

@@ -11,6 +11,9 @@ this measures it in whole processes, `auto` against `fixed:` the rule's grid, in
     # on the GPU machine: bench/gpu/reduction-wave.sh (one `gridsel compare` per program and size)
     # here, on what came back:
     python3 bench/harness/reduction_wave.py report bench/gpu/reduction-wave.csv OUT/reduction-wave
+    # once the rule is adopted: does `auto` give every case's rule grid?
+    python3 bench/harness/reduction_wave.py check bench/gpu/long-loop-wave.csv \\
+        --gridsel target/debug/gridsel --bin-dir bench/build/sm_90
 
 `plan` runs each program once under LLVM's grid with GRIDSEL_PROFILE (any offload target:
 the host build gives the same kernels and trip counts), then asks `gridsel-research evaluate
@@ -21,6 +24,10 @@ both grids; no grid is written by hand. `jobs` prints, per program and size, the
 `gridsel compare` runs: `auto` and one `fixed:T,B` per distinct rule grid (a fixed grid
 applies to every kernel of the process; only the kernels it is the rule's grid for are read).
 
+`check` says whether `auto` now gives each case's rule grid, as it must once the rule a plan
+measured is adopted (`gridsel-research evaluate --policy auto` over the cases in points.csv);
+it lists the cases where not and exits 1.
+
 `report` pairs the runs of one round: per case and round, the median launch time of the
 kernel in the `auto` run over that in the rule's `fixed` run (the two ran back to back,
 their order rotating by round). A case's speedup is the geomean of its rounds' ratios; it is
@@ -29,7 +36,9 @@ which is `auto`'s grid at these sizes: its ratio to `auto` in the same rounds is
 of the same grid measured twice, shown beside.
 
 Measured on 2026-11-26 (bench/results/h100/reduction-wave, NOTES.md §28) and adopted from 2^20
-iterations as `auto` rule 7: since then `plan` finds only the launches below 2^20.
+iterations as `auto` rule 7: since then `plan` finds only the launches below 2^20. The long-loop
+plan of `long_loop_rule.py --plan-out` (bench/gpu/long-loop-wave.csv) was measured the same way
+(bench/results/h200/long-loop-wave, NOTES.md §32) and shipped as `auto` rule 8.
 """
 
 import argparse
@@ -216,6 +225,30 @@ def report(a):
     return 0
 
 
+def unadopted(cases, auto):
+    """The plan's cases whose rule grid `auto` does not give, with the grid it gives (None: the
+    case is not among `auto`'s)."""
+    out = []
+    for c in cases:
+        grid = auto.get((c["program"], c["kernel"], c["trip_count"]))
+        if grid != c["rule"]:
+            out.append((c, grid))
+    return out
+
+
+def check(a):
+    cases = read_plan(a.plan)
+    auto = evaluate(Gridsel(a.gridsel, a.device), a.points, a.bin_dir)
+    off = unadopted(cases, auto)
+    for c, grid in off:
+        gives = f"{grid[0]}x{grid[1]}" if grid else "no grid (not in the points)"
+        print(f"{c['program']} {c['kernel']} at {c['trip_count']}: the rule's {c['rule'][0]}x{c['rule'][1]}, "
+              f"auto gives {gives}")
+    print(f"check: auto gives the rule's grid on {len(cases) - len(off)} of {len(cases)} cases of {a.plan}",
+          file=sys.stderr)
+    return 1 if off else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -235,6 +268,14 @@ def main(argv=None):
     r.add_argument("plan")
     r.add_argument("compare", help="folder of the `gridsel compare` folders PROGRAM-N")
     r.set_defaults(fn=report)
+    c = sub.add_parser("check", help="whether `auto` now gives every case's rule grid (a rule adopted from a plan)")
+    c.add_argument("plan")
+    c.add_argument("--gridsel", required=True, help="gridsel, with gridsel-research beside it")
+    c.add_argument("--bin-dir", required=True, help="folder of the measured (sm_90) programs, for the kernels' facts")
+    c.add_argument("--points", default=os.path.join(HERE, "..", "results", "h100", "points.csv"),
+                   help="points.csv holding the plan's cases (their full kernel names)")
+    c.add_argument("--device", default="h100")
+    c.set_defaults(fn=check)
     a = ap.parse_args(argv)
     return a.fn(a)
 

@@ -6,7 +6,7 @@ import os
 import unittest
 from contextlib import redirect_stdout
 
-from harness_testing import TempDirTest, write_profiles
+from harness_testing import REPO, TempDirTest, gridsel_cli, write_profiles
 
 import reduction_wave as rw
 
@@ -17,6 +17,7 @@ PLAN = ("program,n,kernel,trip_count,auto_threads,auto_blocks,rule_threads,rule_
         "ts_ad,512,ad_mass_l61,262144,128,2048,128,792\n")
 PAP, INIT = "__omp_offloading_10_2b_cg_pap_l66", "__omp_offloading_10_2b_cg_init_l42"
 BOUNDS, MASS = "__omp_offloading_10_2c_ad_bounds_l71", "__omp_offloading_10_2c_ad_mass_l61"
+SM90 = os.path.join(REPO, "bench/build/sm_90")  # the measured programs (git-ignored)
 
 
 class ReductionWave(TempDirTest):
@@ -77,6 +78,25 @@ class ReductionWave(TempDirTest):
         self.assertIn("slower by more than 3 % in every round: 1 (ts_ad-512 ad_mass_l61)", text)
         self.assertIn("faster by more than 3 % in every round: 1;", text)
         self.assertIn("runs that failed (1): ts_ad-512 round 2 fixed:128,1320: exit 1", text)
+
+
+class Check(unittest.TestCase):
+    def test_cases_whose_rule_grid_auto_does_not_give(self):
+        plan = [{"program": "ts_cg", "kernel": "cg_pap_l66", "trip_count": 262144, "rule": (128, 792)},
+                {"program": "ts_cg", "kernel": "cg_init_l42", "trip_count": 262144, "rule": (128, 792)},
+                {"program": "ts_ad", "kernel": "ad_mass_l61", "trip_count": 262144, "rule": (128, 792)}]
+        auto = {("ts_cg", "cg_pap_l66", 262144): (128, 792), ("ts_cg", "cg_init_l42", 262144): (128, 2048)}
+        self.assertEqual(rw.unadopted(plan, auto), [(plan[1], (128, 2048)), (plan[2], None)])
+
+    @unittest.skipUnless(os.path.isdir(SM90), "bench/build/sm_90 is not built (bench/build.sh)")
+    def test_auto_gives_the_long_loop_plans_rule_grids(self):
+        # Rule 8 was adopted from bench/gpu/long-loop-wave.csv (long_loop_rule.py --plan-out):
+        # the library's `auto` must give each of its launches the grid measured live.
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rc = rw.main(["check", os.path.join(REPO, "bench/gpu/long-loop-wave.csv"),
+                          "--gridsel", gridsel_cli(), "--bin-dir", SM90])
+        self.assertEqual((rc, out.getvalue()), (0, ""))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ use gridsel_cli::args::Target;
 use gridsel_cli::csv;
 use gridsel_core::geometry::LaunchDesc;
 use gridsel_core::kernel::KernelDesc;
-use gridsel_core::policy::auto::{self, ReductionGrid};
+use gridsel_core::policy::auto::{self, WaveGrid};
 use gridsel_core::policy::{self, Decision, Limits, Policy, sweep};
 use gridsel_core::tune;
 use std::path::Path;
@@ -58,7 +58,7 @@ pub fn evaluate(
 
 /// `evaluate --reduction-grid`: rule 6's constants, `None` for `off`.
 #[derive(Clone, Copy)]
-pub struct ReductionArg(Option<ReductionGrid>);
+pub struct ReductionArg(Option<WaveGrid>);
 
 /// `--reduction-grid`: THREADS,WAVES,MIN_TRIP or `off`.
 pub fn parse_reduction_grid(text: &str) -> Result<ReductionArg, String> {
@@ -72,7 +72,7 @@ pub fn parse_reduction_grid(text: &str) -> Result<ReductionArg, String> {
         .map_err(|_| format!("`{text}`: expected THREADS,WAVES,MIN_TRIP or off"))?;
     match numbers[..] {
         [threads, waves, min_trip] if threads > 0 && waves > 0 => {
-            Ok(ReductionArg(Some(ReductionGrid {
+            Ok(ReductionArg(Some(WaveGrid {
                 threads: u32::try_from(threads)
                     .map_err(|_| format!("`{text}`: too many threads"))?,
                 waves: u32::try_from(waves).map_err(|_| format!("`{text}`: too many waves"))?,

@@ -53,6 +53,26 @@
 //!    2^22 iterations, faster in every round on 16, slower by more than 3 % in
 //!    every round on none (bench/results/h100/NOTES.md §28). Below 2^20 the
 //!    folds' one slower sweep case (cg_init at 2^18) keeps LLVM's cap.
+//! 8. **Long loops: two waves of 64-thread blocks.** A loop that rules 1-3
+//!    decide (SPMD, does not nest, no cross-team reduction) of 2^25
+//!    iterations or more, whose chunk holds 64 threads, gets 64-thread
+//!    blocks, two waves of the blocks resident at that size (at most one per
+//!    chunk), in place of rule 3's 3200 blocks of 128. Judged
+//!    leave-one-program-out over 32-128 threads x 1, 2, 4 waves x thresholds
+//!    2^17-2^26 on the 279 long-loop cases of the H100 sweep
+//!    (`bench/harness/long_loop_rule.py`): 37 of 39 folds chose this member;
+//!    held out the whole table went from 87.3 to 88.0 % of the best grids'
+//!    geomean, with two held-out kernels more than 3 % slower than LLVM
+//!    (bilateral5 at 2^26, s3_transpose at 56.6 M; NOTES.md §31). Measured
+//!    live with `gridsel compare` against LLVM's grid on an H200 (the same
+//!    sm_90 and 132 SMs), 3 rounds: 1.15x over 26 launches of 12 programs,
+//!    faster by more than 3 % in every round on 20, slower by more than 3 % in
+//!    every round on none; the two held-out losers ran 1.08x and 1.28x faster
+//!    (NOTES.md §32). Why two waves of 64 and not the one wave of 128
+//!    that §25 rejected: that one lost up to 1.77x on loops of these sizes
+//!    (s3_copy, bilateral5, syrk), while this member, in sample, moved 35
+//!    cases in 13 programs, 1.107x over rule 3, none more than 3 % slower
+//!    than LLVM.
 //!
 //! Before all of them, a launch without a trip count (a `target teams`
 //! region without a distribute loop, which `GRIDSEL_TEAMS_REGIONS=change`
@@ -66,11 +86,11 @@ use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::resident_blocks;
 
-/// Rule 6's grid for SPMD kernels with a cross-team reduction: `threads`
-/// per block and `waves` waves of blocks resident at that size, for trip
-/// counts of at least `min_trip`.
+/// `threads` per block and `waves` waves of the blocks resident at that
+/// size (at most one per chunk), for trip counts of at least `min_trip`:
+/// the grids of rule 6 (cross-team reductions) and rule 8 (long loops).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReductionGrid {
+pub struct WaveGrid {
     pub threads: u32,
     pub waves: u32,
     pub min_trip: u64,
@@ -78,7 +98,7 @@ pub struct ReductionGrid {
 
 /// Rule 6 as shipped: chosen leave-one-program-out on the H100 sweep
 /// (bench/results/h100/auto-patterns.md, `bench/harness/auto_patterns.py`).
-pub const REDUCTION_GRID: Option<ReductionGrid> = Some(ReductionGrid {
+pub const REDUCTION_GRID: Option<WaveGrid> = Some(WaveGrid {
     threads: 32,
     waves: 1,
     min_trip: 1 << 23,
@@ -89,6 +109,16 @@ pub const REDUCTION_GRID: Option<ReductionGrid> = Some(ReductionGrid {
 /// on the H100 sweep (10 of 11 folds; bench/results/h100/auto-patterns.md)
 /// and measured live (bench/results/h100/reduction-wave).
 pub const REDUCTION_ONE_WAVE_MIN_TRIP: u64 = 1 << 20;
+
+/// Rule 8: long loops without a cross-team reduction get two waves of
+/// 64-thread blocks from 2^25 iterations. Chosen leave-one-program-out on the
+/// H100 sweep (37 of 39 folds; `bench/harness/long_loop_rule.py`) and
+/// measured live (bench/results/h200/long-loop-wave).
+pub const LONG_LOOP_GRID: WaveGrid = WaveGrid {
+    threads: 64,
+    waves: 2,
+    min_trip: 1 << 25,
+};
 
 /// The `auto` grid and the rule that chose it.
 pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
@@ -101,7 +131,7 @@ pub fn auto_with(
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
-    reduction: Option<ReductionGrid>,
+    reduction: Option<WaveGrid>,
 ) -> (Geometry, Rule) {
     if launch.trip_count == 0 {
         return super::llvm_without_trip_count(device, kernel, launch);
@@ -130,11 +160,19 @@ pub fn auto_with(
         .is_some_and(|e| e.reduction_data_size.is_some());
     if let Some(r) = reduction.filter(|r| reduces && launch.trip_count >= r.min_trip) {
         let threads = r.threads.clamp(1, chunk);
-        let resident = u64::from(resident_blocks(device, kernel, threads));
-        let blocks = chunks.min(resident * u64::from(r.waves.max(1)));
         return (
-            Geometry::new(threads, saturate(blocks)),
+            waves_of_resident(device, kernel, threads, r.waves, chunks),
             Rule::AutoReductionWave,
+        );
+    }
+    let long = LONG_LOOP_GRID;
+    // A chunk narrower than the rule's blocks (a `thread_limit` below 64)
+    // stays with rules 1-3: the rule was judged only where its blocks fit
+    // in a chunk, as wider ones would idle threads.
+    if !reduces && launch.trip_count >= long.min_trip && long.threads <= chunk {
+        return (
+            waves_of_resident(device, kernel, long.threads, long.waves, chunks),
+            Rule::AutoLongLoopWaves,
         );
     }
     let threads = if chunks >= u64::from(device.sm_count) {
@@ -162,6 +200,22 @@ pub fn auto_with(
     } else {
         (Geometry::new(threads, saturate(limit)), capped)
     }
+}
+
+/// `threads` per block, `waves` waves of the blocks resident at that size,
+/// but no more blocks than `chunks`: blocks beyond the chunks idle.
+fn waves_of_resident(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    threads: u32,
+    waves: u32,
+    chunks: u64,
+) -> Geometry {
+    let resident = u64::from(resident_blocks(device, kernel, threads));
+    Geometry::new(
+        threads,
+        saturate(chunks.min(resident * u64::from(waves.max(1)))),
+    )
 }
 
 #[cfg(test)]
@@ -225,21 +279,126 @@ mod tests {
         let mut d = h100();
         let k = kernel(ExecMode::Spmd, 128, 32);
         // 32 regs: 16 blocks of 128 per SM -> 2112 resident, below LLVM's 3200.
+        // (From 2^25 iterations rule 8 decides instead.)
+        let long = LaunchDesc::open((1 << 25) - 1);
         d.waves = 1;
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1 << 30)),
+            auto(&d, &k, &long),
             (Geometry::new(128, 3200), Rule::AutoResidentWaves)
         );
         d.waves = 4;
-        assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1 << 30)).0,
-            Geometry::new(128, 8448)
-        );
+        assert_eq!(auto(&d, &k, &long).0, Geometry::new(128, 8448));
         // Exactly at the limit is still one team per chunk.
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(8448 * 128)).1,
             Rule::AutoOneTeamPerChunk
         );
+    }
+
+    #[test]
+    fn long_loops_from_2_pow_25_get_two_waves_of_64_thread_blocks() {
+        let d = h100();
+        // 32 registers: the H100's 32 blocks of 64 threads per SM, 4224 in all.
+        let k = kernel(ExecMode::Spmd, 128, 32);
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open(1 << 25)),
+            (Geometry::new(64, 8448), Rule::AutoLongLoopWaves)
+        );
+        // One iteration short: rule 3's 3200 blocks of 128.
+        assert_eq!(
+            auto(&d, &k, &LaunchDesc::open((1 << 25) - 1)),
+            (Geometry::new(128, 3200), Rule::AutoResidentWaves)
+        );
+        // 80 registers: 12 blocks of 64 per SM, two waves of 1584.
+        assert_eq!(
+            auto(
+                &d,
+                &kernel(ExecMode::Spmd, 128, 80),
+                &LaunchDesc::open(1 << 26)
+            )
+            .0,
+            Geometry::new(64, 3168)
+        );
+        // A chunk of 64 (thread_limit(64)) holds the rule's blocks; one of 32
+        // does not, and keeps rules 1-3.
+        assert_eq!(
+            auto(
+                &d,
+                &kernel(ExecMode::Spmd, 64, 32),
+                &LaunchDesc::open(1 << 25)
+            )
+            .1,
+            Rule::AutoLongLoopWaves
+        );
+        assert_eq!(
+            auto(
+                &d,
+                &kernel(ExecMode::Spmd, 32, 32),
+                &LaunchDesc::open(1 << 25)
+            ),
+            (Geometry::new(32, 4224), Rule::AutoResidentWaves)
+        );
+    }
+
+    #[test]
+    fn the_long_loop_rule_leaves_reductions_nests_and_generic_kernels_alone() {
+        let d = h100();
+        let l = LaunchDesc::open(1 << 26);
+        // A cross-team reduction: rule 6's 32-thread blocks.
+        assert_eq!(
+            auto(&d, &reducing(ExecMode::Spmd, 32), &l),
+            (Geometry::new(32, 4224), Rule::AutoReductionWave)
+        );
+        // A kernel that may nest, or whose image cannot tell: LLVM's grid.
+        let mut nests = kernel(ExecMode::Spmd, 128, 32);
+        nests.environment = Some(crate::kernel::KernelEnvironment {
+            may_use_nested_parallelism: Some(true),
+            exec_mode: 2,
+            max_threads: Some(128),
+            ..Default::default()
+        });
+        let mut unknown = kernel(ExecMode::Spmd, 128, 32);
+        unknown.local_mem = None;
+        unknown.unbounded_stack = true;
+        for k in [nests, unknown] {
+            assert_eq!(
+                auto(&d, &k, &l),
+                (llvm::grid(&d, &k, &l), Rule::AutoNestingKeepsLlvm)
+            );
+        }
+        let generic = KernelDesc {
+            exec_mode: Some(ExecMode::GenericSpmd),
+            ..kernel(ExecMode::Spmd, 128, 32)
+        };
+        assert_eq!(auto(&d, &generic, &l).1, Rule::AutoKeepsLlvm);
+    }
+
+    #[test]
+    fn the_long_loop_rules_grids_lie_in_the_launchs_safe_range() {
+        let d = h100();
+        let mut moved = 0;
+        for cap in [32, 64, 128, 256, 1024] {
+            for regs in [16, 64, 128, 255] {
+                for trip in [(1 << 25) - 1, 1 << 25, 1 << 40] {
+                    let (k, l) = (kernel(ExecMode::Spmd, cap, regs), LaunchDesc::open(trip));
+                    let decision = crate::policy::decide(&crate::policy::Policy::Auto, &d, &k, &l)
+                        .expect("auto decides every launch");
+                    let at = format!("cap {cap}, {regs} registers, {trip} iterations");
+                    assert!(!decision.clamped, "{at}: {decision:?}");
+                    assert!(
+                        crate::policy::Limits::of(&d, &k, &l).contains(decision.geometry),
+                        "{at}"
+                    );
+                    if decision.rule == Rule::AutoLongLoopWaves {
+                        assert!(trip >= 1 << 25 && cap >= 64, "{at}");
+                        assert_eq!(decision.geometry.threads, 64, "{at}");
+                        moved += 1;
+                    }
+                }
+            }
+        }
+        // Every cap of at least 64 at both long trip counts.
+        assert_eq!(moved, 4 * 4 * 2);
     }
 
     fn reducing(mode: ExecMode, regs: u32) -> KernelDesc {
@@ -282,12 +441,12 @@ mod tests {
             auto(&d, &k, &LaunchDesc::open((1 << 23) - 1)),
             (Geometry::new(128, 528), Rule::AutoReductionWave)
         );
-        // The same kernel without a cross-team reduction.
+        // The same kernel without a cross-team reduction: rule 8's long loop.
         let mut plain = k.clone();
         plain.environment.as_mut().unwrap().reduction_data_size = None;
         assert_eq!(
             auto(&d, &plain, &LaunchDesc::open(1 << 26)).1,
-            Rule::AutoResidentWaves
+            Rule::AutoLongLoopWaves
         );
         // Without rule 6, as `gridsel-research evaluate --reduction-grid off`
         // judges: rule 7's one wave of 128-thread blocks.
@@ -339,7 +498,7 @@ mod tests {
     fn reductions_never_get_more_blocks_than_chunks() {
         let d = h100();
         let k = reducing(ExecMode::Spmd, 32);
-        let rule = Some(ReductionGrid {
+        let rule = Some(WaveGrid {
             threads: 32,
             waves: 4,
             min_trip: 0,

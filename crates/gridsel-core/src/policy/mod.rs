@@ -150,6 +150,12 @@ pub enum Rule {
     /// H100's reduction programs), of the chunk's 128 from 2^20 (1.12x live),
     /// both chosen leave-one-program-out (bench/results/h100/auto-patterns.md).
     AutoReductionWave,
+    /// `auto` rule 8: loops of 2^25 iterations or more without a cross-team
+    /// reduction get two waves of 64-thread blocks; chosen
+    /// leave-one-program-out (37 of 39 folds) and 1.15x over LLVM's grid
+    /// live over 26 launches, none slower beyond the noise
+    /// (bench/results/h100/NOTES.md §31, §32).
+    AutoLongLoopWaves,
     /// A launch without a trip count keeps LLVM's grid under the static
     /// policies, which all size the grid by the trip count.
     NoTripCount,
@@ -193,6 +199,9 @@ impl fmt::Display for Rule {
             }
             Self::AutoReductionWave => {
                 "a loop with a cross-team reduction gets one wave of the blocks the GPU holds at once (of 32 threads from 8 M iterations), so fewer partial results are combined"
+            }
+            Self::AutoLongLoopWaves => {
+                "a long loop (32 M iterations or more) gets two waves of 64-thread blocks, as many as the GPU holds at once twice over"
             }
             Self::NoTripCount => {
                 "no trip count (a `target teams` region without a distribute loop): LLVM's grid, since no rule can size it (`tune` measures, `fixed:T,B` sets one)"

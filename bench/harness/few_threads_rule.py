@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 from auto_patterns import SLOWER, choose_folds, judge, stand_in  # noqa: E402
 from gridsel_harness.results import load_points, load_summary  # noqa: E402
 from gridsel_harness.stats import fmt_speedup, geomean  # noqa: E402
-from long_loop_rule import decided_by_long_loop_rules, inspect, outside_noise  # noqa: E402
+from long_loop_rule import decided_by_long_loop_rules, inspect, scorers  # noqa: E402
 from patterns_report import short  # noqa: E402
 
 REGISTERS = (0, 64, 80, 96, 112, 128)
@@ -92,9 +92,7 @@ def main():
     after = {**{pk: table[pk]["auto"][:3] for pk in everything}, **after}
     costs = lambda grids, pks: sum(grids[pk][2] > SLOWER * shipped[pk][2] for pk in pks)
 
-    sp = lambda grids, pks: geomean([llvm[pk] / grids[pk][2] for pk in pks])
-    slow = lambda grids, pks: sum(grids[pk][2] > SLOWER * llvm[pk] for pk in pks)
-    noisy = lambda grids, pks: sum(outside_noise(table, pk, grids[pk][2]) for pk in pks)
+    sp, slow, noisy = scorers(table, llvm)
     print("## Leave-one-program-out folds\n")
     print(f"Cases where rule 1 widened LLVM's blocks: {len(cases)}; moved by some member: {len(moved)}, in "
           f"{len({pk[0] for pk in moved})} programs. Held-out cases without a time: {held_missing}; "

@@ -114,6 +114,16 @@ def outside_noise(table, pk, ms):
     return ms > llvm * max(SLOWER, 1 + spread / 100)
 
 
+def scorers(table, llvm):
+    """What the fold tables print of a choice of grids (`grids`: case -> (threads, blocks, ms))
+    over cases `pks`: the geomean speedup over LLVM (`llvm`: case -> ms), the cases more than
+    SLOWER slower than LLVM, and those of them outside the noise (`outside_noise`)."""
+    sp = lambda grids, pks: geomean([llvm[pk] / grids[pk][2] for pk in pks])
+    slow = lambda grids, pks: sum(grids[pk][2] > SLOWER * llvm[pk] for pk in pks)
+    noisy = lambda grids, pks: sum(outside_noise(table, pk, grids[pk][2]) for pk in pks)
+    return sp, slow, noisy
+
+
 def swept_sizes(results, cases):
     """{case: the program size N of the job that measured it}, from the jobs' raw files."""
     out, programs = {}, {pk[0] for pk in cases}
@@ -162,9 +172,7 @@ def main():
     moved = [pk for pk in cases if any(g[pk][:2] != shipped[pk][:2] for g in family.values())]
     after, folds, held_missing = choose_folds(moved, llvm, shipped, family)
 
-    sp = lambda grids, pks: geomean([llvm[pk] / grids[pk][2] for pk in pks])
-    slow = lambda grids, pks: sum(grids[pk][2] > SLOWER * llvm[pk] for pk in pks)
-    noisy = lambda grids, pks: sum(outside_noise(table, pk, grids[pk][2]) for pk in pks)
+    sp, slow, noisy = scorers(table, llvm)
     print("## Leave-one-program-out folds\n")
     print(f"Cases `auto`'s rules 1-3 decide: {len(cases)}; moved by some member: {len(moved)}, in "
           f"{len({pk[0] for pk in moved})} programs. Held-out cases without a time (kept shipped): "

@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 
 from auto_patterns import SLOWER, choose_folds, judge, stand_in  # noqa: E402
 from gridsel_harness.results import load_points, load_summary  # noqa: E402
-from gridsel_harness.stats import fmt_speedup, geomean  # noqa: E402
+from gridsel_harness.stats import fmt_speedup  # noqa: E402
 from long_loop_rule import decided_by_long_loop_rules, inspect, scorers  # noqa: E402
 from patterns_report import short  # noqa: E402
 

@@ -8,7 +8,7 @@
 
 use clap::{Args, Subcommand};
 use gridsel_cli::csv;
-use gridsel_core::tune::search::{Candidate, Kind, Params};
+use gridsel_core::tune::search::{Candidate, Exploring, Kind, Params};
 use gridsel_core::tune::store::{Record, StoreError, Table};
 use gridsel_host::config::{Config, ENV_CACHE};
 use gridsel_host::files::{self, OnInvalid};
@@ -220,9 +220,9 @@ fn explain(r: &Record) -> String {
             v.candidate
         ),
         _ => format!(
-            "  still exploring ({} of {} exploring launches spent); the leader so far is {}, ranked by {which}.\n",
+            "  still exploring ({} exploring launches spent, {}); the leader so far is {}, ranked by {which}.\n",
             r.search.explored(kind),
-            Params::of(kind).budget,
+            budgets(kind),
             v.candidate
         ),
     };
@@ -247,4 +247,17 @@ fn explain(r: &Record) -> String {
         r.key.kernel
     );
     out
+}
+
+/// The exploring launches a search of `kind` may spend, in the user's
+/// terms: the store does not say whether online `tune` or a tuning session
+/// (`gridsel tune`, which explores more) ran it.
+fn budgets(kind: Kind) -> String {
+    let online = Params::for_search(kind, Exploring::Bounded).budget;
+    let session = Params::for_search(kind, Exploring::Unbounded).budget;
+    if online == session {
+        format!("of {online}")
+    } else {
+        format!("of {online} under online tune, {session} in a tuning session")
+    }
 }

@@ -392,7 +392,14 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert!(out.contains("settled on move:64,1"), "{out}");
     assert!(out.contains("the runner-up's median is +76.3 %"), "{out}");
     assert!(out.contains("    move:64,1: 5120 (3)"), "{out}");
-    assert!(out.contains("still exploring"), "{out}");
+    // The store does not say which plan ran a search: both budgets are told.
+    assert!(
+        out.contains("still exploring (")
+            && out.contains(
+                "exploring launches spent, of 40 under online tune, 64 in a tuning session)"
+            ),
+        "{out}"
+    );
     let (ok, out, _) = gridsel_env(&["cache", "--path", file, "explain", "_other_l9"], &[]);
     assert!(ok && out.contains("pinned to grid:32,32"), "{out}");
     let (ok, _, err) = gridsel_env(&["cache", "--path", file, "explain", "nothing"], &[]);

@@ -6,6 +6,8 @@
 //! checked files. The research commands over the
 //! benchmark harness's sweep results are `gridsel-research`'s.
 
+#![forbid(unsafe_code)]
+
 mod cache;
 mod compare;
 mod runner;

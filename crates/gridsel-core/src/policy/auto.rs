@@ -166,10 +166,16 @@ pub fn auto_with(
         );
     }
     let long = LONG_LOOP_GRID;
-    // A chunk narrower than the rule's blocks (a `thread_limit` below 64)
-    // stays with rules 1-3: the rule was judged only where its blocks fit
-    // in a chunk, as wider ones would idle threads.
-    if !reduces && launch.trip_count >= long.min_trip && long.threads <= chunk {
+    // The rule was judged only on kernels whose environment says they are
+    // SPMD, do not nest and do not reduce across teams: a kernel without an
+    // environment (LLVM 15-17 cubins, host images) tells none of that and
+    // stays with rules 1-3. A chunk narrower than the rule's blocks (a
+    // `thread_limit` below 64) does too, as wider blocks would idle threads.
+    let judged = kernel.exec_mode == Some(ExecMode::Spmd)
+        && kernel
+            .environment
+            .is_some_and(|e| e.may_use_nested_parallelism == Some(false));
+    if judged && !reduces && launch.trip_count >= long.min_trip && long.threads <= chunk {
         return (
             waves_of_resident(device, kernel, long.threads, long.waves, chunks),
             Rule::AutoLongLoopWaves,
@@ -299,7 +305,7 @@ mod tests {
     fn long_loops_from_2_pow_25_get_two_waves_of_64_thread_blocks() {
         let d = h100();
         // 32 registers: the H100's 32 blocks of 64 threads per SM, 4224 in all.
-        let k = kernel(ExecMode::Spmd, 128, 32);
+        let k = long_loop(128, 32);
         assert_eq!(
             auto(&d, &k, &LaunchDesc::open(1 << 25)),
             (Geometry::new(64, 8448), Rule::AutoLongLoopWaves)
@@ -311,31 +317,17 @@ mod tests {
         );
         // 80 registers: 12 blocks of 64 per SM, two waves of 1584.
         assert_eq!(
-            auto(
-                &d,
-                &kernel(ExecMode::Spmd, 128, 80),
-                &LaunchDesc::open(1 << 26)
-            )
-            .0,
+            auto(&d, &long_loop(128, 80), &LaunchDesc::open(1 << 26)).0,
             Geometry::new(64, 3168)
         );
         // A chunk of 64 (thread_limit(64)) holds the rule's blocks; one of 32
         // does not, and keeps rules 1-3.
         assert_eq!(
-            auto(
-                &d,
-                &kernel(ExecMode::Spmd, 64, 32),
-                &LaunchDesc::open(1 << 25)
-            )
-            .1,
+            auto(&d, &long_loop(64, 32), &LaunchDesc::open(1 << 25)).1,
             Rule::AutoLongLoopWaves
         );
         assert_eq!(
-            auto(
-                &d,
-                &kernel(ExecMode::Spmd, 32, 32),
-                &LaunchDesc::open(1 << 25)
-            ),
+            auto(&d, &long_loop(32, 32), &LaunchDesc::open(1 << 25)),
             (Geometry::new(32, 4224), Rule::AutoResidentWaves)
         );
     }
@@ -371,6 +363,12 @@ mod tests {
             ..kernel(ExecMode::Spmd, 128, 32)
         };
         assert_eq!(auto(&d, &generic, &l).1, Rule::AutoKeepsLlvm);
+        // No kernel environment (an LLVM 15-17 cubin): nothing says the loop
+        // does not nest or reduce across teams, so rules 1-3 decide.
+        assert_eq!(
+            auto(&d, &kernel(ExecMode::Spmd, 128, 32), &l),
+            (Geometry::new(128, 3200), Rule::AutoResidentWaves)
+        );
     }
 
     #[test]
@@ -380,7 +378,7 @@ mod tests {
         for cap in [32, 64, 128, 256, 1024] {
             for regs in [16, 64, 128, 255] {
                 for trip in [(1 << 25) - 1, 1 << 25, 1 << 40] {
-                    let (k, l) = (kernel(ExecMode::Spmd, cap, regs), LaunchDesc::open(trip));
+                    let (k, l) = (long_loop(cap, regs), LaunchDesc::open(trip));
                     let decision = crate::policy::decide(&crate::policy::Policy::Auto, &d, &k, &l)
                         .expect("auto decides every launch");
                     let at = format!("cap {cap}, {regs} registers, {trip} iterations");
@@ -399,6 +397,20 @@ mod tests {
         }
         // Every cap of at least 64 at both long trip counts.
         assert_eq!(moved, 4 * 4 * 2);
+    }
+
+    /// An SPMD loop whose environment says it does not nest and does not
+    /// reduce across teams: the kernels rule 8 was judged on.
+    fn long_loop(cap: u32, regs: u32) -> KernelDesc {
+        KernelDesc {
+            environment: Some(crate::kernel::KernelEnvironment {
+                may_use_nested_parallelism: Some(false),
+                exec_mode: 2,
+                max_threads: Some(cap),
+                ..Default::default()
+            }),
+            ..kernel(ExecMode::Spmd, cap, regs)
+        }
     }
 
     fn reducing(mode: ExecMode, regs: u32) -> KernelDesc {

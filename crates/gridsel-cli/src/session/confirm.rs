@@ -20,9 +20,10 @@
 //!   much as a real gain. Whole-run shifts remain, and pairing is what
 //!   cancels them: per pair, the learned run's median-sum over auto's. The
 //!   learned set is **kept** when the median of those ratios is below 1 and
-//!   a sign test says the pairs are not noise: at least as many pairs
-//!   faster as would happen by chance with probability at most 1/8 if
-//!   either run were as likely to win (3 of 3, 5 of 6, 7 of 9); it is
+//!   a sign test says the pairs are not noise: so many pairs faster that,
+//!   were either run as likely to win, the session would keep a set at
+//!   some look with a chance of at most 1/8 ([`Looks`]: at 3 pairs asked,
+//!   4 of 4, 5 of 5, 6 of 6, 6 of 7, 7 of 8, 8 of 9); it is
 //!   **refused** as slower when the median is at least 1 and as many pairs
 //!   are slower. Otherwise (the pairs disagree) it is **undecided**: the
 //!   session adds pairs while that holds, up to three times the pairs
@@ -36,13 +37,17 @@
 //! - When no search launched another grid than auto's, there is nothing to
 //!   confirm: what was learned changes nothing in production.
 //!
-//! What is refused must not survive from an earlier session either, so
-//! each search the pairs launched is written ([`Action::Write`]) or removed
-//! from the store ([`Action::Remove`]); a search they did not launch (one
-//! still exploring, or a trip count only the tuning runs reached) is
-//! written with a kept set and left as the store has it otherwise.
+//! What is refused must not survive from an earlier session either, so a
+//! search whose own grid the runs reading the store launched is written
+//! ([`Action::Write`]) or removed from the store ([`Action::Remove`]); one
+//! that gave auto's grid (settled there, or still exploring: production
+//! launches auto's grid for it) or that the pairs did not launch (a trip
+//! count only the tuning runs reached) is written with a kept set and left
+//! as the store has it otherwise. The session hands over only the searches
+//! its runs added to, of the GPU and build they ran: never another GPU's or
+//! build's, nor a pinned one (`session/store.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// (blocks, threads).
 pub type Grid = (u32, u32);
@@ -57,9 +62,85 @@ pub type SearchKey = (String, u32);
 const HARM: f64 = 1.03;
 
 /// The sign test's level: the chance, were the two runs of a pair equally
-/// likely to win, of as many pairs agreeing. 3 pairs of 3 agreeing, the
-/// default's first verdict, is 1/8.
+/// likely to win, that the session keeps (or refuses as slower) a set at
+/// any of its looks ([`Looks`]).
 const LEVEL: f64 = 0.125;
+
+/// When the session looks at the pairs: after `first` (the pairs asked,
+/// `--confirm`) and after each pair more up to `last`. Looking again after
+/// every added pair would, at one fixed per-look level, keep a set no
+/// better than auto's more often than [`LEVEL`] (about 1 time in 5 over
+/// 3 to 9 pairs at 1/8 per look), so the pairs that must agree at each look
+/// are set together: the largest per-look level whose chance of any look
+/// agreeing, with no difference between the runs, is at most [`LEVEL`]
+/// (a group-sequential sign test). At 3 to 9 pairs: 4 of 4, 5 of 5, 6 of 6,
+/// 6 of 7, 7 of 8, 8 of 9 (9.4 % in all); at 1 pair asked: 3 of 3 (12.5 %).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Looks {
+    pub first: usize,
+    pub last: usize,
+}
+
+impl Looks {
+    /// The pairs that must agree at each look, from `first` to `last`
+    /// pairs (more than the pairs: no verdict at that look).
+    fn needed(self) -> Vec<usize> {
+        let (mut low, mut high) = (0.0, LEVEL);
+        for _ in 0..60 {
+            let level = (low + high) / 2.0;
+            if self.chance(level).0 <= LEVEL {
+                low = level;
+            } else {
+                high = level;
+            }
+        }
+        self.chance(low).1
+    }
+
+    /// At a per-look `level`: the chance that some look agrees, with no
+    /// difference between the runs (ties count against agreeing), and the
+    /// pairs each look needs.
+    fn chance(self, level: f64) -> (f64, Vec<usize>) {
+        let first = self.first.max(1);
+        // `paths[k]`: the chance of k pairs agreeing so far, no look having
+        // stopped there.
+        let mut paths = vec![1.0];
+        let (mut stopped, mut needed) = (0.0, Vec::new());
+        for n in 1..=self.last.max(first) {
+            let mut next = vec![0.0; n + 1];
+            for (k, p) in paths.iter().enumerate() {
+                next[k] += p / 2.0;
+                next[k + 1] += p / 2.0;
+            }
+            paths = next;
+            if n >= first {
+                let need = (0..=n).find(|&k| tail(k, n) <= level).unwrap_or(n + 1);
+                for p in paths.iter_mut().skip(need) {
+                    stopped += *p;
+                    *p = 0.0;
+                }
+                needed.push(need);
+            }
+        }
+        (stopped, needed)
+    }
+
+    /// Whether `agreeing` of `n` pairs is a verdict at the look after `n`.
+    fn decides(self, agreeing: usize, n: usize) -> bool {
+        let first = self.first.max(1);
+        n >= first
+            && self
+                .needed()
+                .get(n - first)
+                .is_some_and(|&need| agreeing >= need)
+    }
+}
+
+/// The chance of at least `k` of `n` fair coin flips coming up one side.
+fn tail(k: usize, n: usize) -> f64 {
+    let ways = |j: usize| (0..j).fold(1.0, |c: f64, i| c * (n - i) as f64 / (i + 1) as f64);
+    (k..=n).map(ways).sum::<f64>() / 2f64.powi(n as i32)
+}
 
 /// One search's launches in one run: the grid launched most often, the
 /// median launch time and how many launches there were.
@@ -100,9 +181,12 @@ pub struct Pair {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
     pub key: SearchKey,
-    /// The grids launched in the first pair.
+    /// The grids launched in the first pair that launched the search.
     pub auto_grid: Grid,
     pub learned_grid: Grid,
+    /// Whether the runs reading the store launched another grid than
+    /// auto's in some pair (else the store changes nothing for it).
+    pub changed: bool,
     /// The median over the pairs of learned over auto (median launch times).
     pub ratio: Option<f64>,
     /// Whether the search passed its own test (the program's may still
@@ -146,6 +230,7 @@ pub struct Verdict {
     /// store had the lower median-sum GPU time.
     pub pairs: usize,
     pub faster_pairs: usize,
+    pub slower_pairs: usize,
     /// The median over the pairs of the learned run's GPU time over
     /// auto's: median-sum (what is decided on) and plain sum.
     pub gpu_ratio: Option<f64>,
@@ -162,14 +247,13 @@ impl Verdict {
     /// Why the program's learned set is refused, in the user's terms;
     /// `None` when it is kept.
     pub fn program_refused(&self) -> Option<String> {
-        let (pairs, faster) = (self.pairs, self.faster_pairs);
+        let (pairs, faster, slower) = (self.pairs, self.faster_pairs, self.slower_pairs);
         let ratio = self.gpu_ratio.map_or("-".into(), percent);
         match self.outcome {
             Outcome::NothingChanged | Outcome::Faster => None,
             Outcome::Slower => Some(format!(
                 "the runs reading the store took {ratio} of the GPU time of the runs without it \
-                 (median of {pairs} pairs, slower in {})",
-                pairs - faster
+                 (median of {pairs} pairs, slower in {slower})"
             )),
             Outcome::Undecided => Some(format!(
                 "{pairs} pairs could not tell the runs reading the store from the runs without it \
@@ -184,15 +268,18 @@ impl Verdict {
         let set_kept = self.program_refused().is_none();
         match self.searches.iter().find(|d| d.key == *key) {
             Some(d) if set_kept && d.kept => Action::Write,
-            Some(_) => Action::Remove,
-            None if set_kept => Action::Write,
-            None => Action::Leave,
+            // Only a grid production would launch instead of auto's is
+            // refused; a search that gave auto's grid (settled there, or
+            // still exploring) keeps what it has.
+            Some(d) if d.changed => Action::Remove,
+            _ if set_kept => Action::Write,
+            _ => Action::Leave,
         }
     }
 }
 
-/// Decides over `pairs` (module doc).
-pub fn decide(pairs: &[Pair]) -> Verdict {
+/// Decides over `pairs`, at the look `looks` places them (module doc).
+pub fn decide(pairs: &[Pair], looks: Looks) -> Verdict {
     let ratios = |gpu: fn(&RunTimes) -> f64| -> Vec<f64> {
         pairs
             .iter()
@@ -203,52 +290,57 @@ pub fn decide(pairs: &[Pair]) -> Verdict {
     let gpu = ratios(RunTimes::median_sum_ns);
     let gpu_ratio = median(gpu.iter().copied());
     let plain_ratio = median(ratios(|r| r.total_ns).into_iter());
-    let searches: Vec<Decision> = match pairs.first() {
-        Some(first) => first
-            .auto
-            .searches
-            .keys()
-            .filter_map(|key| decide_search(key, pairs))
-            .collect(),
-        None => Vec::new(),
-    };
+    let keys: BTreeSet<&SearchKey> = pairs
+        .iter()
+        .flat_map(|p| p.auto.searches.keys().chain(p.learned.searches.keys()))
+        .collect();
+    let searches: Vec<Decision> = keys
+        .into_iter()
+        .filter_map(|key| decide_search(key, pairs))
+        .collect();
     let faster_pairs = gpu.iter().filter(|r| **r < 1.0).count();
     let slower_pairs = gpu.iter().filter(|r| **r > 1.0).count();
     let outcome = match gpu_ratio {
         None => Outcome::NoLaunches,
-        Some(_) if searches.iter().all(|d| d.auto_grid == d.learned_grid) => {
-            Outcome::NothingChanged
-        }
-        Some(r) if r < 1.0 && beyond_chance(faster_pairs, gpu.len()) => Outcome::Faster,
-        Some(r) if r >= 1.0 && beyond_chance(slower_pairs, gpu.len()) => Outcome::Slower,
+        Some(_) if searches.iter().all(|d| !d.changed) => Outcome::NothingChanged,
+        Some(r) if r < 1.0 && looks.decides(faster_pairs, gpu.len()) => Outcome::Faster,
+        Some(r) if r >= 1.0 && looks.decides(slower_pairs, gpu.len()) => Outcome::Slower,
         Some(_) => Outcome::Undecided,
     };
     Verdict {
         searches,
         pairs: gpu.len(),
         faster_pairs,
+        slower_pairs,
         gpu_ratio,
         plain_ratio,
         outcome,
     }
 }
 
-/// Whether `agreeing` of `n` pairs agreeing is beyond chance: a one-sided
-/// sign test at [`LEVEL`], the chance of at least that many of `n` fair
-/// coin flips coming up the same side.
-fn beyond_chance(agreeing: usize, n: usize) -> bool {
-    let ways = |k: usize| (0..k).fold(1.0, |c: f64, i| c * (n - i) as f64 / (i + 1) as f64);
-    let chance: f64 = (agreeing..=n).map(ways).sum::<f64>() / 2f64.powi(n as i32);
-    n > 0 && chance <= LEVEL
-}
-
-/// The decision for `key`, when every run of the pairs launched it.
+/// The decision for `key`, over the pairs whose both runs launched it. A
+/// search only the runs reading the store launched cannot be compared with
+/// auto's and is refused; one only auto's runs launched is none of the
+/// store's doing.
 fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<Decision> {
     let launched: Vec<(Launched, Launched)> = pairs
         .iter()
-        .map(|p| Some((*p.auto.searches.get(key)?, *p.learned.searches.get(key)?)))
-        .collect::<Option<_>>()?;
-    let (auto, learned) = launched[0];
+        .filter_map(|p| Some((*p.auto.searches.get(key)?, *p.learned.searches.get(key)?)))
+        .collect();
+    let Some(&(auto, learned)) = launched.first() else {
+        let learned = pairs.iter().find_map(|p| p.learned.searches.get(key))?;
+        return Some(Decision {
+            key: key.clone(),
+            auto_grid: learned.grid,
+            learned_grid: learned.grid,
+            changed: true,
+            ratio: None,
+            kept: false,
+            reason:
+                "launched only by the runs reading the store: not compared with auto's, refused"
+                    .to_string(),
+        });
+    };
     let ratios: Vec<f64> = launched
         .iter()
         .map(|(a, l)| l.median_ns / a.median_ns.max(1.0))
@@ -282,6 +374,7 @@ fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<Decision> {
         key: key.clone(),
         auto_grid: auto.grid,
         learned_grid: learned.grid,
+        changed: !same_grid,
         ratio,
         kept,
         reason,
@@ -382,12 +475,18 @@ mod tests {
 
     const QUIET: &[f64] = &[1.0; 9];
 
+    /// The looks of the default, `--confirm 3`: after 3 pairs, then up to 9.
+    const THREE: Looks = Looks { first: 3, last: 9 };
+
     #[test]
     fn identical_grids_in_noisy_pairs_change_nothing_and_need_no_more_pairs() {
         // long_stream_minmax: the store held nothing for it, so both runs
         // launched auto's grids; one pair 48 % apart all the same.
         let kernels = [(L64, AUTO, [52.0, 52.0]), (L70, AUTO, [30.0, 30.0])];
-        let verdict = decide(&pairs(&kernels, &[0.99, 1.48, 1.02], &[QUIET, QUIET]));
+        let verdict = decide(
+            &pairs(&kernels, &[0.99, 1.48, 1.02], &[QUIET, QUIET]),
+            THREE,
+        );
         assert_eq!(verdict.outcome, Outcome::NothingChanged);
         assert!(!verdict.undecided());
         assert_eq!(verdict.program_refused(), None);
@@ -409,17 +508,21 @@ mod tests {
             (L91, (4096, 128), [10.0, 10.0]),
             (L70, AUTO, [200.0, 200.0]),
         ];
-        let shifts = [1.02, 1.01, 1.03];
-        let l91 = [0.86 / shifts[0], 1.77 / shifts[1], 0.95 / shifts[2]];
-        let verdict = decide(&pairs(&kernels, &shifts, &[QUIET, &l91, QUIET]));
+        let shifts = [1.02, 1.01, 1.03, 1.0];
+        let l91 = [0.86 / shifts[0], 1.77 / shifts[1], 0.95 / shifts[2], 0.9];
+        let noise = [QUIET, &l91, QUIET];
+        // 3 of 3 faster is not yet beyond chance when up to 9 may follow.
+        let three = decide(&pairs(&kernels, &shifts[..3], &noise), THREE);
+        assert_eq!((three.outcome, three.faster_pairs), (Outcome::Undecided, 3));
+        let verdict = decide(&pairs(&kernels, &shifts, &noise), THREE);
         assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
-        assert_eq!((verdict.pairs, verdict.faster_pairs), (3, 3));
+        assert_eq!((verdict.pairs, verdict.faster_pairs), (4, 4));
         let gpu = verdict.gpu_ratio.unwrap();
         assert!((0.9..0.95).contains(&gpu), "{verdict:?}");
         let noisy = verdict.searches.iter().find(|d| d.key == key(L91)).unwrap();
         assert_eq!(
             noisy.reason,
-            "the learned grid was not slower in production (ratios 0.860 1.770 0.950)"
+            "the learned grid was not slower in production (ratios 0.860 1.770 0.950 0.900)"
         );
         for k in [L64, L91, L70] {
             assert_eq!(verdict.action(&key(k)), Action::Write, "{verdict:?}");
@@ -432,14 +535,14 @@ mod tests {
             (L64, (7392, 32), [52.0, 29.0]),
             (L52, (4096, 128), [32.2, 35.42]),
         ];
-        let l52 = &[1.0, 0.99, 1.01][..];
-        let verdict = decide(&pairs(&kernels, &[1.0, 1.0, 1.0], &[QUIET, l52]));
+        let l52 = &[1.0, 0.99, 1.01, 1.0][..];
+        let verdict = decide(&pairs(&kernels, &[1.0; 4], &[QUIET, l52]), THREE);
         assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
         let slower = verdict.searches.iter().find(|d| d.key == key(L52)).unwrap();
         assert!(!slower.kept);
         assert_eq!(
             slower.reason,
-            "kept: auto's grid, the learned 4096x128 was slower in production (ratios 1.100 1.089 1.111)"
+            "kept: auto's grid, the learned 4096x128 was slower in production (ratios 1.100 1.089 1.111 1.100)"
         );
         assert_eq!(verdict.action(&key(L52)), Action::Remove);
         assert_eq!(verdict.action(&key(L64)), Action::Write);
@@ -457,11 +560,14 @@ mod tests {
         // 2 % slower; slower by half in one pair; slower in the median pair
         // (of 4) but not in most.
         for l52 in [
-            &[1.02, 1.025, 1.01][..],
-            &[0.97, 1.5, 0.99],
+            &[1.02, 1.025, 1.01, 1.02][..],
+            &[0.97, 1.5, 0.99, 0.98],
             &[0.9, 0.95, 1.2, 1.3],
         ] {
-            let verdict = decide(&pairs(&kernels, &vec![1.0; l52.len()], &[QUIET, l52]));
+            let verdict = decide(
+                &pairs(&kernels, &vec![1.0; l52.len()], &[QUIET, l52]),
+                THREE,
+            );
             assert_eq!(verdict.action(&key(L52)), Action::Write, "{verdict:?}");
         }
     }
@@ -470,26 +576,26 @@ mod tests {
     fn pairs_that_disagree_ask_for_more_which_decide_or_refuse_the_set() {
         // 5 % faster, under whole-run shifts of up to 8 %.
         let kernels = [(L64, (7392, 32), [100.0, 95.0])];
-        let shifts = [0.98, 1.08, 0.97, 0.96, 1.01, 0.98, 1.07, 0.93, 0.98];
-        let three = decide(&pairs(&kernels, &shifts[..3], &[QUIET]));
+        let shifts = [0.98, 1.08, 0.97, 0.96, 1.01, 0.98, 1.04, 0.93, 0.98];
+        let three = decide(&pairs(&kernels, &shifts[..3], &[QUIET]), THREE);
         assert_eq!((three.outcome, three.faster_pairs), (Outcome::Undecided, 2));
         assert!(three.undecided());
-        // 7 of 9 faster: beyond chance.
-        let nine = decide(&pairs(&kernels, &shifts, &[QUIET]));
-        assert_eq!((nine.outcome, nine.faster_pairs), (Outcome::Faster, 7));
+        // 8 of 9 faster: beyond chance at the last look.
+        let nine = decide(&pairs(&kernels, &shifts, &[QUIET]), THREE);
+        assert_eq!((nine.outcome, nine.faster_pairs), (Outcome::Faster, 8));
         assert_eq!(nine.action(&key(L64)), Action::Write);
-        // 6 of 9 is not, and the session refuses what it cannot tell: the
+        // 7 of 9 is not, and the session refuses what it cannot tell: the
         // search the pairs launched is removed from the store, one they
         // did not is left as the store has it.
-        let mut six = shifts;
-        six[0] = 1.06;
-        let six = decide(&pairs(&kernels, &six, &[QUIET]));
-        assert_eq!((six.outcome, six.faster_pairs), (Outcome::Undecided, 6));
+        let mut seven = shifts;
+        seven[0] = 1.06;
+        let six = decide(&pairs(&kernels, &seven, &[QUIET]), THREE);
+        assert_eq!((six.outcome, six.faster_pairs), (Outcome::Undecided, 7));
         assert_eq!(
             six.program_refused().as_deref(),
             Some(
                 "9 pairs could not tell the runs reading the store from the runs without it \
-                 (93.1 % of their GPU time in the median pair, faster in 6)"
+                 (93.1 % of their GPU time in the median pair, faster in 7)"
             )
         );
         assert_eq!(six.action(&key(L64)), Action::Remove);
@@ -501,18 +607,18 @@ mod tests {
         // The learned grid 2 % slower; one outlier launch in each run under
         // auto (3x its 52 µs median) makes the plain sum say faster.
         let kernels = [(L64, (7392, 32), [52.0, 53.04])];
-        let mut pairs = pairs(&kernels, &[1.0; 3], &[QUIET]);
+        let mut pairs = pairs(&kernels, &[1.0; 4], &[QUIET]);
         for pair in &mut pairs {
             pair.auto.total_ns += 2.0 * 52e3;
         }
-        let verdict = decide(&pairs);
+        let verdict = decide(&pairs, THREE);
         assert_eq!(verdict.outcome, Outcome::Slower, "{verdict:?}");
         assert!(verdict.plain_ratio.unwrap() < 0.9, "{verdict:?}");
         assert_eq!(
             verdict.program_refused().as_deref(),
             Some(
                 "the runs reading the store took 102.0 % of the GPU time of the runs without it \
-                 (median of 3 pairs, slower in 3)"
+                 (median of 4 pairs, slower in 4)"
             )
         );
         // Not slower beyond the noise as a kernel, but refused with its set.
@@ -522,22 +628,90 @@ mod tests {
     }
 
     #[test]
-    fn the_sign_test_needs_three_of_three_five_of_six_seven_of_nine() {
-        let least = |n| (0..=n).find(|&k| beyond_chance(k, n));
-        assert_eq!(least(1), None);
-        assert_eq!(least(2), None);
-        assert_eq!(least(3), Some(3));
-        assert_eq!(least(6), Some(5));
-        assert_eq!(least(9), Some(7));
-        assert!(!beyond_chance(0, 0));
+    fn the_looks_together_keep_a_set_no_better_than_autos_at_most_one_time_in_eight() {
+        // At --confirm 3, looks after 3 to 9 pairs: 4 of 4 ... 8 of 9.
+        assert_eq!(THREE.needed(), [4, 4, 5, 6, 6, 7, 8]);
+        let (chance, _) = THREE.chance(1.0);
+        assert!(chance > LEVEL, "every look at level 1 decides at once");
+        // Every sequence of pair outcomes, counted: the chance that some
+        // look reaches its pairs needed, with no difference between the runs.
+        let level = |looks: Looks| -> f64 {
+            let needed = looks.needed();
+            let keeps = (0u32..1 << looks.last)
+                .filter(|flips| {
+                    (looks.first..=looks.last).any(|n| {
+                        let agreeing = (flips & ((1 << n) - 1)).count_ones() as usize;
+                        agreeing >= needed[n - looks.first]
+                    })
+                })
+                .count();
+            keeps as f64 / f64::from(1u32 << looks.last)
+        };
+        assert_eq!(level(THREE), 0.09375);
+        // Looking after every pair at 1/8 each (3 of 3, 4 of 4, 5 of 5, 5 of
+        // 6, ...) would keep such a set about 1 time in 5.
+        let once = Looks { first: 3, last: 3 };
+        assert_eq!(once.needed(), [3]);
+        // --confirm 1: looks after 1 to 3 pairs; only 3 of 3 decides.
+        assert_eq!(Looks { first: 1, last: 3 }.needed(), [2, 3, 3]);
+        for looks in [THREE, once, Looks { first: 1, last: 3 }] {
+            assert!(level(looks) <= LEVEL, "{looks:?}");
+        }
+        // --confirm 20's looks, 20 to 60 pairs, by the code's own reckoning.
+        let wide = Looks {
+            first: 20,
+            last: 60,
+        };
+        let needed = wide.needed();
+        assert_eq!(needed.len(), 41);
+        assert!(needed.windows(2).all(|w| w[0] <= w[1]), "{needed:?}");
+        assert!(!THREE.decides(3, 2), "before the first look");
+        assert!(!THREE.decides(9, 10), "past the last look");
+        assert!(!Looks { first: 0, last: 0 }.decides(0, 0));
+    }
+
+    #[test]
+    fn a_refused_set_leaves_searches_that_launched_autos_grid_as_they_are() {
+        // l70 learned auto's grid (settled there, or still exploring: both
+        // launch it); l64 changed, and the pairs cannot tell.
+        let kernels = [(L64, (7392, 32), [100.0, 95.0]), (L70, AUTO, [30.0, 30.0])];
+        let verdict = decide(
+            &pairs(&kernels, &[0.98, 1.08, 0.97], &[QUIET, QUIET]),
+            THREE,
+        );
+        assert_eq!(verdict.outcome, Outcome::Undecided);
+        assert_eq!(verdict.action(&key(L64)), Action::Remove);
+        assert_eq!(verdict.action(&key(L70)), Action::Leave);
+    }
+
+    #[test]
+    fn a_search_missing_from_some_runs_is_still_judged() {
+        // l64 changed grid but one auto run did not launch it: it is judged
+        // on the other pairs, so the set is not "nothing changed".
+        let kernels = [(L64, (7392, 32), [100.0, 70.0]), (L70, AUTO, [30.0, 30.0])];
+        let mut ps = pairs(&kernels, &[1.0; 4], &[QUIET, QUIET]);
+        ps[1].auto.searches.remove(&key(L64));
+        let verdict = decide(&ps, THREE);
+        assert_ne!(verdict.outcome, Outcome::NothingChanged, "{verdict:?}");
+        let l64 = verdict.searches.iter().find(|d| d.key == key(L64)).unwrap();
+        assert!(l64.changed && l64.kept, "{verdict:?}");
+        // Launched only by the runs reading the store: refused.
+        let mut only = pairs(&kernels, &[1.0; 4], &[QUIET, QUIET]);
+        for p in &mut only {
+            p.auto.searches.remove(&key(L64));
+        }
+        let verdict = decide(&only, THREE);
+        let l64 = verdict.searches.iter().find(|d| d.key == key(L64)).unwrap();
+        assert!(l64.changed && !l64.kept, "{verdict:?}");
+        assert_eq!(verdict.action(&key(L64)), Action::Remove);
     }
 
     #[test]
     fn no_launch_is_refused_without_more_pairs() {
-        let verdict = decide(&[Pair::default()]);
+        let verdict = decide(&[Pair::default()], THREE);
         assert_eq!(verdict.outcome, Outcome::NoLaunches);
         assert!(!verdict.undecided());
         assert!(verdict.program_refused().is_some());
-        assert!(decide(&[]).program_refused().is_some());
+        assert!(decide(&[], THREE).program_refused().is_some());
     }
 }

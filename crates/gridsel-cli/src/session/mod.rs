@@ -31,7 +31,7 @@ use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
-use gridsel_core::tune::store::{Record, class};
+use gridsel_core::tune::store::{Record, Table, class};
 use gridsel_host::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,9 +46,9 @@ const MAX_TUNING_RUNS: u32 = 100;
 const MAX_CONFIRM_PAIRS: u32 = 20;
 
 /// How many times the pairs asked a session runs at most while they
-/// disagree: 3 pairs of 3 agreeing decide at once; where whole-run noise
-/// of several per cent hides a gain of a few, 9 pairs tell 7 of 9 from
-/// chance.
+/// disagree: where whole-run noise of several per cent hides a gain of a
+/// few, more pairs tell it from chance (at 3 asked, 8 of 9 agreeing still
+/// decides; [`confirm::Looks`]).
 const PAIRS_CAP_FACTOR: u32 = 3;
 
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
@@ -189,6 +189,8 @@ struct Runner<'a> {
     limits: Limits,
     check: Check,
     scratch: &'a Path,
+    /// The store as the session copied it: what its runs add is theirs.
+    initial: &'a Table,
     tuning_runs: u32,
     confirm_pairs: u32,
 }
@@ -209,7 +211,8 @@ pub fn run(args: &Args) -> Result<(), String> {
     let (programs, source) = args.run.programs()?;
     let out = output::create_folder(args.run.out.as_deref(), "gridsel-tune")?;
     let scratch = out.join("store.json");
-    let copied = store::copy(&destination.path, &scratch)?;
+    let initial = store::copy(&destination.path, &scratch)?;
+    let copied = initial.len();
     eprintln!(
         "gridsel tune: {}, up to {} each, into a copy of {} ({copied} searches); logs, profiles and reports in {}",
         report::counted(programs.len(), "program", "programs"),
@@ -227,6 +230,7 @@ pub fn run(args: &Args) -> Result<(), String> {
             },
         },
         scratch: &scratch,
+        initial: &initial,
         tuning_runs: args.runs,
         confirm_pairs: args.confirm,
     };
@@ -344,7 +348,7 @@ impl Runner<'_> {
                 return Ok(session);
             }
             read_profile(&run, &mut session.kernels, |_| {});
-            session.searches = store::searches(self.scratch, &session.kernels)?;
+            session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
                 if r.pinned.is_some() || r.search.finished(r.kind()) {
                     let key = (r.key.kernel.clone(), r.key.class);
@@ -366,8 +370,12 @@ impl Runner<'_> {
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
         let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pairs = Vec::new();
+        let looks = confirm::Looks {
+            first: self.confirm_pairs as usize,
+            last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
+        };
         for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
-            if i > self.confirm_pairs && !confirm::decide(&pairs).undecided() {
+            if i > self.confirm_pairs && !confirm::decide(&pairs, looks).undecided() {
                 break;
             }
             let mut pair = confirm::Pair::default();
@@ -401,7 +409,7 @@ impl Runner<'_> {
             }
             pairs.push(pair);
         }
-        session.verdict = Some(confirm::decide(&pairs));
+        session.verdict = Some(confirm::decide(&pairs, looks));
         session.result = samples.finish();
         Ok(session)
     }

@@ -397,8 +397,9 @@ const METHOD: &str = "## Method\n\n\
     3 times as many). A program's GPU time is the sum over its kernels of median launch time \
     times launches (an outlier launch does not move it; the plain sum is shown beside). Its \
     learned grids are kept when that GPU time reading the copy is below auto's in the median \
-    pair and in so many pairs that chance would do it at most 1 time in 8 (3 of 3, 5 of 6, 7 \
-    of 9); refused when it is as surely not below, or still undecided after the extra pairs. \
+    pair and in so many pairs that chance, over every look at the pairs, would keep a set no \
+    better than auto's at most 1 time in 8 (at 3 pairs asked: 4 of 4, 5 of 5, 6 of 6, 6 of 7, \
+    7 of 8, 8 of 9); refused when it is as surely not below, or still undecided after the extra pairs. \
     In a kept set, a search (kernel and trip-count class) whose grid differs from auto's is \
     refused only when its median launch time is over 3 % above auto's in the median pair and \
     above it in most pairs. Refused searches are removed from the store, an earlier \

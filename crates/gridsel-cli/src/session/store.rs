@@ -3,7 +3,7 @@
 //! through gridsel-host's checked files (regular files only, capped,
 //! under the store's lock, its mode and owner kept, never through a link).
 
-use gridsel_core::tune::store::Record;
+use gridsel_core::tune::store::{Record, Table};
 use gridsel_host::config;
 use gridsel_host::files::{self, OnInvalid};
 use std::collections::BTreeSet;
@@ -14,9 +14,8 @@ use std::time::Duration;
 const PATIENCE: Duration = Duration::from_secs(10);
 
 /// Copies the store at `from` (its journal applied; missing: empty) as a
-/// new file `to`, where the session's runs tune. Returns how many searches
-/// it holds.
-pub fn copy(from: &Path, to: &Path) -> Result<usize, String> {
+/// new file `to`, where the session's runs tune. Returns what it holds.
+pub fn copy(from: &Path, to: &Path) -> Result<Table, String> {
     let contents = files::load_cache(from).map_err(|e| format!("{}: {e}", from.display()))?;
     if !contents.dropped.is_empty() {
         eprintln!(
@@ -26,16 +25,25 @@ pub fn copy(from: &Path, to: &Path) -> Result<usize, String> {
         );
     }
     crate::runner::output::write_file(to, &contents.table.render())?;
-    Ok(contents.table.len())
+    Ok(contents.table)
 }
 
-/// The searches of `kernels` in the store at `path`.
-pub fn searches(path: &Path, kernels: &BTreeSet<String>) -> Result<Vec<Record>, String> {
+/// The searches of `kernels` in the store at `path` that the session's
+/// runs added to: new since `initial` (the store as the session copied it)
+/// or changed. Others of the same kernels (another GPU's, another build's,
+/// one the runs did not reach) are not the session's to write or remove,
+/// nor is a pinned search (a grid set by hand or from a sweep).
+pub fn searches(
+    path: &Path,
+    kernels: &BTreeSet<String>,
+    initial: &Table,
+) -> Result<Vec<Record>, String> {
     let contents = files::load_cache(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(contents
         .table
         .records()
-        .filter(|r| kernels.contains(&r.key.kernel))
+        .filter(|r| kernels.contains(&r.key.kernel) && r.pinned.is_none())
+        .filter(|r| initial.get(&r.key) != Some(*r))
         .cloned()
         .collect())
 }

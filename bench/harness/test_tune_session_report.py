@@ -3,6 +3,7 @@
 the panel's plan from a pilot, a sweep and a summary; cases judged by their grids' medians;
 the targets met or not with their numbers; the report's tables; on a small synthetic folder."""
 
+import collections
 import csv
 import gzip
 import math
@@ -214,13 +215,13 @@ class Report(TempDirTest):
                       "1.5 s.", text)
         self.assertIn("pf 0/2, po 2/2, pr 24/24.", text)
         # The paired statistics: the A/A pair's outlier launch shows in the plain sum only.
-        self.assertIn("| pr | plain | 2 | +5.4 % [+0.0, +10.7] | -6.8 % [-6.8, -6.8] | **met** | "
-                      "+3.6 % [+0.0, +7.1] | not told apart from the noise at 2 rounds (~79 would tell) |", text)
-        self.assertIn("| pr | median-sum | 2 | +0.0 % [+0.0, +0.0] | -19.0 % [-19.0, -19.0] | **met** | "
-                      "+0.0 % [+0.0, +0.0] | **met** |", text)
+        # Two rounds are too few for a verdict (MIN_ROUNDS): the intervals are shown, not judged.
+        self.assertIn("| pr | plain | 2 | +5.4 % [+0.0, +10.7] | -6.8 % [-6.8, -6.8] | no verdict from 2 rounds "
+                      "(fewer than 5) | +3.6 % [+0.0, +7.1] | no verdict from 2 rounds (fewer than 5) |", text)
+        self.assertIn("| pr | median-sum | 2 | +0.0 % [+0.0, +0.0] | -19.0 % [-19.0, -19.0] |", text)
         self.assertIn("| online tune vs auto, GPU time per program: the median paired ratio's 90 % interval "
-                      "<= +3.0 % (next section) | **not met** | met in 2, not met in 0, not told apart from "
-                      "the noise in 1 of 3 programs (rounds that would tell: pr ~79) |", text)
+                      "<= +3.0 % (next section) | no verdict (fewer than 5 rounds) | met in 0, not met in 0, "
+                      "not told apart from the noise in 0, too few rounds in 3 of 3 programs |", text)
         self.assertTrue(any(k.startswith("| kernels launched >= 5") for k in rows))
 
 
@@ -251,6 +252,12 @@ class PairedStatistics(unittest.TestCase):
         # Below the bound, interval across it: its upper half counts.
         self.assertEqual(tsr.bound_verdict((1.00, 0.98, 1.02), 1.01, 8), ("not told apart", 32))
         self.assertEqual(tsr.bound_verdict((1.01, 1.00, 1.02), 1.01, 8), ("not told apart", None))
+        self.assertEqual(tsr.bound_verdict((0.98, 0.97, 1.005), 1.01, 4), ("too few rounds", None))
+        counts = collections.Counter
+        self.assertEqual(tsr.summary_mark(counts(met=2), 2), "**met**")
+        self.assertEqual(tsr.summary_mark(counts({"met": 1, "not met": 1}), 2), "**not met**")
+        self.assertEqual(tsr.summary_mark(counts({"met": 1, "not told apart": 1}), 2), "not told apart")
+        self.assertEqual(tsr.summary_mark(counts({"too few rounds": 2}), 2), "no verdict (fewer than 5 rounds)")
         self.assertEqual(tsr.rounds_to_tell(None), "-")
         self.assertEqual(tsr.rounds_to_tell(72), "~72")
         self.assertEqual(tsr.rounds_to_tell(399557), "over 1000")

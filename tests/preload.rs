@@ -1264,7 +1264,7 @@ fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
 fn tunes_default_store_is_per_user_and_switches_off() {
     use std::os::unix::fs::PermissionsExt;
     let program = host_offload("repeat", "repeat.c", &[]);
-    let args = ["50", "1000"];
+    let args = ["100", "1000"];
     let dir = temp_dir("tune_default_store");
     let xdg = dir.join("xdg");
     let xdg_s = xdg.to_string_lossy().into_owned();

@@ -153,7 +153,7 @@ fn libomptarget_launches_gridsels_grid() {
         decided[0]
     );
     assert!(
-        decided[1].contains(", 20 iterations: lloyd launches 20 blocks x 1 threads instead of LLVM's 1 blocks x 32 threads: a short loop")
+        decided[1].contains(", 20 iterations: lloyd launches 20 blocks x 1 thread instead of LLVM's 1 block x 32 threads: a short loop")
     );
 }
 

@@ -215,7 +215,7 @@ fn select_reproduces_fig7_for_a_kernel_described_by_flags() {
         "{json}"
     );
     assert_eq!(json["narrowed"], Value::Null, "{json}");
-    assert!(text.contains("10 blocks x 1 threads"), "{text}");
+    assert!(text.contains("10 blocks x 1 thread"), "{text}");
     assert!(!text.contains("range"), "{text}");
     assert_eq!(fig7(&["--nested", "no", "--mode", "spmd"]).0, json);
 }

@@ -17,9 +17,18 @@ impl Geometry {
 }
 
 impl fmt::Display for Geometry {
-    /// `blocks x threads`, the order libomptarget's INFO line uses.
+    /// `blocks x threads`, the order libomptarget's INFO line uses, in
+    /// words a user reads ("1 block x 32 threads").
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} blocks x {} threads", self.blocks, self.threads)
+        let plural = |n: u32| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} block{} x {} thread{}",
+            self.blocks,
+            plural(self.blocks),
+            self.threads,
+            plural(self.threads)
+        )
     }
 }
 

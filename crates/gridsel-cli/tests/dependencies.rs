@@ -4,31 +4,55 @@
 //! them, and what they need of the host side stays in the host crate.
 
 use std::path::Path;
+use std::process::Command;
 
-/// The names of the `[dependencies]` of the manifest at `path`.
-fn dependencies(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let manifest: toml::Table = toml::from_str(&text).unwrap();
-    manifest["dependencies"]
-        .as_table()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect()
+/// The packages each workspace member depends on, of every kind and target,
+/// by package name (a dependency renamed in a manifest still names its
+/// package here), as `cargo metadata` reads the manifests.
+fn dependencies() -> serde_json::Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--offline",
+            "--format-version",
+            "1",
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
 fn the_command_lines_depend_on_core_and_host_not_on_the_preload_library() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let metadata = dependencies();
+    let packages = metadata["packages"].as_array().unwrap();
     for command_line in ["gridsel-cli", "gridsel-research"] {
-        let deps = dependencies(&crates.join(command_line).join("Cargo.toml"));
+        let package = packages
+            .iter()
+            .find(|p| p["name"] == command_line)
+            .unwrap_or_else(|| panic!("no {command_line} in the workspace"));
+        let deps: Vec<&str> = package["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].is_null()) // normal, not dev or build
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
         assert!(
-            !deps.iter().any(|d| d == "gridsel"),
+            !deps.contains(&"gridsel"),
             "{command_line} depends on the preload library: {deps:?}"
         );
         for needed in ["gridsel-core", "gridsel-host"] {
             assert!(
-                deps.iter().any(|d| d == needed),
+                deps.contains(&needed),
                 "{command_line} lacks {needed}: {deps:?}"
             );
         }

@@ -125,14 +125,12 @@ impl Looks {
         (stopped, needed)
     }
 
-    /// Whether `agreeing` of `n` pairs is a verdict at the look after `n`.
-    fn decides(self, agreeing: usize, n: usize) -> bool {
+    /// The pairs that must agree at the look after `n` pairs; `None` where
+    /// there is no look (before the first, past the last).
+    fn needed_at(self, n: usize) -> Option<usize> {
         let first = self.first.max(1);
-        n >= first
-            && self
-                .needed()
-                .get(n - first)
-                .is_some_and(|&need| agreeing >= need)
+        n.checked_sub(first)
+            .and_then(|look| self.needed().get(look).copied())
     }
 }
 
@@ -300,11 +298,12 @@ pub fn decide(pairs: &[Pair], looks: Looks) -> Verdict {
         .collect();
     let faster_pairs = gpu.iter().filter(|r| **r < 1.0).count();
     let slower_pairs = gpu.iter().filter(|r| **r > 1.0).count();
+    let need = looks.needed_at(gpu.len());
     let outcome = match gpu_ratio {
         None => Outcome::NoLaunches,
         Some(_) if searches.iter().all(|d| !d.changed) => Outcome::NothingChanged,
-        Some(r) if r < 1.0 && looks.decides(faster_pairs, gpu.len()) => Outcome::Faster,
-        Some(r) if r >= 1.0 && looks.decides(slower_pairs, gpu.len()) => Outcome::Slower,
+        Some(r) if r < 1.0 && need.is_some_and(|k| faster_pairs >= k) => Outcome::Faster,
+        Some(r) if r >= 1.0 && need.is_some_and(|k| slower_pairs >= k) => Outcome::Slower,
         Some(_) => Outcome::Undecided,
     };
     Verdict {
@@ -665,9 +664,10 @@ mod tests {
         let needed = wide.needed();
         assert_eq!(needed.len(), 41);
         assert!(needed.windows(2).all(|w| w[0] <= w[1]), "{needed:?}");
-        assert!(!THREE.decides(3, 2), "before the first look");
-        assert!(!THREE.decides(9, 10), "past the last look");
-        assert!(!Looks { first: 0, last: 0 }.decides(0, 0));
+        assert_eq!(THREE.needed_at(2), None, "before the first look");
+        assert_eq!(THREE.needed_at(10), None, "past the last look");
+        assert_eq!(THREE.needed_at(9), Some(8));
+        assert_eq!(Looks { first: 0, last: 0 }.needed_at(0), None);
     }
 
     #[test]

@@ -402,7 +402,15 @@ fn listed(
         .chain(learned.iter().copied())
         .filter_map(|c| Some((c, resolve(c)?)))
         .chain(moves)
-        .filter(|&(_, g)| limits.contains(g) && sensible(g) && available(g) && seen.insert(g))
+        // `auto`'s grid is what the launch gets without a search, so it is
+        // always the first candidate, however many iterations it gives a
+        // thread: without it an unsettled search would launch LLVM's grid.
+        .filter(|&(c, g)| {
+            limits.contains(g)
+                && (c == Candidate::Auto || sensible(g))
+                && available(g)
+                && seen.insert(g)
+        })
         .collect();
     // Grids that would starve the device go last (a region without a loop
     // has no count of threads with work). On the H100 sweep such a

@@ -505,3 +505,23 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
         candidates(&d, &k, &short, &[], Exploring::Bounded, |_| true).list
     );
 }
+
+/// A long cross-team reduction gets one wave of 32-thread blocks from
+/// `auto` (rule 6): at 2^30 iterations that gives a thread 7 943 of them,
+/// more than any other candidate may. `auto`'s grid stays the first
+/// candidate all the same, since it is what the launch gets without a
+/// search; without it an unsettled search would launch LLVM's grid.
+#[test]
+fn autos_grid_is_the_first_candidate_however_long_the_loop() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let mut k = kernel(ExecMode::Spmd, false);
+    k.environment.as_mut().unwrap().reduction_data_size = Some(8);
+    for trip in [1u64 << 20, 1 << 25, 1 << 30, 1 << 31] {
+        let launch = LaunchDesc::open(trip);
+        let auto = resolve(Candidate::Auto, &d, &k, &launch).unwrap();
+        for exploring in [Exploring::Bounded, Exploring::Unbounded] {
+            let list = candidates(&d, &k, &launch, &[], exploring, |_| true).list;
+            assert_eq!(list[0], (Candidate::Auto, auto), "{trip}: {list:?}");
+        }
+    }
+}

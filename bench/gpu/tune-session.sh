@@ -29,8 +29,12 @@
 #      the spread grids where flagged; so every kernel's best grid is timed in this call;
 #   3. `gridsel tune --runs RUNS --check check=pass --store store.json --out sessions/...`
 #      from an empty store (one store for every program, as a user's is), its wall time;
-# then production rounds until --rounds or --limit: every program under each variant, the
-# variants' order rotated each round, paired in time:
+# then the best set: `tune_session_report.py best-set` takes every kernel's fastest grid of its
+# program's panel at each trip count (the report's per-kernel best; runs that failed left out),
+# writes them to best-set.csv, and `gridsel-research cache-entries` pins them, for every build,
+# in best-set.json, on the device as gridsel names it in store.json (the script stops there
+# when it cannot); then production rounds until --rounds or --limit: every program under each
+# variant, the variants' order rotated each round, paired in time:
 #   auto     GRIDSEL_CACHE=off, no store
 #   auto2    the same again: the A/A pair, whose ratio to auto is the noise of identical
 #            configurations in the same rounds (one pair of processes differs by up to 48 %)
@@ -38,6 +42,10 @@
 #   llvm     LLVM's grids
 #   tune     online tune, GRIDSEL_TUNE_OVERHEAD as default, its own store across rounds
 #            (online-store.json, empty at the start)
+#   best     auto reading best-set.json, which it never writes (checked after the rounds: the
+#            script fails when it changed): every kernel on its panel-best grid at once, the
+#            ceiling learned grids can reach where a kernel's time depends on its neighbours'
+#            grids (launches from the store profiled `learned`)
 # every run with GRIDSEL_PROFILE (profiles/PROGRAM.ROUND.VARIANT.csv) and checking its own
 # results (runs.csv). bench/harness/tune_session_report.py report turns the folder into
 # tune-session.md: the targets, and per program the median paired ratio over rounds with a
@@ -93,8 +101,9 @@ if [[ $phase != measure ]]; then
   [[ $phase == sweep ]] && { echo "tune-session.sh: sweep done at $(elapsed) s"; exit 0; }
 fi
 
-store=$out/store.json online=$out/online-store.json
-rm -f "$store" "$store.lock" "$online" "$online.lock"
+store=$out/store.json online=$out/online-store.json best_set=$out/best-set.json
+for f in "$store" "$online" "$best_set"; do rm -f "$f" "$f.lock" "$f.journal"; done
+rm -f "$out/best-set.csv"
 rm -rf "$out/pilot" "$out/panel" "$out/sessions" "$out/profiles"
 mkdir -p "$out/pilot" "$out/panel" "$out/sessions" "$out/profiles"
 echo "program,n,grid,round,rc,check,ms" >"$out/panel.csv"
@@ -136,7 +145,13 @@ for i in "${!progs[@]}"; do
   echo "tune-session.sh: $p $n session done at $(elapsed) s"
 done
 
-variants=(auto auto2 learned llvm tune)
+if ((${#active[@]})); then
+  python3 "$report" best-set "$out" --store "$store" --gridsel "$GRIDSEL_CLI" --out "$best_set" ||
+    { echo "tune-session.sh: FAILED: the best set's store $best_set could not be written; no rounds" >&2; exit 1; }
+  best_set_sum=$(sha256sum <"$best_set")
+fi
+
+variants=(auto auto2 learned llvm tune best)
 for ((r = 1; r <= max_rounds; r++)); do
   if (($(elapsed) > limit)); then
     echo "tune-session.sh: time limit reached before round $r"
@@ -151,6 +166,7 @@ for ((r = 1; r <= max_rounds; r++)); do
         learned) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE="$store") ;;
         llvm) env=(GRIDSEL_POLICY=llvm GRIDSEL_CACHE=off) ;;
         tune) env=(GRIDSEL_POLICY=tune GRIDSEL_CACHE="$online") ;;
+        best) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE="$best_set") ;;
       esac
       run_program "$out/run.log" "${env[@]}" GRIDSEL_PROFILE="$out/profiles/$p.$r.$variant.csv" \
         -- "$b/$p" "$n" "$reps" 0
@@ -160,4 +176,11 @@ for ((r = 1; r <= max_rounds; r++)); do
   done
   echo "tune-session.sh: round $r done at $(elapsed) s"
 done
-python3 "$report" report "$out" --sweep "$sweep_dir" >/dev/null && echo "tune-session.sh: $out/tune-session.md"
+status=0
+if ((${#active[@]})) && [[ $(sha256sum <"$best_set") != "$best_set_sum" || -e $best_set.journal ]]; then
+  echo "tune-session.sh: FAILED: the best set's store $best_set changed in the rounds (auto must only read it)" >&2
+  status=1
+fi
+python3 "$report" report "$out" --sweep "$sweep_dir" >/dev/null || exit 1
+echo "tune-session.sh: $out/tune-session.md"
+exit $status

@@ -5,13 +5,18 @@ the targets met or not with their numbers; the report's tables; on a small synth
 
 import collections
 import csv
+import glob
 import gzip
+import io
+import json
 import math
 import os
 import statistics
+import tarfile
 import unittest
+from contextlib import redirect_stderr, redirect_stdout
 
-from harness_testing import TempDirTest, read
+from harness_testing import REPO, TempDirTest, gridsel_cli, read
 
 import tune_session_report as tsr
 
@@ -33,6 +38,20 @@ def write_profile(path, rows):
 def repeated(kernel, grid, times, label):
     """One run's launches of a repeated kernel: a cold first launch (900 ns), then `times`."""
     return [(kernel, 1000, grid, ns, label) for ns in [900] + times]
+
+
+def write_best_variant(root):
+    """The `best` variant in write_folder's rounds: every kernel on its per-kernel best grid at
+    once, slower together than each grid in its own runs: kr on 32x32 55 (best 50), ks on 128x8
+    100 (= best), ko on 64x64 44 (best 41); launches profiled `learned` but for ks in round 2
+    (the store's grid not taken)."""
+    for rnd in (1, 2):
+        path = lambda prog: os.path.join(root, "profiles", f"{prog}.{rnd}.best.csv")
+        write_profile(path("pr"), repeated(KR, C, [55] * 5, "learned") +
+                      repeated(KS, A, [100] * 5, "learned" if rnd == 1 else "auto"))
+        write_profile(path("po"), [(KO, 4096, (64, 64), 44, "learned")])
+    with open(os.path.join(root, "runs.csv"), "a") as f:
+        f.write("1,pr,100,best,0,pass,950\n2,pr,100,best,0,pass,970\n")
 
 
 def write_folder(root):
@@ -158,7 +177,7 @@ class Report(TempDirTest):
         self.assertEqual(ko["launches"], 1)
         self.assertEqual(ko["best"], (64, 64))
         self.assertEqual(ko["median"][(64, 64)], 41)  # 40, 42 (panel), 41, 41 (learned)
-        self.assertEqual(kr["labels"], {"learned": 12})
+        self.assertEqual(kr["labels"]["learned"], {"learned": 12})
 
     def test_program_best_is_one_grid_for_the_whole_program_against_each_variant(self):
         b = tsr.program_best(tsr.load_processes(self.dir))
@@ -223,6 +242,159 @@ class Report(TempDirTest):
                       "<= +3.0 % (next section) | no verdict (fewer than 5 rounds) | met in 0, not met in 0, "
                       "not told apart from the noise in 0, too few rounds in 3 of 3 programs |", text)
         self.assertTrue(any(k.startswith("| kernels launched >= 5") for k in rows))
+
+
+class BestVariant(TempDirTest):
+    """The report of a folder whose rounds have the `best` variant (the best set)."""
+
+    def setUp(self):
+        super().setUp()
+        write_folder(self.dir)
+        write_best_variant(self.dir)
+        self.cs = tsr.cases(tsr.load_processes(self.dir))
+        self.text, self.t = tsr.report(self.dir)
+
+    def test_the_best_sets_launches_are_kept_apart_from_its_grids_times(self):
+        kr = self.cs[("pr", KR, 1000)]
+        self.assertEqual((kr["best"], kr["median"][C]), (C, 50))  # not pooled with the best set's 55
+        self.assertEqual(kr["best_set"], [55] * 10)
+        self.assertEqual(kr["grid"]["best"], C)
+        self.assertEqual(self.cs[("pr", KS, 1000)]["labels"]["best"], {"learned": 6, "auto": 6})
+
+    def test_the_ceiling_and_learned_against_it(self):
+        shares = self.t["best set"]
+        self.assertAlmostEqual(shares["repeated"][0], math.sqrt(50 / 55 * 100 / 100))
+        self.assertEqual(shares["repeated"][1], 2)
+        self.assertEqual(shares["once"], (41 / 44, 1))
+        self.assertIn("| the best set launched together (each kernel's fastest grid in the panel, pinned), share "
+                      "of the per-kernel best | - | 95.3 % (repeated kernels, 2 kernels), 93.2 % (once-per-run, "
+                      "1 kernels) |", self.text)
+        # Program GPU time, median-sum: pr learned 6 x 52 + 6 x 110 = 972, best set 6 x 55 + 6 x 100
+        # = 930; po learned 41, best set 44.
+        vs = math.sqrt(972 / 930 * 41 / 44)
+        self.assertIn(f"| learned vs the best set, program GPU time (median-sum, median over rounds), geomean "
+                      f"over programs | - | {tsr.change(vs)}: po -6.8 %, pr +4.5 % |", self.text)
+        self.assertIn("The best set is every kernel's fastest grid of the panel", self.text)
+
+    def test_tables_get_the_best_set(self):
+        text = self.text
+        self.assertIn("| online tune's most used grid | online | best set |", text)
+        self.assertIn("| pr | kr_l10 | 1000 | 6 | 32x32 | 0.0001 | 128x8 | 50.0 % | 64x16 | 96.2 % | 41.7 % | "
+                      "128x8 | 50.0 % | 90.9 % |", text)
+        # pr's plain GPU time, paired with auto's (2800) in each round: the cold launches count.
+        best_plain = (900 + 5 * 55 + 900 + 5 * 100) / 2800
+        self.assertIn(f"| {tsr.interval_cell(((best_plain,) * 3, 2))} |\n", text)
+        self.assertIn("| pr | 100 | 1000 | 902 | 1100 | 1200 | 960 | -6.8 % | +3.6 % |", text)
+        self.assertIn("| online tune | llvm | best set |", text)
+        self.assertIn("| po | 64x64 | 0.00 | 68.3 % | 100.0 % | 67.8 % | 51.2 % | 93.2 % |", text)
+        self.assertIn("Launches of the `best` variant that took the best set's pinned grid (profiled "
+                      "`learned`), per program: pf 0/0, po 2/2, pr 18/24.", text)
+        self.assertIn("llvm, online tune, the best set, order rotated each round", text)
+
+    def test_a_folder_without_the_best_variant_reports_as_before(self):
+        for path in glob.glob(os.path.join(self.dir, "profiles", "*.best.csv")):
+            os.remove(path)
+        text, t = tsr.report(self.dir)
+        self.assertNotIn("best set", text)
+        self.assertNotIn("`best`", text)
+        self.assertIn("| pr | 100 | 1000 | 902 | 1100 | 1200 | -6.8 % | +3.6 % |", text)
+        self.assertEqual({group: n for group, (_, n) in t["best set"].items()}, {"repeated": 0, "once": 0})
+
+
+class Run3(TempDirTest):
+    """A folder measured before the best set: run 3 on the H200 (raw.tgz beside its report)."""
+    RUN = os.path.join(REPO, "bench/results/h200/tune-session/run3-set-confirmed")
+
+    def test_reports_as_committed(self):
+        with tarfile.open(os.path.join(self.RUN, "raw.tgz")) as tar:
+            tar.extractall(self.dir, filter="data")
+        text, _ = tsr.report(os.path.join(self.dir, "tune-session"))
+        # The committed report had the phase-1 sweep beside it (the Kernels table's last column),
+        # which raw.tgz does not keep.
+        committed = []
+        for line in read(os.path.join(self.RUN, "tune-session.md")).splitlines():
+            if line.startswith("| program | kernel |") or line == "|---" * 14 + "|":
+                line = line.rsplit("|", 2)[0] + "|"
+            elif line.count(" | ") == 13:
+                line = line.rsplit(" | ", 1)[0] + " |"
+            committed.append(line)
+        self.assertNotIn("best set", text)
+        self.assertEqual(text.splitlines(), committed)
+
+
+class BestSet(TempDirTest):
+    """The best set's rows from a panel: the fastest grid per kernel and trip count."""
+
+    def setUp(self):
+        super().setUp()
+        k1, k2 = KR, KO
+        panel = [("128_8", 1, 0, "pass", repeated(k1, A, [100] * 5, "f") + [(k1, 70000, A, 7, "f")]
+                  + [(k2, 4096, A, 60, "f")]),
+                 ("128_8", 2, 0, "pass", [(k2, 4096, A, 62, "f")]),
+                 # B and C tie on k1 (80): the fewer threads, C, wins. k2 is not launched under C.
+                 ("64_16", 1, 0, "pass", repeated(k1, B, [80] * 5, "f") + [(k2, 4096, B, 50, "f")]),
+                 ("64_16", 2, 0, "pass", [(k2, 4096, B, 52, "f")]),
+                 ("32_32", 1, 0, "pass", repeated(k1, C, [80] * 5, "f")),
+                 # The fastest of all, but the run failed, then another did not check.
+                 ("256_2", 1, 1, "pass", repeated(k1, D, [10] * 5, "f") + [(k2, 4096, D, 1, "f")]),
+                 ("256_2", 2, 0, "fail", repeated(k1, D, [10] * 5, "f") + [(k2, 4096, D, 1, "f")])]
+        with open(os.path.join(self.dir, "panel.csv"), "w") as f:
+            f.write("program,n,grid,round,rc,check,ms\n")
+            for grid, rnd, rc, check, rows in panel:
+                write_profile(os.path.join(self.dir, "panel", f"p.{grid}.{rnd}.csv"), rows)
+                f.write(f'p,8,"{grid.replace("_", ",")}",{rnd},{rc},{check},1\n')
+        self.store = os.path.join(self.dir, "store.json")
+        record = {"kernel": k1, "device": "NVIDIA H200", "sm_arch": 90}
+        with open(self.store, "w") as f:
+            json.dump({"version": 3, "journal": "0", "records": [record]}, f)
+        with open(self.store + ".journal", "w") as f:
+            f.write('{"gridsel_journal": 3, "store": "0"}\n' + json.dumps(dict(record, kernel=k2)) + "\n")
+
+    def test_the_fastest_grid_per_kernel_and_trip_count_of_runs_that_passed(self):
+        rows = tsr.best_set(tsr.load_processes(self.dir), "NVIDIA H200", 90)
+        got = [(r["kernel"], r["trip_count"], (r["threads"], r["blocks"]), r["ns"], r["launches"]) for r in rows]
+        self.assertEqual(got, [(KR, 1000, C, 80, 6), (KR, 70000, A, 7, 1), (KO, 4096, B, 51, 1)])
+        self.assertEqual({(r["device"], r["sm_arch"]) for r in rows}, {("NVIDIA H200", 90)})
+
+    def test_the_device_is_the_one_gridsel_named_in_a_store(self):
+        self.assertEqual(tsr.store_device(self.store), ("NVIDIA H200", 90))
+        with open(self.store + ".journal", "a") as f:
+            f.write(json.dumps({"kernel": KS, "device": "NVIDIA H100 80GB HBM3", "sm_arch": 90}) + "\n")
+        with self.assertRaisesRegex(ValueError, "records of 2 devices"):
+            tsr.store_device(self.store)
+        with self.assertRaisesRegex(ValueError, "records of 0 devices"):
+            tsr.store_device(os.path.join(self.dir, "none.json"))
+        other = os.path.join(self.dir, "other.json")
+        with open(other, "w") as f:
+            f.write('{"records": [{"kernel": "k"}]}')
+        with self.assertRaisesRegex(ValueError, "other.json: not a gridsel store"):
+            tsr.store_device(other)
+
+    def test_command_writes_the_csv_and_the_store_pinning_every_build(self):
+        out = os.path.join(self.dir, "best-set.json")
+        with redirect_stdout(io.StringIO()) as log:
+            self.assertEqual(tsr.main(["best-set", self.dir, "--store", self.store, "--gridsel", gridsel_cli(),
+                                       "--out", out]), 0)
+        self.assertEqual(log.getvalue(), f"{out}: 3 grids pinned on NVIDIA H200\n")
+        with open(os.path.join(self.dir, "best-set.csv")) as f:
+            self.assertEqual(f.readline(), "kernel,device,sm_arch,trip_count,threads,blocks,ns,launches\n")
+        with open(out) as f:
+            records = json.load(f)["records"]
+        got = sorted((r["kernel"], r["device"], r["sm_arch"], r["trips"], r["build"], r["pinned"]) for r in records)
+        self.assertEqual(got, sorted([(KR, "NVIDIA H200", 90, [1000, 1000], "", "grid:32,32"),
+                                      (KR, "NVIDIA H200", 90, [70000, 70000], "", "grid:128,8"),
+                                      (KO, "NVIDIA H200", 90, [4096, 4096], "", "grid:64,16")]))
+
+    def test_command_fails_in_one_line_without_a_device(self):
+        os.remove(self.store)
+        os.remove(self.store + ".journal")
+        out = os.path.join(self.dir, "best-set.json")
+        with redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(tsr.main(["best-set", self.dir, "--store", self.store, "--gridsel", gridsel_cli(),
+                                       "--out", out]), 1)
+        self.assertEqual(len(err.getvalue().splitlines()), 1)
+        self.assertIn("records of 0 devices", err.getvalue())
+        self.assertFalse(os.path.exists(out))
 
 
 class PairedStatistics(unittest.TestCase):

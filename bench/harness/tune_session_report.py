@@ -12,14 +12,22 @@ The folder holds, per program (PROGRAM at size N, REPS launches of each repeated
   runs.csv, profiles/          paired production rounds: PROGRAM.ROUND.VARIANT.csv with VARIANT
                                auto (GRIDSEL_CACHE=off), auto2 (the same again: the A/A pair
                                that measures the noise), learned (auto reading the session's
-                               store), llvm, tune (online, its own store across rounds)
+                               store), llvm, tune (online, its own store across rounds), best
+                               (auto reading best-set.json: the best set; older folders have none)
   sessions/PROGRAM-N/kernels.csv  what the session's confirmation kept (decided in gridsel)
+  best-set.csv, best-set.json  the best set (`best-set`): every case's best grid of the panel,
+                               and the store pinning them
 
 A case is (program, kernel, trip count). Its launches per run are auto's; a case launched once
 per run is judged by first launches (every process's only one), the others by the launches after
 each process's first. Every grid's time is its median over every such launch of that grid, from
 any run (panel or production), so a policy is judged by the grid it chose, not the noise of its
-own launches; "best" is the fastest grid with at least two samples. A production run's GPU time
+own launches; "best" is the fastest grid with at least two samples. Runs that failed (exit
+status, the program's check) count nowhere. The best set is the exception to pooling: the
+per-kernel best takes each kernel's grid from another run, and a kernel's time depends on what
+its neighbours leave in L2, so the best set's launches, every kernel on its best grid at once,
+are kept apart and set against the per-kernel best: the ceiling learned grids can reach, measured
+instead of argued. A production run's GPU time
 is measured two ways: "plain", the sum of its launches' times (GRIDSEL_PROFILE: exploring and
 cold first launches included, as the user pays them), and "median-sum", per (kernel, trip count)
 the median launch time times the launches, summed (one outlier launch does not move it, nor
@@ -37,18 +45,25 @@ between the median and the bound.
 Usage:
   tune_session_report.py plan FOLDER PROGRAM [--sweep DIR] [--summary CSV] [--spread] [--sms N]
       prints "ROUNDS T,B T,B ...": the panel's grids and how often to run each
+  tune_session_report.py best-set FOLDER --store STORE --gridsel EXE --out BEST_STORE
+      the best set of the panel's runs: FOLDER/best-set.csv, and the store pinning its grids
+      that `gridsel-research cache-entries` writes from it (the device named as in STORE)
   tune_session_report.py report FOLDER [--sweep DIR]   writes FOLDER/tune-session.md
-Standard library only."""
+Standard library and the harness's gridsel_harness only."""
 import argparse
 import collections
 import csv
 import glob
 import gzip
+import json
 import math
 import os
 import random
 import re
 import statistics
+import sys
+
+from gridsel_harness.gridsel import CACHE_COLUMNS, Gridsel
 
 REPEATED = 5      # launches per run from which a kernel counts as launched many times
 SHARE = 0.98      # learned grids' geomean share of the best grid's
@@ -64,6 +79,8 @@ LEVEL = 0.90      # the interval's coverage
 MIN_ROUNDS = 5
 SEED = 27
 MEASURES = ("plain", "median-sum")
+# The variants reading a store: their launches that took its grid are profiled `learned`.
+STORE_VARIANTS = ("learned", "best")
 FEW = 65536       # trip counts up to this get the spreading grids; above, long-loop grids
 
 
@@ -155,9 +172,20 @@ def plan(folder, program, sweep=None, summary=None, spread=False, sms=132):
 
 # ----------------------------------------------------------------------------- report
 
+def failed_runs(folder):
+    """The processes (load_processes' keys) whose run failed or did not check (exit status not
+    0, or the program's own check not `pass`), as panel.csv and runs.csv record them."""
+    bad = lambda r: r["rc"] != "0" or r["check"] != "pass"
+    panel = {(r["program"], "panel", f"{r['grid'].replace(',', '_')}.{r['round']}")
+             for r in read_csv(os.path.join(folder, "panel.csv")) if bad(r)}
+    return panel | {(r["program"], r["variant"], int(r["round"]))
+                    for r in read_csv(os.path.join(folder, "runs.csv")) if bad(r)}
+
+
 def load_processes(folder):
     """{(program, source, round): [launches]}: source is a production variant (profiles/
-    PROGRAM.ROUND.VARIANT.csv) or "panel" (panel/PROGRAM.T_B.ROUND.csv; round "T_B.ROUND")."""
+    PROGRAM.ROUND.VARIANT.csv) or "panel" (panel/PROGRAM.T_B.ROUND.csv; round "T_B.ROUND").
+    A failed run's launches are left out (failed_runs): its times may be of a broken run."""
     out = {}
     for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
         prog, rnd, variant = os.path.basename(path)[:-4].rsplit(".", 2)
@@ -165,14 +193,20 @@ def load_processes(folder):
     for path in glob.glob(os.path.join(folder, "panel", "*.csv")):
         prog, grid, rnd = os.path.basename(path)[:-4].rsplit(".", 2)
         out[(prog, "panel", f"{grid}.{rnd}")] = launches(path)
+    for key in failed_runs(folder):
+        out.pop(key, None)
     return out
 
 
 def cases(procs):
     """Per case (program, kernel, trip): launches per run (auto's, else any variant's), every
     grid's samples (first launches for a case launched once per run, the later launches for the
-    others), and the grid each production variant used (its most frequent; learned's launches
-    labelled `learned` count apart, so a run that found nothing in the store is seen)."""
+    others), and the grid each production variant used (its most frequent; the launches of
+    learned and best labelled `learned` count apart, so a run that found nothing in the store is
+    seen). The best set's samples are kept apart ("best_set"), not pooled into its grids': they
+    time those grids launched together, against each grid's time in its own runs; "best"
+    is the fastest grid with at least two samples (of equal times, the fewest threads, then
+    blocks)."""
     counts = collections.defaultdict(lambda: collections.defaultdict(list))
     for (prog, src, _), rows in procs.items():
         for c, n in collections.Counter((prog, k, t) for k, t, *_ in rows).items():
@@ -181,7 +215,8 @@ def cases(procs):
     for c, by_src in counts.items():
         ns = by_src.get("auto") or [n for v in by_src.values() for n in v]
         out[c] = dict(launches=statistics.median_low(ns), samples=collections.defaultdict(list),
-                      grids=collections.defaultdict(collections.Counter), labels=collections.Counter())
+                      best_set=[], grids=collections.defaultdict(collections.Counter),
+                      labels=collections.defaultdict(collections.Counter))
     for (prog, src, _), rows in procs.items():
         seen = collections.Counter()
         for k, t, g, ns, label in rows:
@@ -190,17 +225,68 @@ def cases(procs):
             seen[c] += 1
             once = out[c]["launches"] == 1
             if first == once:
-                out[c]["samples"][g].append(ns)
+                (out[c]["best_set"] if src == "best" else out[c]["samples"][g]).append(ns)
             if src != "panel":
                 out[c]["grids"][src][g] += 1
-                if src == "learned":
-                    out[c]["labels"][label] += 1
-    for v in out.values():
+                if src in STORE_VARIANTS:
+                    out[c]["labels"][src][label] += 1
+    for c, v in list(out.items()):
+        if not v["samples"]:  # launched by the best set only: no grid of it was timed alone
+            del out[c]
+            continue
         v["median"] = {g: statistics.median(x) for g, x in v["samples"].items()}
         steady = {g: m for g, m in v["median"].items() if len(v["samples"][g]) >= 2}
-        v["best"] = min(steady or v["median"], key=(steady or v["median"]).get)
+        timed = steady or v["median"]
+        v["best"] = min(timed, key=lambda g: (timed[g], g))
         v["grid"] = {src: cnt.most_common(1)[0][0] for src, cnt in v["grids"].items()}
     return out
+
+
+def best_set(procs, device, sm_arch):
+    """The best set: per case, the grid `cases` finds fastest for it (the Kernels table's best),
+    as rows of `gridsel-research cache-entries` (CACHE_COLUMNS), which writes them as a store
+    pinning each kernel's grid at its trip count's class on `device` (named as gridsel's driver
+    names it), for every build."""
+    return [dict(kernel=k, device=device, sm_arch=sm_arch, trip_count=t, threads=v["best"][0],
+                 blocks=v["best"][1], ns=round(v["median"][v["best"]]), launches=v["launches"])
+            for (_, k, t), v in sorted(cases(procs).items())]
+
+
+def store_device(path):
+    """(device, sm_arch) of the records of a gridsel store (the file and its journal beside it),
+    as gridsel named the device it ran on; ValueError unless exactly one."""
+    found = set()
+    try:
+        if os.path.exists(path):
+            with open(path) as f:
+                found |= {(r["device"], r["sm_arch"]) for r in json.load(f)["records"]}
+        if os.path.exists(path + ".journal"):
+            with open(path + ".journal") as f:
+                lines = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
+            found |= {(r["device"], r["sm_arch"]) for r in lines}
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a gridsel store (no {e} in a record)") from None
+    if len(found) != 1:
+        raise ValueError(f"{path}: records of {len(found)} devices ({', '.join(sorted(d for d, _ in found))}), "
+                         "not one to name the best set's")
+    return found.pop()
+
+
+def write_best_set(folder, store, gridsel, out):
+    """The best set of the folder's runs on the device of `store`'s records: its rows in
+    FOLDER/best-set.csv, and the store `out` that `gridsel-research` (beside the `gridsel` at
+    `gridsel`) writes from them. Returns the rows; ValueError or RuntimeError (the CLI's
+    message) when either cannot be written."""
+    device, sm_arch = store_device(store)
+    rows = best_set(load_processes(folder), device, sm_arch)
+    if not rows:
+        raise ValueError(f"{folder}: no kernel timed in a panel run that passed its check")
+    with open(os.path.join(folder, "best-set.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CACHE_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    Gridsel(gridsel).cache_entries(rows, out)
+    return rows
 
 
 def gpu_time(rows, measure="plain"):
@@ -334,7 +420,20 @@ def judge(cs, totals, sessions):
         if v.get("auto"):
             autos[p].append(v["auto"])
     t["noise"] = {p: (max(x) - min(x)) / statistics.median(x) for p, x in autos.items() if len(x) >= 2}
+    t["best set"] = best_set_shares(cs)
     return t
+
+
+def best_set_shares(cs):
+    """How near the best set, launched together, comes to the per-kernel best: per group
+    ("repeated", "once", as judge's), the geomean over the cases the `best` variant launched of
+    the best grid's time over the best set's own median launch; {group: (share, cases)}."""
+    groups = {"repeated": [], "once": []}
+    for v in cs.values():
+        group = "repeated" if v["launches"] >= REPEATED else "once" if v["launches"] == 1 else None
+        if group and v["best_set"]:
+            groups[group].append(v["median"][v["best"]] / statistics.median(v["best_set"]))
+    return {group: (geomean(xs), len(xs)) for group, xs in groups.items()}
 
 
 def program_best(procs, measure="median-sum"):
@@ -453,7 +552,9 @@ def report(folder, sweep=None):
     procs = load_processes(folder)
     cs = cases(procs)
     totals = run_totals(procs)
-    tables = {m: noise_table(run_totals(procs, m)) for m in MEASURES}
+    has_best = any(src == "best" for _, src, _ in procs)
+    extra = ("best",) if has_best else ()
+    tables = {m: noise_table(run_totals(procs, m), ("learned", "tune", *extra)) for m in MEASURES}
     sessions = read_csv(os.path.join(folder, "sessions.csv"))
     runs = read_csv(os.path.join(folder, "runs.csv"))
     panel = read_csv(os.path.join(folder, "panel.csv"))
@@ -467,7 +568,8 @@ def report(folder, sweep=None):
              "folder; the method is in that script's and this report's module documentation.", "",
              f"- Programs: {len(sessions)}; kernels (program, kernel, trip count): {len(cs)}; production "
              f"rounds: {len(rounds)} (auto without store, auto again (A/A), auto with the learned store, "
-             f"llvm, online tune, order rotated each round); fixed-grid panel runs: {len(panel)}.",
+             f"llvm, online tune{', the best set' if has_best else ''}, order rotated each round); "
+             f"fixed-grid panel runs: {len(panel)}.",
              f"- Runs failed or unchecked (exit status, the program's own check): {len(failed)}"
              + (": " + ", ".join(f"{r['program']} {r.get('variant', r.get('grid', ''))}" for r in failed[:8])
                 if failed else "") + ".",
@@ -509,6 +611,28 @@ def report(folder, sweep=None):
                      f"{counts['not told apart']}, too few rounds in {counts['too few rounds']} of "
                      f"{len(verdicts)} programs"
                      f"{' (rounds that would tell: ' + undecided + ')' if undecided else ''} |")
+    whole = program_best(procs)
+    tuned = {s["program"] for s in sessions if s["rc"] == "0"}
+    if has_best:
+        shares = t["best set"]
+        lines.append("| the best set launched together (each kernel's fastest grid in the panel, pinned), share of "
+                     "the per-kernel best | - | " + ", ".join(
+                         f"{pct(share)} ({what}, {n} kernels)" for what, (share, n) in
+                         (("repeated kernels", shares["repeated"]), ("once-per-run", shares["once"]))) + " |")
+        vs = {p: b["variants"]["learned"] / b["variants"]["best"] for p, b in sorted(whole.items())
+              if p in tuned and b["variants"].get("learned") and b["variants"].get("best")}
+        lines.append("| learned vs the best set, program GPU time (median-sum, median over rounds), geomean "
+                     f"over programs | - | {change(geomean(vs.values()))}"
+                     + (": " + ", ".join(f"{p} {change(x)}" for p, x in vs.items()) if vs else "") + " |")
+        lines += ["", "The best set is every kernel's fastest grid of the panel (the Kernels table's best grid), "
+                  "pinned in one store and launched together in production runs (auto reading it; its "
+                  "launches profiled `learned` took a pinned grid). The per-kernel best takes each kernel's "
+                  "grid from another run; in a time-stepping code a kernel's time depends on what its "
+                  "neighbours leave in L2, so no assignment of grids may reach it. The best set is the "
+                  "assignment that comes nearest by construction and is measured as it runs: the reachable "
+                  "ceiling for learned grids. Its launches are timed apart (not pooled into the grids' times); "
+                  "the per-kernel best is the lowest of the grids' medians, so it carries the noise's luck "
+                  "(the low side), which the best set's own launches do not."]
     lines += ["", "## Paired GPU time and its noise", "",
               f"Per program: the median over rounds of a run's GPU time over auto's in the same round, "
               f"and a bootstrap {100 * LEVEL:.0f} % interval of that median ({BOOTSTRAP} resamples of "
@@ -518,8 +642,9 @@ def report(folder, sweep=None):
               "is met when the interval is at or below it, not met when above it; otherwise the rounds "
               "that would tell are estimated from the interval shrinking as 1/sqrt(rounds).", "",
               "| program | GPU time | rounds | A/A (auto2) | with the store | store <= "
-              f"{change(STORE_SLACK)} | online tune | online <= {change(ONLINE_SLACK)} |",
-              "|---|---|---|---|---|---|---|---|"]
+              f"{change(STORE_SLACK)} | online tune | online <= {change(ONLINE_SLACK)} |"
+              + (" best set |" if has_best else ""),
+              "|---|---|---|---|---|---|---|---|" + ("---|" if has_best else "")]
     for prog in sorted({p for table in tables.values() for p in table}):
         for measure in MEASURES:
             by = tables[measure].get(prog, {})
@@ -528,14 +653,18 @@ def report(folder, sweep=None):
                          f"{interval_cell(by.get('learned'))} | "
                          f"{verdict_cell(t['paired'][('store', measure)].get(prog), n)} | "
                          f"{interval_cell(by.get('tune'))} | "
-                         f"{verdict_cell(t['paired'][('online', measure)].get(prog), n)} |")
+                         f"{verdict_cell(t['paired'][('online', measure)].get(prog), n)} |"
+                         + (f" {interval_cell(by.get('best'))} |" if has_best else ""))
     lines += ["", "## Kernels", "",
               "Time of each kernel's launch under a grid: the grid's median (ms) over every launch of it "
-              "in this folder; share = best / that.", "",
+              "in this folder; share = best / that." + (" best set: best / the best set's own median "
+                                                        "launch (its grids launched together)." if has_best else ""),
+              "",
               "| program | kernel | trip count | launches/run | best grid | best ms | auto grid | auto | "
               "learned grid | learned | llvm | online tune's most used grid | online |"
-              + (" sweep best ms |" if ref else ""),
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if ref else "")]
+              + (" best set |" if has_best else "") + (" sweep best ms |" if ref else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if has_best else "")
+              + ("---|" if ref else "")]
     for c in sorted(cs):
         v = cs[c]
         best = v["median"][v["best"]]
@@ -546,54 +675,59 @@ def report(folder, sweep=None):
             cell += [f"{g[0]}x{g[1]}" if g else "-", share]
         row = [c[0], short(c[1]), str(c[2]), str(v["launches"]), f"{v['best'][0]}x{v['best'][1]}",
                f"{best / 1e6:.4f}", *cell[:4], cell[5], cell[6], cell[7]]
+        if has_best:
+            row.append(pct(best / statistics.median(v["best_set"])) if v["best_set"] else "-")
         if ref:
             x = ref.get((c[0], short(c[1]), c[2]))
             row.append(f"{x / 1e6:.4f}" if x else "-")
         lines.append("| " + " | ".join(row) + " |")
-    from_store, learned_launches = collections.Counter(), collections.Counter()
-    for c, v in cs.items():
-        learned_launches[c[0]] += sum(v["labels"].values())
-        from_store[c[0]] += v["labels"].get("learned", 0)
-    lines += ["", "Launches of the `learned` variant that took the store's grid (profiled `learned`), per "
-              "program: " + ", ".join(f"{p} {from_store[p]}/{learned_launches[p]}"
-                                      for p in sorted(learned_launches)) + ".", ""]
+    lines.append("")
+    took = {"learned": "the store's grid", "best": "the best set's pinned grid"}
+    for variant in ("learned", *extra):
+        from_store, launched = collections.Counter(), collections.Counter()
+        for c, v in cs.items():
+            launched[c[0]] += sum(v["labels"][variant].values())
+            from_store[c[0]] += v["labels"][variant].get("learned", 0)
+        lines += [f"Launches of the `{variant}` variant that took {took[variant]} (profiled `learned`), per "
+                  "program: " + ", ".join(f"{p} {from_store[p]}/{launched[p]}" for p in sorted(launched))
+                  + ".", ""]
     lines += ["## Whole programs", "",
               "Wall time (ms) of each variant's runs, median over the rounds; GPU time = the sum of a run's "
               "launches, median over rounds.", "",
-              "| program | N | auto | learned | llvm | online tune | learned GPU vs auto | tune GPU vs auto |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| program | N | auto | learned | llvm | online tune |" + (" best set |" if has_best else "")
+              + " learned GPU vs auto | tune GPU vs auto |",
+              "|---|---|---|---|---|---|---|---|" + ("---|" if has_best else "")]
     wall = collections.defaultdict(list)
     for r in runs:
         wall[(r["program"], r["n"], r["variant"])].append(float(r["ms"]))
     for prog, n in sorted({(r["program"], r["n"]) for r in runs}):
         cells = [f"{statistics.median(wall[(prog, n, v)]):.0f}" if wall[(prog, n, v)] else "-"
-                 for v in ("auto", "learned", "llvm", "tune")]
+                 for v in ("auto", "learned", "llvm", "tune", *extra)]
         ratio = {}
         for v in ("learned", "tune"):
             xs = [tot[v] / tot["auto"] for (p, _), tot in totals.items() if p == prog and v in tot and tot.get("auto")]
             ratio[v] = change(statistics.median(xs)) if xs else "-"
         lines.append(f"| {prog} | {n} | " + " | ".join(cells) + f" | {ratio['learned']} | {ratio['tune']} |")
-    best = program_best(procs)
-    tuned = {s["program"] for s in sessions if s["rc"] == "0"}
     lines += ["", "## Whole programs against the best fixed grid", "",
               "GPU time as the sum over kernels of median launch time x launches, median over the rounds, "
               "against the panel's best single grid for the whole program (threads x blocks; per grid the "
               "median of its runs, then the lowest: the low side, see `program_best`); share = best / "
               "variant's.", "",
-              "| program | best grid | best ms | auto | learned | online tune | llvm |",
-              "|---|---|---|---|---|---|---|"]
+              "| program | best grid | best ms | auto | learned | online tune | llvm |"
+              + (" best set |" if has_best else ""),
+              "|---|---|---|---|---|---|---|" + ("---|" if has_best else "")]
     shares = collections.defaultdict(list)
-    for prog in sorted(best):
-        b = best[prog]
+    for prog in sorted(whole):
+        b = whole[prog]
         cells = []
-        for v in ("auto", "learned", "tune", "llvm"):
+        for v in ("auto", "learned", "tune", "llvm", *extra):
             ns = b["variants"].get(v)
             cells.append(pct(b["best"][1] / ns) if ns else "-")
             if ns and (v != "learned" or prog in tuned):
                 shares[v].append(b["best"][1] / ns)
         lines.append(f"| {prog} | {b['best'][0]} | {b['best'][1] / 1e6:.2f} | " + " | ".join(cells) + " |")
     lines.append("| geomean | | | " + " | ".join(pct(geomean(shares[v])) if shares[v] else "-"
-                                                  for v in ("auto", "learned", "tune", "llvm")) + " |")
+                                                  for v in ("auto", "learned", "tune", "llvm", *extra)) + " |")
     lines += ["", "## The sessions' cost", "",
               "The runs' wall times from the session's runs.csv: tuning runs, and the confirmation pairs' "
               "runs (auto with and without the learned store; more pairs while they disagree) apart; wall "
@@ -636,10 +770,22 @@ def main(argv=None):
     r = sub.add_parser("report")
     r.add_argument("folder")
     r.add_argument("--sweep")
+    bs = sub.add_parser("best-set")
+    bs.add_argument("folder")
+    bs.add_argument("--store", required=True, help="a store gridsel wrote on the device (its name)")
+    bs.add_argument("--gridsel", required=True, help="the gridsel CLI (gridsel-research beside it)")
+    bs.add_argument("--out", required=True, help="the best set's store")
     a = ap.parse_args(argv)
     if a.cmd == "plan":
         rounds, grids = plan(a.folder, a.program, a.sweep, a.summary, a.spread, a.sms)
         print(rounds, *(f"{t},{b}" for t, b in grids))
+    elif a.cmd == "best-set":
+        try:
+            rows = write_best_set(a.folder, a.store, a.gridsel, a.out)
+        except (OSError, ValueError, RuntimeError) as e:
+            print(f"tune_session_report.py best-set: {e}", file=sys.stderr)
+            return 1
+        print(f"{a.out}: {len(rows)} grids pinned on {rows[0]['device']}")
     else:
         print(report(a.folder, a.sweep)[0], end="")
     return 0

@@ -254,7 +254,7 @@ fn explain(r: &Record) -> String {
 /// (`gridsel tune`, which explores more) ran it.
 fn budgets(kind: Kind) -> String {
     let online = Params::for_search(kind, Exploring::Bounded).budget;
-    let session = Params::for_search(kind, Exploring::Unbounded).budget;
+    let session = Params::for_search(kind, Exploring::UNBOUNDED).budget;
     if online == session {
         format!("of {online}")
     } else {

@@ -32,7 +32,9 @@ use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
 use gridsel_core::tune::store::{Record, Table, class};
-use gridsel_host::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD};
+use gridsel_host::config::{
+    self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
+};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -332,9 +334,11 @@ impl Runner<'_> {
         samples.add_wall(BEFORE, before.wall_s);
         session.runs.push(before);
 
+        let runs = self.tuning_runs.to_string();
         let tuning = [
             (ENV_POLICY, OsStr::new("tune")),
             (ENV_TUNE_OVERHEAD, OsStr::new("off")),
+            (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
             (ENV_CACHE, scratch),
         ];
         let digits = self.tuning_runs.to_string().len();

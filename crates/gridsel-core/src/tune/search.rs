@@ -355,6 +355,41 @@ impl Params {
         ..Self::WARM
     };
 
+    /// [`Self::SESSION_WARM`] sized to the `warm_launches` a tuning session
+    /// gives the search (its launches per run but the first, times the
+    /// session's tuning runs): the most candidates, at most sixteen, and
+    /// then the most repeats, at most two, whose screening, halving and
+    /// re-measure of the leader ([`session_launches`]) fit, within a budget
+    /// of `warm_launches` exploring launches (never above sixteen's 64).
+    ///
+    /// Sixteen candidates at two repeats take up to 47 launches (16
+    /// screened, 8, 4 and 2 survivors given two more each: 44, and the
+    /// leader of one sample measured to four: 3), so from 64 warm launches
+    /// (a kernel launched 22 times or more per run, three runs) the plan
+    /// is [`Self::SESSION_WARM`]. At 40 (five runs of nine launches) it
+    /// is sixteen at one repeat (30 and 3). At 12 (three runs of a kernel
+    /// launched five times) it is four at two repeats: 4 screened, the
+    /// two best twice more (8), and a re-measure of up to four launches
+    /// (the leader from one sample to four, a finalist of three to four):
+    /// 12. SESSION_WARM's plan there needs 50-64 launches and was still
+    /// exploring when the session ended (bench/results/h100/NOTES.md §33).
+    /// Below 8 launches no plan fits; the smallest (auto's grid and one
+    /// other) is screened, and the budget ends it.
+    pub fn session_warm(warm_launches: u32) -> Params {
+        let most = Self::SESSION_WARM;
+        let (candidates, repeats) = (2..=most.candidates)
+            .rev()
+            .flat_map(|c| (1..=most.repeats).rev().map(move |r| (c, r)))
+            .find(|&(c, r)| session_launches(c, r, most.confirm) <= warm_launches)
+            .unwrap_or((2, 1));
+        Params {
+            budget: warm_launches.min(most.budget),
+            candidates,
+            repeats,
+            ..most
+        }
+    }
+
     /// The online plan of `kind` (what a store's reader explains).
     pub fn of(kind: Kind) -> Params {
         Self::for_search(kind, Exploring::Bounded)
@@ -365,9 +400,39 @@ impl Params {
         match (kind, exploring) {
             (Kind::Cold, _) => Self::COLD,
             (Kind::Warm, Exploring::Bounded) => Self::WARM,
-            (Kind::Warm, Exploring::Unbounded) => Self::SESSION_WARM,
+            (
+                Kind::Warm,
+                Exploring::Unbounded {
+                    warm_launches: None,
+                },
+            ) => Self::SESSION_WARM,
+            (
+                Kind::Warm,
+                Exploring::Unbounded {
+                    warm_launches: Some(w),
+                },
+            ) => Self::session_warm(w),
         }
     }
+}
+
+/// The warm launches a plan of `candidates` screened and halved with
+/// `repeats` samples per survivor and round takes at most before it
+/// settles, when none is dropped and no leader is clear early: one launch
+/// per candidate screened, `repeats` per survivor of each halving round,
+/// and the re-measure `confirm` asks before settling: the leader, which
+/// may have been dropped after its first sample, and the fastest, a
+/// finalist, each brought to the confirm's samples.
+fn session_launches(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
+    let (mut launches, mut survivors, mut rounds) = (candidates as u32, candidates, 0);
+    while kept(survivors) > 1 {
+        survivors = kept(survivors);
+        rounds += 1;
+        launches += survivors as u32 * repeats;
+    }
+    let wanted = confirm.samples() as u32;
+    let finalist = 1 + repeats * rounds;
+    launches + (wanted - 1) + wanted.saturating_sub(finalist)
 }
 
 /// How freely a search may explore: what decides its plan
@@ -380,7 +445,38 @@ pub enum Exploring {
     Bounded,
     /// In a tuning session (`gridsel tune`, `GRIDSEL_TUNE_OVERHEAD=off`):
     /// the user asked for exploring, so a search may measure more grids.
-    Unbounded,
+    /// `warm_launches`: the warm launches the session will give the search,
+    /// which size its warm plan ([`Params::session_warm`]); `None` where
+    /// unknown (exploring unbounded outside `gridsel tune`, or a search's
+    /// first run, before its launches per run are known), which is
+    /// [`Params::SESSION_WARM`].
+    Unbounded { warm_launches: Option<u32> },
+}
+
+impl Exploring {
+    /// A session's plan without a known number of warm launches.
+    pub const UNBOUNDED: Self = Self::Unbounded {
+        warm_launches: None,
+    };
+
+    /// How freely a search may explore in a tuning session of
+    /// `session_runs` tuning runs (`None`: not known), for a search whose
+    /// store record saw `launches_per_run` (0: no record). Every run's
+    /// first launch is cold, so a run gives the search one warm launch
+    /// less than it launches the kernel.
+    pub fn in_session(session_runs: Option<u32>, launches_per_run: u32) -> Self {
+        let per_run = launches_per_run.saturating_sub(1);
+        Self::Unbounded {
+            warm_launches: session_runs
+                .filter(|_| per_run > 0)
+                .map(|runs| per_run.saturating_mul(runs)),
+        }
+    }
+
+    /// Whether the user asked for exploring: a tuning session.
+    pub fn unbounded(self) -> bool {
+        matches!(self, Self::Unbounded { .. })
+    }
 }
 
 /// Survivors kept out of `m` (IterML's cut ratio 0.5; fewer than `m` when
@@ -955,7 +1051,7 @@ mod tests {
         let online = measured(10, Kind::Warm, &samples);
         assert_eq!(online.step(Kind::Warm, 0), Step::Settled(0));
         let mut session = Search {
-            exploring: Exploring::Unbounded,
+            exploring: Exploring::UNBOUNDED,
             ..online
         };
         let mut leader_samples = 0;
@@ -969,6 +1065,75 @@ mod tests {
             "paired up to four samples each: {leader_samples}"
         );
         assert_eq!(session.step(Kind::Warm, 0), Step::Settled(3));
+    }
+
+    /// A session's warm plan fits the warm launches the session gives the
+    /// search (the arithmetic of [`Params::session_warm`]), and is
+    /// SESSION_WARM's from 64: a kernel launched 50 times per run in three
+    /// runs, or in a search's first run, when its launches per run are not
+    /// known yet. Online plans and the cold one do not change.
+    #[test]
+    fn a_sessions_warm_plan_fits_the_launches_its_runs_give() {
+        let plan =
+            |runs, per_run| Params::for_search(Kind::Warm, Exploring::in_session(runs, per_run));
+        let shape = |p: Params| (p.candidates, p.repeats, p.budget);
+        assert_eq!(shape(plan(Some(3), 5)), (4, 2, 12));
+        assert_eq!(session_launches(4, 2, Params::SESSION_WARM.confirm), 12);
+        assert_eq!(shape(Params::session_warm(40)), (16, 1, 40));
+        assert_eq!(session_launches(16, 2, Params::SESSION_WARM.confirm), 47);
+        assert_eq!(shape(Params::session_warm(8)), (2, 2, 8));
+        assert_eq!(shape(Params::session_warm(3)), (2, 1, 3));
+        assert_eq!(plan(Some(3), 50), Params::SESSION_WARM);
+        assert_eq!(Params::session_warm(64), Params::SESSION_WARM);
+        assert_eq!(plan(Some(3), 0), Params::SESSION_WARM, "first run");
+        assert_eq!(plan(None, 5), Params::SESSION_WARM, "outside a session");
+        let mut previous = 0;
+        for w in 1..=200 {
+            let p = Params::session_warm(w);
+            assert!(p.candidates >= previous && p.budget <= w.min(64), "{w}");
+            if p.candidates > 2 {
+                assert!(
+                    session_launches(p.candidates, p.repeats, p.confirm) <= w,
+                    "{w}"
+                );
+            }
+            previous = p.candidates;
+        }
+        for kind in [Kind::Cold, Kind::Warm] {
+            assert_eq!(
+                Params::of(kind),
+                Params::for_search(kind, Exploring::Bounded)
+            );
+        }
+        assert_eq!(plan(Some(3), 5).confirm, Params::SESSION_WARM.confirm);
+        assert_eq!(
+            Params::for_search(Kind::Cold, Exploring::in_session(Some(3), 5)),
+            Params::COLD
+        );
+    }
+
+    /// Twelve warm launches with every candidate's time apart from the
+    /// others' by more than the noise: the plan for twelve settles within
+    /// them, SESSION_WARM's does not.
+    #[test]
+    fn a_search_of_twelve_warm_launches_settles_on_the_plan_for_twelve() {
+        let run = |exploring| {
+            let mut s = Search {
+                exploring,
+                ..Search::new(moves(20))
+            };
+            let mut launches = 0;
+            while let Step::Explore(i) = s.step(Kind::Warm, 0) {
+                s.record(i, Kind::Warm, 1000 + 30 * (i as u64 % 5), true);
+                launches += 1;
+                if launches == 12 {
+                    break;
+                }
+            }
+            s.step(Kind::Warm, 0)
+        };
+        assert_eq!(run(Exploring::in_session(Some(3), 5)), Step::Settled(0));
+        assert!(matches!(run(Exploring::UNBOUNDED), Step::Explore(_)));
     }
 
     #[test]

@@ -366,6 +366,14 @@ impl Runner<'_> {
             if settled == searches {
                 break;
             }
+            if i == self.tuning_runs {
+                eprintln!(
+                    "[tune {}] the tuning runs are spent with {} still exploring: auto's grid \
+                     stays for them (more --runs would let them settle)",
+                    program.name,
+                    report::counted(searches - settled, "search", "searches")
+                );
+            }
         }
 
         // The pairs take turns at running first, so that neither side is

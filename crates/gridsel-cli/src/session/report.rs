@@ -140,6 +140,19 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         ratio(verdict.gpu_ratio),
         ratio(verdict.plain_ratio),
     )];
+    let exploring: Vec<String> = session
+        .searches
+        .iter()
+        .filter(|r| still_exploring(r).is_some())
+        .map(|r| format!("{} (class {})", r.key.kernel, r.key.class))
+        .collect();
+    if !exploring.is_empty() {
+        lines.push(format!(
+            "still exploring when the tuning runs were spent, so auto's grid stays (more --runs \
+             would let them settle): {}",
+            exploring.join(", ")
+        ));
+    }
     if let Some(why) = verdict.program_refused() {
         lines.push(format!("nothing kept: {why}"));
         return lines;
@@ -180,12 +193,12 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 s.key.kernel == before.kernel && s.key.class == store::class(before.trip_count)
             });
             let verdict = search.map(Verdict::of);
-            let state = match (search, &verdict) {
-                (Some(s), Some(v)) if v.state == "exploring" => format!(
-                    "exploring({})",
-                    counted(s.tally.runs as usize, "run", "runs")
-                ),
-                (Some(s), Some(v)) => {
+            let exploring = search.and_then(still_exploring);
+            let state = match (search, &verdict, exploring) {
+                (_, _, Some(runs)) => {
+                    format!("exploring({})", counted(runs as usize, "run", "runs"))
+                }
+                (Some(s), Some(v), None) => {
                     let key = (s.key.kernel.clone(), s.key.class);
                     match session.settled_after.get(&key) {
                         Some(run) => format!("{}(run{run})", v.state),
@@ -218,6 +231,27 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// The runs of a search that is still exploring (production reads nothing
+/// of it); `None` once settled or pinned.
+fn still_exploring(record: &Record) -> Option<u32> {
+    (Verdict::of(record).state == "exploring").then_some(record.tally.runs)
+}
+
+/// Why the pairs' decision `d` went as it did, in kernels.csv: a search
+/// still exploring learned nothing, though production ran auto's grid for
+/// it as for one that settled there.
+fn reason(session: &ProgramSession, d: &confirm::Decision) -> String {
+    let record =
+        (session.searches.iter()).find(|r| (&r.key.kernel, r.key.class) == (&d.key.0, d.key.1));
+    match record.and_then(still_exploring) {
+        Some(runs) if !d.changed => format!(
+            "still exploring after {}: auto's grid stays",
+            counted(runs as usize, "run", "runs")
+        ),
+        _ => d.reason.clone(),
+    }
 }
 
 /// What the search measured its leader to gain over auto's grid: auto's
@@ -300,8 +334,8 @@ fn kernels_csv(summary: &Summary) -> String {
         };
         for d in &verdict.searches {
             let reason = match &verdict.program_refused() {
-                Some(why) => format!("{}; nothing of the program kept: {why}", d.reason),
-                None => d.reason.clone(),
+                Some(why) => format!("{}; nothing of the program kept: {why}", reason(session, d)),
+                None => reason(session, d),
             };
             let _ = writeln!(
                 csv,

@@ -358,23 +358,25 @@ impl Params {
     /// [`Self::SESSION_WARM`] sized to the `warm_launches` a tuning session
     /// gives the search (its launches per run but the first, times the
     /// session's tuning runs): the most candidates, at most sixteen, and
-    /// then the most repeats, at most two, whose screening, halving and
-    /// re-measure of the leader ([`session_launches`]) fit, within a budget
-    /// of `warm_launches` exploring launches (never above sixteen's 64).
+    /// then the most repeats, at most two, whose screening, halving,
+    /// re-measure of the leader and settling launch ([`session_launches`])
+    /// fit, within a budget of `warm_launches` exploring launches (never
+    /// above sixteen's 64).
     ///
-    /// Sixteen candidates at two repeats take up to 47 launches (16
-    /// screened, 8, 4 and 2 survivors given two more each: 44, and the
-    /// leader of one sample measured to four: 3), so from 64 warm launches
-    /// (a kernel launched 22 times or more per run, three runs) the plan
-    /// is [`Self::SESSION_WARM`]. At 40 (five runs of nine launches) it
-    /// is sixteen at one repeat (30 and 3). At 12 (three runs of a kernel
-    /// launched five times) it is four at two repeats: 4 screened, the
-    /// two best twice more (8), and a re-measure of up to four launches
-    /// (the leader from one sample to four, a finalist of three to four):
-    /// 12. SESSION_WARM's plan there needs 50-64 launches and was still
-    /// exploring when the session ended (bench/results/h100/NOTES.md §33).
-    /// Below 8 launches no plan fits; the smallest (auto's grid and one
-    /// other) is screened, and the budget ends it.
+    /// Sixteen candidates at two repeats take up to 48 launches (16
+    /// screened, 8, 4 and 2 survivors given two more each: 44; the leader
+    /// of one sample measured to four: 3; the launch that settles: 1), so
+    /// from 64 warm launches (a kernel launched 22 times or more per run,
+    /// three runs) the plan is [`Self::SESSION_WARM`]. At 40 (five runs of
+    /// nine launches) it is sixteen at one repeat (30, 3 and 1). At 12
+    /// (three runs of a kernel launched five times) it is four at one
+    /// repeat: 4 screened, the two best once more (2), a re-measure of up
+    /// to five launches (the leader from one sample to four, a finalist
+    /// from two), and the launch that settles: 12. SESSION_WARM's plan
+    /// there needs 50-64 launches and was still exploring when the session
+    /// ended (bench/results/h100/NOTES.md §33). Below 9 launches no plan
+    /// fits; the smallest (auto's grid and one other) is screened, and the
+    /// budget ends it.
     pub fn session_warm(warm_launches: u32) -> Params {
         let most = Self::SESSION_WARM;
         let (candidates, repeats) = (2..=most.candidates)
@@ -417,12 +419,13 @@ impl Params {
 }
 
 /// The warm launches a plan of `candidates` screened and halved with
-/// `repeats` samples per survivor and round takes at most before it
-/// settles, when none is dropped and no leader is clear early: one launch
-/// per candidate screened, `repeats` per survivor of each halving round,
-/// and the re-measure `confirm` asks before settling: the leader, which
-/// may have been dropped after its first sample, and the fastest, a
-/// finalist, each brought to the confirm's samples.
+/// `repeats` samples per survivor and round takes at most to settle, when
+/// none is dropped and no leader is clear early: one launch per candidate
+/// screened, `repeats` per survivor of each halving round, the re-measure
+/// `confirm` asks before settling (the leader, which may have been dropped
+/// after its first sample, and the fastest, a finalist, each brought to
+/// the confirm's samples), and one more: the launch that finds the plan
+/// done marks the search settled, and production reads only settled ones.
 fn session_launches(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
     let (mut launches, mut survivors, mut rounds) = (candidates as u32, candidates, 0);
     while kept(survivors) > 1 {
@@ -432,7 +435,7 @@ fn session_launches(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
     }
     let wanted = confirm.samples() as u32;
     let finalist = 1 + repeats * rounds;
-    launches + (wanted - 1) + wanted.saturating_sub(finalist)
+    launches + (wanted - 1) + wanted.saturating_sub(finalist) + 1
 }
 
 /// How freely a search may explore: what decides its plan
@@ -1077,12 +1080,15 @@ mod tests {
         let plan =
             |runs, per_run| Params::for_search(Kind::Warm, Exploring::in_session(runs, per_run));
         let shape = |p: Params| (p.candidates, p.repeats, p.budget);
-        assert_eq!(shape(plan(Some(3), 5)), (4, 2, 12));
-        assert_eq!(session_launches(4, 2, Params::SESSION_WARM.confirm), 12);
+        let confirm = Params::SESSION_WARM.confirm;
+        assert_eq!(shape(plan(Some(3), 5)), (4, 1, 12));
+        assert_eq!(session_launches(4, 1, confirm), 12);
+        assert_eq!(session_launches(4, 2, confirm), 13);
         assert_eq!(shape(Params::session_warm(40)), (16, 1, 40));
-        assert_eq!(session_launches(16, 2, Params::SESSION_WARM.confirm), 47);
-        assert_eq!(shape(Params::session_warm(8)), (2, 2, 8));
-        assert_eq!(shape(Params::session_warm(3)), (2, 1, 3));
+        assert_eq!(session_launches(16, 1, confirm), 34);
+        assert_eq!(session_launches(16, 2, confirm), 48);
+        assert_eq!(shape(Params::session_warm(9)), (2, 2, 9));
+        assert_eq!(shape(Params::session_warm(8)), (2, 1, 8));
         assert_eq!(plan(Some(3), 50), Params::SESSION_WARM);
         assert_eq!(Params::session_warm(64), Params::SESSION_WARM);
         assert_eq!(plan(Some(3), 0), Params::SESSION_WARM, "first run");
@@ -1091,7 +1097,7 @@ mod tests {
         for w in 1..=200 {
             let p = Params::session_warm(w);
             assert!(p.candidates >= previous && p.budget <= w.min(64), "{w}");
-            if p.candidates > 2 {
+            if w >= 9 {
                 assert!(
                     session_launches(p.candidates, p.repeats, p.confirm) <= w,
                     "{w}"
@@ -1113,8 +1119,9 @@ mod tests {
     }
 
     /// Twelve warm launches with every candidate's time apart from the
-    /// others' by more than the noise: the plan for twelve settles within
-    /// them, SESSION_WARM's does not.
+    /// others' by more than the noise: the plan for twelve explores in
+    /// eleven at most and the twelfth finds it settled; SESSION_WARM's is
+    /// still exploring.
     #[test]
     fn a_search_of_twelve_warm_launches_settles_on_the_plan_for_twelve() {
         let run = |exploring| {
@@ -1126,7 +1133,7 @@ mod tests {
             while let Step::Explore(i) = s.step(Kind::Warm, 0) {
                 s.record(i, Kind::Warm, 1000 + 30 * (i as u64 % 5), true);
                 launches += 1;
-                if launches == 12 {
+                if launches == 11 {
                     break;
                 }
             }

@@ -258,6 +258,6 @@ fn budgets(kind: Kind) -> String {
     if online == session {
         format!("of {online}")
     } else {
-        format!("of {online} under online tune, {session} in a tuning session")
+        format!("of {online} under online tune, up to {session} in a tuning session")
     }
 }

@@ -12,7 +12,9 @@
 //!   output the others are checked against;
 //! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a
 //!   scratch copy of the store in the output folder, so that nothing a
-//!   failed session learned reaches the user's store; they stop early once
+//!   failed session learned reaches the user's store, and
+//!   `GRIDSEL_TUNE_SESSION_RUNS` the runs asked, so that each search's
+//!   warm plan fits the launches they give it; they stop early once
 //!   every search of the program's kernels (the names in its profiles) has
 //!   settled in the scratch store;
 //! - confirmation pairs: one run `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off` and
@@ -65,7 +67,7 @@ const AFTER: usize = 1;
     after_help = "Example: gridsel tune --runs 3 --ignore '^time' -- ./gemm 1024\n\n\
     Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
-    GRIDSEL_TUNE_OVERHEAD=off and GRIDSEL_CACHE=a copy of the store in the output folder; \
+    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the store in the output folder; \
     then --confirm pairs of runs under GRIDSEL_POLICY=auto, one with GRIDSEL_CACHE=off and one \
     reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
@@ -74,9 +76,11 @@ const AFTER: usize = 1;
 )]
 pub struct Args {
     /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
-    /// several times per run settles within one or two; fewer runs leave
-    /// searches of kernels launched once per run exploring. A session
-    /// stops early once every search of the program's kernels has settled.
+    /// several times per run settles within them, measuring as many grids
+    /// as its launches in them can settle (4 at 5 launches per run, 16
+    /// from 25); fewer runs leave searches of kernels launched once per
+    /// run exploring. A session stops early once every search of the
+    /// program's kernels has settled.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one

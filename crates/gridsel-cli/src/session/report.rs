@@ -425,7 +425,8 @@ fn markdown(summary: &Summary) -> String {
 const METHOD: &str = "## Method\n\n\
     Per program: one run under `auto` with no store (before), up to the given number of \
     tuning runs under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
-    store in this folder, stopping once every search of the program's kernels has settled, \
+    store in this folder, each search measuring as many grids as its launches in those runs can \
+    settle, stopping once every search of the program's kernels has settled, \
     then pairs of confirmation runs under `auto`, one without a store and one reading that \
     copy (after), taking turns at running first, and more pairs while they disagree (up to \
     3 times as many). A program's GPU time is the sum over its kernels of median launch time \
@@ -446,7 +447,8 @@ const METHOD: &str = "## Method\n\n\
     reading the copy launched \
     (most used first); learned, what the search's leader is (`grid:T,B`: T threads and B \
     blocks; `move:T,S`: T threads and auto's blocks times 2^S); state, settled (after the \
-    tuning run named) or exploring; before_us and after_us, the median launch time of those \
+    tuning run named) or exploring (the runs were spent first: production keeps auto's grid \
+    for it, and kernels.csv says so); before_us and after_us, the median launch time of those \
     runs (the profile's `ns`, launch and wait); speedup, before over after. How sure: \
     search_gain is auto's median over the leader's on the samples the search ranks by (warm \
     launches, or each run's first when the kernel runs once per run); margin, how much \

@@ -359,12 +359,12 @@ impl Params {
     /// gives the search (its launches per run but the first, times the
     /// session's tuning runs): the most candidates, at most sixteen, and
     /// then the most repeats, at most two, whose screening, halving,
-    /// re-measure of the leader and settling launch ([`session_launches`])
+    /// re-measure of the leader and settling launch (`session_launches`)
     /// fit. Those assume the medians keep their order; noise that reorders
     /// them draws more survivors into a round, so the budget is what ends
     /// the plan in time whatever the samples: the exploring launches that
     /// fit besides `auto`'s own, which are free and at most
-    /// [`auto_samples`], and the launch that settles (at most sixteen's 64).
+    /// `auto_samples`, and the launch that settles (at most sixteen's 64).
     ///
     /// Sixteen candidates at two repeats take up to 48 launches (16
     /// screened, 8, 4 and 2 survivors given two more each: 44; the leader

@@ -67,9 +67,9 @@ const AFTER: usize = 1;
     after_help = "Example: gridsel tune --runs 3 --ignore '^time' -- ./gemm 1024\n\n\
     Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
-    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the store in the output folder; \
-    then --confirm pairs of runs under GRIDSEL_POLICY=auto, one with GRIDSEL_CACHE=off and one \
-    reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
+    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the \
+    store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
+    with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
     median pair; searches refused are removed from the store."

@@ -193,12 +193,12 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 s.key.kernel == before.kernel && s.key.class == store::class(before.trip_count)
             });
             let verdict = search.map(Verdict::of);
-            let exploring = search.and_then(still_exploring);
-            let state = match (search, &verdict, exploring) {
-                (_, _, Some(runs)) => {
-                    format!("exploring({})", counted(runs as usize, "run", "runs"))
-                }
-                (Some(s), Some(v), None) => {
+            let state = match (search, &verdict) {
+                (Some(s), Some(v)) if v.state == "exploring" => format!(
+                    "exploring({})",
+                    counted(s.tally.runs as usize, "run", "runs")
+                ),
+                (Some(s), Some(v)) => {
                     let key = (s.key.kernel.clone(), s.key.class);
                     match session.settled_after.get(&key) {
                         Some(run) => format!("{}(run{run})", v.state),

@@ -136,7 +136,7 @@ pub fn device_toml(data: &[u8]) -> bool {
         check_decisions(&device, kernel);
         let launch = LaunchDesc::open(1 << 20);
         let space = sweep::space(&device, kernel, &launch).len();
-        let tune = [Exploring::Bounded, Exploring::Unbounded]
+        let tune = [Exploring::Bounded, Exploring::UNBOUNDED]
             .map(|e| {
                 tune::candidates(&device, kernel, &launch, &[], e, |_| true)
                     .list

@@ -233,7 +233,8 @@ fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
                 }),
                 config.tune_overhead,
             )
-            .with_llvm(llvm),
+            .with_llvm(llvm)
+            .with_session_runs(config.tune_session_runs),
         ),
         // `auto` reads the grids tuning learned: the user's store, then the
         // site's, each only read (a `StoreFile` is written only through its

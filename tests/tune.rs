@@ -66,9 +66,9 @@ fn timed_launch<'a>(kernel: &'a KernelDesc, device: &'a DeviceDesc, trip: u64) -
     }
 }
 
-/// One process of a program: a fresh `TunePolicy` on the store at `path`,
-/// `launches` launches of `kernel` at `trip`, timed by `time`, then the
-/// exit's flush. Returns the grids launched.
+/// One process of a program: a fresh `TunePolicy` exploring unbounded on
+/// the store at `path`, `launches` launches of `kernel` at `trip`, timed by
+/// `time`, then the exit's flush. Returns the grids launched.
 fn process(
     path: &Path,
     kernel: &KernelDesc,
@@ -76,22 +76,40 @@ fn process(
     launches: u32,
     time: &dyn Fn(Geometry) -> f64,
 ) -> Vec<Geometry> {
+    session_process(path, None, kernel, trip, launches, time)
+}
+
+/// [`process`] as one of the tuning runs of a `gridsel tune` session of
+/// `session_runs` runs (`None`: exploring unbounded outside a session).
+fn session_process(
+    path: &Path,
+    session_runs: Option<u32>,
+    kernel: &KernelDesc,
+    trip: u64,
+    launches: u32,
+    time: &dyn Fn(Geometry) -> f64,
+) -> Vec<Geometry> {
     let store = Box::new(files::StoreFile::new(path.to_path_buf(), false));
-    let proposals = process_on(store, kernel, trip, launches, time, || {});
+    let tune = unbounded(store).with_session_runs(session_runs);
+    let proposals = process_on(tune, kernel, trip, launches, time, || {});
     proposals.iter().map(|p| p.grid).collect()
 }
 
-/// [`process`] on any store, returning the proposals; `before_exit` runs
+/// A tuner exploring unbounded on `store`.
+fn unbounded(store: Box<dyn Store>) -> TunePolicy {
+    TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY)
+}
+
+/// [`process`] with any tuner, returning the proposals; `before_exit` runs
 /// after the launches, before the exit's flush.
 fn process_on(
-    store: Box<dyn Store>,
+    tune: TunePolicy,
     kernel: &KernelDesc,
     trip: u64,
     launches: u32,
     time: &dyn Fn(Geometry) -> f64,
     before_exit: impl FnOnce(),
 ) -> Vec<Proposal> {
-    let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
     let device = h100();
     let launch = timed_launch(kernel, &device, trip);
     let limits = Limits::of(&device, kernel, &launch.desc);
@@ -284,7 +302,7 @@ fn every_sixteenth_run_rechecks_the_runner_up_under_its_own_label() {
     let runs: Vec<Proposal> = (0..17)
         .map(|_| {
             let store = Box::new(files::StoreFile::new(path.clone(), false));
-            process_on(store, &k, trip, 1, &time, || {})[0]
+            process_on(unbounded(store), &k, trip, 1, &time, || {})[0]
         })
         .collect();
     let kept = best_of(4, &k, trip, &time);
@@ -305,6 +323,38 @@ fn every_sixteenth_run_rechecks_the_runner_up_under_its_own_label() {
             assert_eq!(p.label, None, "run {run}");
         }
     }
+}
+
+/// A kernel launched five times per run in a `gridsel tune` session of
+/// three runs gets four warm launches a run, twelve in all: its search
+/// measures as many grids as those settle (four, `Params::session_warm`)
+/// and settles within the session on the best of them, written settled to
+/// the store (sixteen, the plan for 64 launches, were still exploring).
+#[test]
+fn a_kernel_launched_five_times_per_run_settles_within_a_three_run_session() {
+    let path = temp("five_per_run_session");
+    let k = spmd();
+    let trip = 1 << 22;
+    let time = bowl(Geometry::new(64, 1 << 14));
+    let mut last = Vec::new();
+    for _ in 0..3 {
+        last = session_process(&path, Some(3), &k, trip, 5, &time);
+    }
+    let r = record(&path, &k, trip);
+    assert_eq!((r.tally.runs, r.tally.launches_per_run), (3, 5));
+    assert!(r.search.settled(Kind::Warm), "{:?}", r.search);
+    let grid = |c| resolve(c, &h100(), &k, &LaunchDesc::open(trip)).unwrap();
+    let measured: Vec<Geometry> = (r.search.ranked(Kind::Warm).iter())
+        .map(|&(i, _)| grid(r.search.candidates[i]))
+        .collect();
+    assert!(measured.len() >= 4, "{measured:?}");
+    let fastest = measured
+        .iter()
+        .copied()
+        .min_by(|a, b| time(*a).total_cmp(&time(*b)));
+    let kept = grid(r.search.candidates[r.search.leader(Kind::Warm)]);
+    assert_eq!(Some(kept), fastest, "{measured:?}");
+    assert_eq!(last.last(), Some(&kept), "{last:?}");
 }
 
 #[test]
@@ -340,7 +390,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     // The next run has nothing to save before it has timed its launch: the
     // store is written at its exit, with the launch's sample.
     let (store, writes) = counting_file(&path);
-    process_on(store, &k, trip, 1, &time, || {
+    process_on(unbounded(store), &k, trip, 1, &time, || {
         assert_eq!(writes.load(Ordering::Relaxed), 0, "written before the exit");
     });
     assert_eq!(writes.load(Ordering::Relaxed), 1);
@@ -362,7 +412,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     // then the rest at the exit.
     let path = temp("settles_in_process");
     let (store, writes) = counting_file(&path);
-    let launched = process_on(store, &k, trip, 60, &time, || {
+    let launched = process_on(unbounded(store), &k, trip, 60, &time, || {
         eventually("saved when it settled", || {
             writes.load(Ordering::Relaxed) == 1
         });

@@ -254,10 +254,10 @@ fn explain(r: &Record) -> String {
 /// (`gridsel tune`, which explores more) ran it.
 fn budgets(kind: Kind) -> String {
     let online = Params::for_search(kind, Exploring::Bounded).budget;
-    let session = Params::for_search(kind, Exploring::Unbounded).budget;
+    let session = Params::for_search(kind, Exploring::UNBOUNDED).budget;
     if online == session {
         format!("of {online}")
     } else {
-        format!("of {online} under online tune, {session} in a tuning session")
+        format!("of {online} under online tune, up to {session} in a tuning session")
     }
 }

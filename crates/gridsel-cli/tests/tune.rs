@@ -255,6 +255,85 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     assert_eq!(svg.matches("class=\"bar\"").count(), 1, "{svg}");
 }
 
+/// Whether each search in the store at `path` is marked settled in its
+/// kind, which is what production runs read.
+fn settled_flags(path: &Path) -> Vec<bool> {
+    let contents = gridsel_host::files::load_cache(path).unwrap();
+    assert!(contents.dropped.is_empty(), "{:?}", contents.dropped);
+    contents
+        .table
+        .records()
+        .map(|r| r.search.settled(r.kind()))
+        .collect()
+}
+
+/// A kernel launched five times per run gives a session four warm
+/// launches per tuning run. One run is not enough to settle its search: the
+/// session says so on stderr and in kernels.csv, where it learned nothing
+/// (it used to say "learned auto's grid"). Three runs are twelve warm
+/// launches, and the search's plan fits them: it settles within the
+/// session and the store's record says settled (a plan of sixteen grids,
+/// up to 64 launches, was still exploring after three runs).
+#[test]
+fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-five-per-run");
+    let command = weighted(&program, "neither", "5", "1000");
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let session = |runs: &str| {
+        let (out, store) = (
+            dir.join(format!("out-{runs}")),
+            dir.join(format!("{runs}.json")),
+        );
+        let args = ["--runs", runs, "--confirm", "1", "--check", CHECK];
+        let run = tune(&out, &store, &args, &command).ok();
+        (out, run)
+    };
+
+    let (out, run) = session("1");
+    assert_eq!(settled_flags(&out.join("store.json")), [false]);
+    let lines = progress(&run, "sh");
+    assert!(
+        lines.contains(
+            &"the tuning runs are spent with 1 search still exploring: auto's grid stays for \
+              them (more --runs would let them settle)"
+        ),
+        "{lines:?}"
+    );
+    let decided = decisions(&out);
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0][1], decided[0][2], "auto's grid ran: {decided:?}");
+    assert_eq!(
+        decided[0][4], "still exploring after 1 run: auto's grid stays",
+        "{decided:?}"
+    );
+
+    let (out, run) = session("3");
+    assert_eq!(
+        settled_flags(&out.join("store.json")),
+        [true],
+        "{}",
+        run.stderr
+    );
+    let lines = progress(&run, "sh");
+    let tuning: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("tuning run"))
+        .collect();
+    assert!(
+        tuning
+            .last()
+            .is_some_and(|l| l.ends_with("; 1 of 1 searches settled")),
+        "{lines:?}"
+    );
+    assert!(!run.stderr.contains("still exploring"), "{}", run.stderr);
+    let decided = decisions(&out);
+    assert!(!decided[0][4].contains("exploring"), "{decided:?}");
+}
+
 #[test]
 fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     if !clang19_available() {

@@ -33,6 +33,7 @@ pub const ENV_SITE_CACHE: &str = "GRIDSEL_SITE_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
+pub const ENV_TUNE_SESSION_RUNS: &str = "GRIDSEL_TUNE_SESSION_RUNS";
 
 /// One environment variable, defined once: what help shows and how its value
 /// is read.
@@ -212,6 +213,21 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
+        name: ENV_TUNE_SESSION_RUNS,
+        values: "a run count in 1-1000",
+        default: DefaultValue::Described("not a tuning session's run"),
+        help: "Set by `gridsel tune` on its tuning runs: how many the session runs, so that with exploring unbounded each search measures only as many grids as its launches in those runs can settle.",
+        if_bad: None,
+        read: |config, value| {
+            let runs = text(value).trim().parse::<u32>().ok();
+            config.tune_session_runs = Some(
+                runs.filter(|r| (1..=1000).contains(r))
+                    .ok_or(Refused::NotOneOf)?,
+            );
+            Ok(())
+        },
+    },
+    Setting {
         name: ENV_SAFE_RANGE,
         values: ON_OFF,
         default: DefaultValue::Written("on"),
@@ -350,6 +366,11 @@ pub struct Config {
     /// (a percentage in the variable, a fraction here; `off`: unbounded). See
     /// `gridsel_core::tune::Allowance`.
     pub tune_overhead: f64,
+    /// `GRIDSEL_TUNE_SESSION_RUNS`: the tuning runs of the `gridsel tune`
+    /// session this process is one of, which size its searches' warm plans
+    /// (`gridsel_core::tune::search::Params::session_warm`); `None` outside
+    /// a session.
+    pub tune_session_runs: Option<u32>,
     /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).
     pub log: LevelFilter,
 }
@@ -367,6 +388,7 @@ impl Default for Config {
             model: None,
             safe_range: true,
             tune_overhead: gridsel_core::tune::DEFAULT_OVERHEAD,
+            tune_session_runs: None,
             log: crate::logging::DEFAULT_LEVEL,
         }
     }
@@ -527,6 +549,20 @@ mod tests {
     }
 
     #[test]
+    fn a_sessions_run_count_is_a_count_or_ignored() {
+        let runs = |v: &str| {
+            let (c, errors) = parse(&[(ENV_TUNE_SESSION_RUNS, v)]);
+            (c.tune_session_runs, errors.len())
+        };
+        assert_eq!(parse(&[]).0.tune_session_runs, None);
+        assert_eq!(runs("3"), (Some(3), 0));
+        assert_eq!(runs(" 1000 "), (Some(1000), 0));
+        for bad in ["0", "-1", "1001", "3.5", "three"] {
+            assert_eq!(runs(bad), (None, 1), "{bad}");
+        }
+    }
+
+    #[test]
     fn the_store_defaults_to_the_user_cache_folder_and_switches_off() {
         let store = |vars: &[(&str, &str)]| parse(vars).0.cache.map(|s| (s.path, s.default));
         assert_eq!(
@@ -601,6 +637,7 @@ mod tests {
             (ENV_OVERRIDE_CLAUSES, "maybe", ON_OFF),
             (ENV_TEAMS_REGIONS, "sometimes", "keep or change"),
             (ENV_TUNE_OVERHEAD, "5%", "a percentage in 0-1000, or off"),
+            (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
             (ENV_SAFE_RANGE, "please", ON_OFF),
             (ENV_LOG, "loud", "off, error, warn, info or debug"),
         ];

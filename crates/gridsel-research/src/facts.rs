@@ -107,7 +107,7 @@ pub fn chunks(sweep: &Measured) -> Result<(), String> {
 /// `costs`: see the command's doc; `session`: a tuning session's prior.
 pub fn costs(sweep: &Measured, session: bool) -> Result<(), String> {
     let exploring = if session {
-        tune::search::Exploring::Unbounded
+        tune::search::Exploring::UNBOUNDED
     } else {
         tune::search::Exploring::Bounded
     };

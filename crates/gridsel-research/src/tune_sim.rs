@@ -123,7 +123,7 @@ impl TuneSimOptions<'_> {
     /// candidates and plan, unless `--online-plan`.
     fn exploring(&self) -> tune::search::Exploring {
         if self.overhead.is_infinite() && !self.online_plan {
-            tune::search::Exploring::Unbounded
+            tune::search::Exploring::UNBOUNDED
         } else {
             tune::search::Exploring::Bounded
         }
@@ -302,7 +302,9 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
     let allowance = match o.exploring() {
         _ if o.overhead.is_finite() => format!("allowance {} %", o.overhead * 100.0),
         tune::search::Exploring::Bounded => "exploring unbounded, online plan".to_string(),
-        tune::search::Exploring::Unbounded => "exploring unbounded, session plan".to_string(),
+        tune::search::Exploring::Unbounded { .. } => {
+            "exploring unbounded, session plan".to_string()
+        }
     };
     let processes = if o.programs {
         format!("{} programs' kernels together", programs.len())

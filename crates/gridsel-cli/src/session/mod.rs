@@ -12,7 +12,9 @@
 //!   output the others are checked against;
 //! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a
 //!   scratch copy of the store in the output folder, so that nothing a
-//!   failed session learned reaches the user's store; they stop early once
+//!   failed session learned reaches the user's store, and
+//!   `GRIDSEL_TUNE_SESSION_RUNS` the runs asked, so that each search's
+//!   warm plan fits the launches they give it; they stop early once
 //!   every search of the program's kernels (the names in its profiles) has
 //!   settled in the scratch store;
 //! - confirmation pairs: one run `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off` and
@@ -32,7 +34,9 @@ use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
 use gridsel_core::tune::store::{Record, Table, class};
-use gridsel_host::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD};
+use gridsel_host::config::{
+    self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
+};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -63,18 +67,20 @@ const AFTER: usize = 1;
     after_help = "Example: gridsel tune --runs 3 --ignore '^time' -- ./gemm 1024\n\n\
     Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
-    GRIDSEL_TUNE_OVERHEAD=off and GRIDSEL_CACHE=a copy of the store in the output folder; \
-    then --confirm pairs of runs under GRIDSEL_POLICY=auto, one with GRIDSEL_CACHE=off and one \
-    reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
+    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the \
+    store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
+    with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
     median pair; searches refused are removed from the store."
 )]
 pub struct Args {
     /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
-    /// several times per run settles within one or two; fewer runs leave
-    /// searches of kernels launched once per run exploring. A session
-    /// stops early once every search of the program's kernels has settled.
+    /// several times per run settles within them, measuring as many grids
+    /// as its launches in them can settle (4 at 5 launches per run, 16
+    /// from 25); fewer runs leave searches of kernels launched once per
+    /// run exploring. A session stops early once every search of the
+    /// program's kernels has settled.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
@@ -332,9 +338,11 @@ impl Runner<'_> {
         samples.add_wall(BEFORE, before.wall_s);
         session.runs.push(before);
 
+        let runs = self.tuning_runs.to_string();
         let tuning = [
             (ENV_POLICY, OsStr::new("tune")),
             (ENV_TUNE_OVERHEAD, OsStr::new("off")),
+            (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
             (ENV_CACHE, scratch),
         ];
         let digits = self.tuning_runs.to_string().len();
@@ -361,6 +369,14 @@ impl Runner<'_> {
             session.runs.push(run);
             if settled == searches {
                 break;
+            }
+            if i == self.tuning_runs {
+                eprintln!(
+                    "[tune {}] the tuning runs are spent with {} still exploring: auto's grid \
+                     stays for them (more --runs would let them settle)",
+                    program.name,
+                    report::counted(searches - settled, "search", "searches")
+                );
             }
         }
 

@@ -140,6 +140,19 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         ratio(verdict.gpu_ratio),
         ratio(verdict.plain_ratio),
     )];
+    let exploring: Vec<String> = session
+        .searches
+        .iter()
+        .filter(|r| still_exploring(r).is_some())
+        .map(|r| format!("{} (class {})", r.key.kernel, r.key.class))
+        .collect();
+    if !exploring.is_empty() {
+        lines.push(format!(
+            "still exploring when the tuning runs were spent, so auto's grid stays (more --runs \
+             would let them settle): {}",
+            exploring.join(", ")
+        ));
+    }
     if let Some(why) = verdict.program_refused() {
         lines.push(format!("nothing kept: {why}"));
         return lines;
@@ -218,6 +231,27 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// The runs of a search that is still exploring (production reads nothing
+/// of it); `None` once settled or pinned.
+fn still_exploring(record: &Record) -> Option<u32> {
+    (Verdict::of(record).state == "exploring").then_some(record.tally.runs)
+}
+
+/// Why the pairs' decision `d` went as it did, in kernels.csv: a search
+/// still exploring learned nothing, though production ran auto's grid for
+/// it as for one that settled there.
+fn reason(session: &ProgramSession, d: &confirm::Decision) -> String {
+    let record =
+        (session.searches.iter()).find(|r| (&r.key.kernel, r.key.class) == (&d.key.0, d.key.1));
+    match record.and_then(still_exploring) {
+        Some(runs) if !d.changed => format!(
+            "still exploring after {}: auto's grid stays",
+            counted(runs as usize, "run", "runs")
+        ),
+        _ => d.reason.clone(),
+    }
 }
 
 /// What the search measured its leader to gain over auto's grid: auto's
@@ -300,8 +334,8 @@ fn kernels_csv(summary: &Summary) -> String {
         };
         for d in &verdict.searches {
             let reason = match &verdict.program_refused() {
-                Some(why) => format!("{}; nothing of the program kept: {why}", d.reason),
-                None => d.reason.clone(),
+                Some(why) => format!("{}; nothing of the program kept: {why}", reason(session, d)),
+                None => reason(session, d),
             };
             let _ = writeln!(
                 csv,
@@ -391,7 +425,8 @@ fn markdown(summary: &Summary) -> String {
 const METHOD: &str = "## Method\n\n\
     Per program: one run under `auto` with no store (before), up to the given number of \
     tuning runs under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
-    store in this folder, stopping once every search of the program's kernels has settled, \
+    store in this folder, each search measuring as many grids as its launches in those runs can \
+    settle, stopping once every search of the program's kernels has settled, \
     then pairs of confirmation runs under `auto`, one without a store and one reading that \
     copy (after), taking turns at running first, and more pairs while they disagree (up to \
     3 times as many). A program's GPU time is the sum over its kernels of median launch time \
@@ -412,7 +447,8 @@ const METHOD: &str = "## Method\n\n\
     reading the copy launched \
     (most used first); learned, what the search's leader is (`grid:T,B`: T threads and B \
     blocks; `move:T,S`: T threads and auto's blocks times 2^S); state, settled (after the \
-    tuning run named) or exploring; before_us and after_us, the median launch time of those \
+    tuning run named) or exploring (the runs were spent first: production keeps auto's grid \
+    for it, and kernels.csv says so); before_us and after_us, the median launch time of those \
     runs (the profile's `ns`, launch and wait); speedup, before over after. How sure: \
     search_gain is auto's median over the leader's on the samples the search ranks by (warm \
     launches, or each run's first when the kernel runs once per run); margin, how much \

@@ -41,7 +41,10 @@
 //!   unless a later candidate beats them by more than the search's own
 //!   measured noise. A tuning session's warm plan measures more
 //!   candidates and measures its leader again before settling on it
-//!   ([`search::Params::SESSION_WARM`]). Cold samples (a process's first
+//!   ([`search::Params::SESSION_WARM`]), as many as the warm launches the
+//!   session's runs give the search can settle
+//!   ([`search::Params::session_warm`]: `GRIDSEL_TUNE_SESSION_RUNS` and
+//!   the store's launches per run, through [`search::Exploring`]). Cold samples (a process's first
 //!   launch of the kernel) and warm ones are never compared with each
 //!   other.
 //! - **What exploring may cost** ([`Allowance`], `GRIDSEL_TUNE_OVERHEAD`):

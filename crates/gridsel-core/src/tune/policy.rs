@@ -29,6 +29,10 @@ pub struct TunePolicy {
     /// [`Search::step`]).
     salt: u64,
     allowance: Allowance,
+    /// The tuning runs of the `gridsel tune` session this process is one
+    /// of, which size its searches' warm plans ([`Exploring::in_session`]);
+    /// `None` outside a session.
+    session_runs: Option<u32>,
 }
 
 /// What exploring may cost one process: a budget charged before each
@@ -80,15 +84,10 @@ impl Allowance {
         }
     }
 
-    /// How freely a search may explore under this allowance: without a
-    /// bound (`GRIDSEL_TUNE_OVERHEAD=off`, a tuning session's runs), the
-    /// session's plan.
-    pub fn exploring(&self) -> Exploring {
-        if self.overhead.is_infinite() {
-            Exploring::Unbounded
-        } else {
-            Exploring::Bounded
-        }
+    /// Whether exploring has no bound (`GRIDSEL_TUNE_OVERHEAD=off`, a
+    /// tuning session's runs): the session's plan.
+    pub fn unbounded(&self) -> bool {
+        self.overhead.is_infinite()
     }
 
     /// A search begun in this process whose runs spend `ns` of kernel time
@@ -147,7 +146,16 @@ impl TunePolicy {
             learners: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
             allowance: Allowance::new(overhead),
+            session_runs: None,
         }
+    }
+
+    /// In a process that is one of the `runs` tuning runs of a `gridsel
+    /// tune` session: with exploring unbounded, a search's warm plan fits
+    /// the warm launches the session gives it ([`Exploring::in_session`]).
+    pub fn with_session_runs(mut self, runs: Option<u32>) -> Self {
+        self.session_runs = runs;
+        self
     }
 
     /// In a process whose libomptarget is LLVM `llvm` (0, the default:
@@ -161,15 +169,14 @@ impl TunePolicy {
         let key = Key::of_launch(l);
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
-        let prior = candidates(
-            l.device,
-            l.kernel,
-            &l.desc,
-            &learned,
-            self.allowance.exploring(),
-            |_| true,
-        );
         let record = loaded.table.for_launch(&key);
+        let exploring = if self.allowance.unbounded() {
+            let launches_per_run = record.map_or(0, |r| r.tally.launches_per_run);
+            Exploring::in_session(self.session_runs, launches_per_run)
+        } else {
+            Exploring::Bounded
+        };
+        let prior = candidates(l.device, l.kernel, &l.desc, &learned, exploring, |_| true);
         let learner = Learner::resume(key.clone(), &prior, record);
         self.allowance
             .expect(learner.expected_ns(l.desc.trip_count));

@@ -380,7 +380,7 @@ fn listed(
     } else {
         let threads = loop_threads(device, &limits, auto);
         let mut moves = loop_moves(&threads);
-        if exploring == Exploring::Unbounded {
+        if exploring.unbounded() {
             let fewer: Vec<u32> = threads.into_iter().filter(|&t| t < auto.threads).collect();
             moves.extend(wave_moves(device, kernel, &fewer, useful));
         }

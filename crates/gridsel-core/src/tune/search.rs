@@ -355,6 +355,48 @@ impl Params {
         ..Self::WARM
     };
 
+    /// [`Self::SESSION_WARM`] sized to the `warm_launches` a tuning session
+    /// gives the search (its launches per run but the first, times the
+    /// session's tuning runs): the most candidates, at most sixteen, and
+    /// then the most repeats, at most two, whose screening, halving,
+    /// re-measure of the leader and settling launch (`session_launches`)
+    /// fit. Those assume the medians keep their order; noise that reorders
+    /// them draws more survivors into a round, so the budget is what ends
+    /// the plan in time whatever the samples: the exploring launches that
+    /// fit besides `auto`'s own, which are free and at most
+    /// `auto_samples`, and the launch that settles (at most sixteen's 64).
+    ///
+    /// Sixteen candidates at two repeats take up to 48 launches (16
+    /// screened, 8, 4 and 2 survivors given two more each: 44; the leader
+    /// of one sample measured to four: 3; the launch that settles: 1), and
+    /// `auto`'s grid up to 7 of them, so from 72 warm launches (a kernel
+    /// launched 25 times or more per run, three runs) the plan is
+    /// [`Self::SESSION_WARM`]; at 64, its budget is 56. At 40 (five runs of
+    /// nine launches) it is sixteen at one repeat (30, 3 and 1), budget 35.
+    /// At 12 (three runs of a kernel launched five times) it is four at one
+    /// repeat: 4 screened, the two best once more (2), a re-measure of up to
+    /// five launches (the leader from one sample to four, a finalist from
+    /// two) and the launch that settles: 12; budget 7. SESSION_WARM's plan
+    /// there needed 50-64 launches and was still exploring when the session
+    /// ended (bench/results/h100/NOTES.md §33). Below 9 launches no plan
+    /// fits: auto's grid and one other are screened, within a budget of
+    /// what is left, at least one.
+    pub fn session_warm(warm_launches: u32) -> Params {
+        let most = Self::SESSION_WARM;
+        let (candidates, repeats) = (2..=most.candidates)
+            .rev()
+            .flat_map(|c| (1..=most.repeats).rev().map(move |r| (c, r)))
+            .find(|&(c, r)| session_launches(c, r, most.confirm) <= warm_launches)
+            .unwrap_or((2, 1));
+        let auto = auto_samples(candidates, repeats, most.confirm);
+        Params {
+            budget: warm_launches.saturating_sub(auto + 1).clamp(1, most.budget),
+            candidates,
+            repeats,
+            ..most
+        }
+    }
+
     /// The online plan of `kind` (what a store's reader explains).
     pub fn of(kind: Kind) -> Params {
         Self::for_search(kind, Exploring::Bounded)
@@ -365,9 +407,57 @@ impl Params {
         match (kind, exploring) {
             (Kind::Cold, _) => Self::COLD,
             (Kind::Warm, Exploring::Bounded) => Self::WARM,
-            (Kind::Warm, Exploring::Unbounded) => Self::SESSION_WARM,
+            (
+                Kind::Warm,
+                Exploring::Unbounded {
+                    warm_launches: None,
+                },
+            ) => Self::SESSION_WARM,
+            (
+                Kind::Warm,
+                Exploring::Unbounded {
+                    warm_launches: Some(w),
+                },
+            ) => Self::session_warm(w),
         }
     }
+}
+
+/// The halving rounds of a plan of `candidates`, and the survivors they
+/// give more samples to, over all rounds, when the medians keep their order.
+fn halving(candidates: usize) -> (u32, u32) {
+    let (mut survivors, mut rounds, mut measured) = (candidates, 0, 0);
+    while kept(survivors) > 1 {
+        survivors = kept(survivors);
+        rounds += 1;
+        measured += survivors as u32;
+    }
+    (rounds, measured)
+}
+
+/// The warm launches a plan of `candidates` screened and halved with
+/// `repeats` samples per survivor and round takes at most to settle, when
+/// none is dropped, no leader is clear early and the medians keep their
+/// order: one launch per candidate screened, `repeats` per survivor of
+/// each halving round, the re-measure `confirm` asks before settling (the
+/// leader, which may have been dropped after its first sample, and the
+/// fastest, a finalist, each brought to the confirm's samples), and one
+/// more: the launch that finds the plan done marks the search settled, and
+/// production reads only settled ones.
+fn session_launches(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
+    let (rounds, measured) = halving(candidates);
+    let wanted = confirm.samples() as u32;
+    let finalist = 1 + repeats * rounds;
+    candidates as u32 + repeats * measured + (wanted - 1) + wanted.saturating_sub(finalist) + 1
+}
+
+/// The most samples one candidate gets in such a plan, however the medians
+/// fall: a halving round measures a candidate only up to the round's
+/// target, and the re-measure up to the confirm's samples. So `auto`'s
+/// launches, which the budget does not count, are at most this many.
+fn auto_samples(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
+    let (rounds, _) = halving(candidates);
+    (confirm.samples() as u32).max(1 + repeats * rounds)
 }
 
 /// How freely a search may explore: what decides its plan
@@ -380,7 +470,38 @@ pub enum Exploring {
     Bounded,
     /// In a tuning session (`gridsel tune`, `GRIDSEL_TUNE_OVERHEAD=off`):
     /// the user asked for exploring, so a search may measure more grids.
-    Unbounded,
+    /// `warm_launches`: the warm launches the session will give the search,
+    /// which size its warm plan ([`Params::session_warm`]); `None` where
+    /// unknown (exploring unbounded outside `gridsel tune`, or a search's
+    /// first run, before its launches per run are known), which is
+    /// [`Params::SESSION_WARM`].
+    Unbounded { warm_launches: Option<u32> },
+}
+
+impl Exploring {
+    /// A session's plan without a known number of warm launches.
+    pub const UNBOUNDED: Self = Self::Unbounded {
+        warm_launches: None,
+    };
+
+    /// How freely a search may explore in a tuning session of
+    /// `session_runs` tuning runs (`None`: not known), for a search whose
+    /// store record saw `launches_per_run` (0: no record). Every run's
+    /// first launch is cold, so a run gives the search one warm launch
+    /// less than it launches the kernel.
+    pub fn in_session(session_runs: Option<u32>, launches_per_run: u32) -> Self {
+        let per_run = launches_per_run.saturating_sub(1);
+        Self::Unbounded {
+            warm_launches: session_runs
+                .filter(|_| per_run > 0)
+                .map(|runs| per_run.saturating_mul(runs)),
+        }
+    }
+
+    /// Whether the user asked for exploring: a tuning session.
+    pub fn unbounded(self) -> bool {
+        matches!(self, Self::Unbounded { .. })
+    }
 }
 
 /// Survivors kept out of `m` (IterML's cut ratio 0.5; fewer than `m` when
@@ -955,7 +1076,7 @@ mod tests {
         let online = measured(10, Kind::Warm, &samples);
         assert_eq!(online.step(Kind::Warm, 0), Step::Settled(0));
         let mut session = Search {
-            exploring: Exploring::Unbounded,
+            exploring: Exploring::UNBOUNDED,
             ..online
         };
         let mut leader_samples = 0;
@@ -969,6 +1090,96 @@ mod tests {
             "paired up to four samples each: {leader_samples}"
         );
         assert_eq!(session.step(Kind::Warm, 0), Step::Settled(3));
+    }
+
+    /// A session's warm plan fits the warm launches the session gives the
+    /// search (the arithmetic of [`Params::session_warm`]), and is
+    /// SESSION_WARM's from 64: a kernel launched 50 times per run in three
+    /// runs, or in a search's first run, when its launches per run are not
+    /// known yet. Online plans and the cold one do not change.
+    #[test]
+    fn a_sessions_warm_plan_fits_the_launches_its_runs_give() {
+        let plan =
+            |runs, per_run| Params::for_search(Kind::Warm, Exploring::in_session(runs, per_run));
+        let shape = |p: Params| (p.candidates, p.repeats, p.budget);
+        let confirm = Params::SESSION_WARM.confirm;
+        assert_eq!(shape(plan(Some(3), 5)), (4, 1, 7));
+        assert_eq!(session_launches(4, 1, confirm), 12);
+        assert_eq!(session_launches(4, 2, confirm), 13);
+        assert_eq!(auto_samples(4, 1, confirm), 4);
+        assert_eq!(shape(Params::session_warm(40)), (16, 1, 35));
+        assert_eq!(session_launches(16, 1, confirm), 34);
+        assert_eq!(session_launches(16, 2, confirm), 48);
+        assert_eq!(auto_samples(16, 2, confirm), 7);
+        assert_eq!(shape(Params::session_warm(64)), (16, 2, 56));
+        assert_eq!(shape(Params::session_warm(9)), (2, 2, 4));
+        assert_eq!(shape(Params::session_warm(8)), (2, 1, 3));
+        assert_eq!(shape(Params::session_warm(3)), (2, 1, 1));
+        assert_eq!(plan(Some(3), 50), Params::SESSION_WARM);
+        assert_eq!(Params::session_warm(72), Params::SESSION_WARM);
+        assert_eq!(plan(Some(3), 0), Params::SESSION_WARM, "first run");
+        assert_eq!(plan(None, 5), Params::SESSION_WARM, "outside a session");
+        let mut previous = 0;
+        for w in 1..=200 {
+            let p = Params::session_warm(w);
+            assert!(p.candidates >= previous && p.budget <= w.min(64), "{w}");
+            if w >= 9 {
+                let auto = auto_samples(p.candidates, p.repeats, p.confirm);
+                assert!(
+                    session_launches(p.candidates, p.repeats, p.confirm) <= w,
+                    "{w}"
+                );
+                assert!(p.budget + auto < w, "{w}");
+            }
+            previous = p.candidates;
+        }
+        for kind in [Kind::Cold, Kind::Warm] {
+            assert_eq!(
+                Params::of(kind),
+                Params::for_search(kind, Exploring::Bounded)
+            );
+        }
+        assert_eq!(plan(Some(3), 5).confirm, Params::SESSION_WARM.confirm);
+        assert_eq!(
+            Params::for_search(Kind::Cold, Exploring::in_session(Some(3), 5)),
+            Params::COLD
+        );
+    }
+
+    /// Twelve warm launches: the plan for twelve settles within them (the
+    /// twelfth launch at the latest finds it settled), SESSION_WARM's does
+    /// not; also when noise reorders the medians launch by launch, as it
+    /// did on the host in `gridsel tune --runs 3` of a kernel launched five
+    /// times per run (these times, in ns, by candidate and sample): every
+    /// candidate got its second sample in the halving round that wanted
+    /// two of them, and the leader and the fastest were then measured in
+    /// pairs to four, which took the twelve. The budget settles it.
+    #[test]
+    fn a_search_given_twelve_warm_launches_settles_within_them_whatever_the_times() {
+        let explores = |exploring, time: &dyn Fn(usize, usize) -> u64| {
+            let mut s = Search {
+                exploring,
+                ..Search::new(moves(20))
+            };
+            let mut launches = 0;
+            while let Step::Explore(i) = s.step(Kind::Warm, launches) {
+                s.record(i, Kind::Warm, time(i, s.samples[i].warm.len()), true);
+                launches += 1;
+            }
+            launches
+        };
+        let twelve = Exploring::in_session(Some(3), 5);
+        let apart = |i: usize, _| 1000 + 30 * (i as u64 % 5);
+        assert!(explores(twelve, &apart) <= 11);
+        assert!(explores(Exploring::UNBOUNDED, &apart) > 11);
+        let host = [
+            [37_240, 31_955, 4_582, 4_197],
+            [32_266, 32_448, 30_000, 30_000],
+            [31_555, 38_823, 30_000, 30_000],
+            [31_148, 32_208, 14_753, 4_291],
+        ];
+        let reordered = |i: usize, k: usize| host.get(i).map_or(40_000, |t| t[k.min(3)]);
+        assert!(explores(twelve, &reordered) <= 11);
     }
 
     #[test]

@@ -470,8 +470,8 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     let k = kernel(ExecMode::Spmd, false);
     let long = LaunchDesc::open(1 << 20);
     let online = candidates(&d, &k, &long, &[], Exploring::Bounded, |_| true);
-    let session = candidates(&d, &k, &long, &[], Exploring::Unbounded, |_| true);
-    assert_eq!(session.exploring, Exploring::Unbounded);
+    let session = candidates(&d, &k, &long, &[], Exploring::UNBOUNDED, |_| true);
+    assert_eq!(session.exploring, Exploring::UNBOUNDED);
     assert_eq!(session.list[..4], online.list[..4]);
     let plan = search::Params::SESSION_WARM.candidates;
     let first: Vec<Geometry> = session.list[..plan].iter().map(|&(_, g)| g).collect();
@@ -501,7 +501,7 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     assert!(session.cost.iter().all(|&c| c <= PRUNE_ABOVE));
     let short = LaunchDesc::open(512);
     assert_eq!(
-        candidates(&d, &k, &short, &[], Exploring::Unbounded, |_| true).list,
+        candidates(&d, &k, &short, &[], Exploring::UNBOUNDED, |_| true).list,
         candidates(&d, &k, &short, &[], Exploring::Bounded, |_| true).list
     );
 }

@@ -440,7 +440,11 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     // to six more where host launch times make them disagree.
     let lines = progress(&run, "sh").len();
     let pairs = (lines - 2) / 2;
-    assert!((3..=9).contains(&pairs) && lines % 2 == 0, "{}", run.stderr);
+    assert!(
+        (3..=9).contains(&pairs) && lines.is_multiple_of(2),
+        "{}",
+        run.stderr
+    );
     let said = format!("confirmation: {pairs} pairs, the runs reading the store faster in ");
     assert!(run.stdout.contains(&said), "{}", run.stdout);
     let default = xdg.join("gridsel/tune.json");

@@ -380,7 +380,8 @@ impl Params {
     /// there needed 50-64 launches and was still exploring when the session
     /// ended (bench/results/h100/NOTES.md §33). Below 9 launches no plan
     /// fits: auto's grid and one other are screened, within a budget of
-    /// what is left, at least one.
+    /// what is left, at least one; a session leaves such a search's plan
+    /// unsized instead ([`Exploring::in_session`]).
     pub fn session_warm(warm_launches: u32) -> Params {
         let most = Self::SESSION_WARM;
         let (candidates, repeats) = (2..=most.candidates)
@@ -489,12 +490,19 @@ impl Exploring {
     /// store record saw `launches_per_run` (0: no record). Every run's
     /// first launch is cold, so a run gives the search one warm launch
     /// less than it launches the kernel.
+    ///
+    /// Fewer warm launches than the smallest plan takes (`auto`'s grid and
+    /// one other, [`session_launches`]) leave the plan unsized: a sized one
+    /// would settle on `auto`'s grid before any other could take the lead
+    /// (two samples), and the store would keep that settled search from
+    /// online `tune` for good; unsized, it stays exploring.
     pub fn in_session(session_runs: Option<u32>, launches_per_run: u32) -> Self {
         let per_run = launches_per_run.saturating_sub(1);
+        let smallest = session_launches(2, 1, Params::SESSION_WARM.confirm);
         Self::Unbounded {
             warm_launches: session_runs
-                .filter(|_| per_run > 0)
-                .map(|runs| per_run.saturating_mul(runs)),
+                .map(|runs| per_run.saturating_mul(runs))
+                .filter(|&w| w >= smallest),
         }
     }
 
@@ -1116,6 +1124,12 @@ mod tests {
         assert_eq!(shape(Params::session_warm(8)), (2, 1, 3));
         assert_eq!(shape(Params::session_warm(3)), (2, 1, 1));
         assert_eq!(plan(Some(3), 50), Params::SESSION_WARM);
+        // Below the smallest plan's 9 warm launches the plan stays unsized:
+        // sized, it would settle on auto's grid before another could lead.
+        assert_eq!(session_launches(2, 1, confirm), 9);
+        assert_eq!(plan(Some(3), 4), Params::session_warm(9));
+        assert_eq!(plan(Some(2), 5), Params::SESSION_WARM);
+        assert_eq!(plan(Some(3), 3), Params::SESSION_WARM);
         assert_eq!(Params::session_warm(72), Params::SESSION_WARM);
         assert_eq!(plan(Some(3), 0), Params::SESSION_WARM, "first run");
         assert_eq!(plan(None, 5), Params::SESSION_WARM, "outside a session");

@@ -114,7 +114,10 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                 ),
                 e => format!("{shown}: {e}; nothing cleared"),
             })?;
-            println!("{shown}: {removed} searches cleared");
+            println!(
+                "{shown}: {} cleared",
+                crate::compare::report::counted(removed, "search", "searches")
+            );
         }
     }
     Ok(())
@@ -153,7 +156,7 @@ impl Verdict {
             Some(p) => ("pinned", p),
             None => {
                 let leader = search.candidates.get(search.leader(kind)).copied();
-                let state = if search.finished(kind) {
+                let state = if search.settled(kind) {
                     "settled"
                 } else {
                     "exploring"

@@ -338,6 +338,15 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
         4096,
         &[(Candidate::Auto, 700)],
     ));
+    // Past the online plan's 40 exploring launches, but no process marked
+    // it settled: production does not read it, so it is still exploring.
+    let mut u = update(
+        "__omp_offloading_fe00_1_main_l7",
+        1 << 20,
+        &[(Candidate::Auto, 800)],
+    );
+    u.explored = [0, 45];
+    table.apply(&u);
     let pinned = Candidate::Grid(Geometry::new(32, 32));
     let mut u = update("__omp_offloading_fe00_1_other_l9", 1000, &[]);
     u.pinned = Some(pinned);
@@ -357,7 +366,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
         lines[0],
         "kernel,device,sm_arch,build,llvm,trip_min,trip_max,state,candidate,median_ns,samples,kind,runs,explored"
     );
-    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines.len(), 5, "{out}");
     // A candidate holds a comma, so it is quoted: every row has the
     // header's 14 fields.
     assert!(
@@ -380,6 +389,12 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert!(
         lines.iter().any(|l| l
             .contains("_other_l9,H100,90,0123456789abcdef,19,1000,1000,pinned,\"grid:32,32\",")),
+        "{out}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(
+            "_main_l7,H100,90,0123456789abcdef,19,1048576,1048576,exploring,auto,800,1,Warm,1,45"
+        )),
         "{out}"
     );
 
@@ -410,7 +425,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
         &["cache", "--path", file, "clear", "--kernel", "_main_l7"],
         &[],
     );
-    assert!(ok && out.contains("2 searches cleared"), "{out}{err}");
+    assert!(ok && out.contains("3 searches cleared"), "{out}{err}");
     assert!(
         !files::journal_path(&path).exists(),
         "merged into the store"
@@ -419,7 +434,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert_eq!(out.lines().count(), 2, "{out}");
     assert!(out.contains("_other_l9"), "{out}");
     let (ok, out, _) = gridsel_env(&["cache", "--path", file, "clear"], &[]);
-    assert!(ok && out.contains("1 searches cleared"), "{out}");
+    assert!(ok && out.contains("1 search cleared"), "{out}");
     let (_, out, _) = gridsel_env(&["cache", "--path", file, "list"], &[]);
     assert_eq!(out.lines().count(), 1, "{out}");
 

@@ -42,14 +42,15 @@ fn tune(out: &Path, store: &Path, args: &[&str], command: &[&str]) -> Run {
     gridsel(&all, &[])
 }
 
-/// The searches in the store at `path` as (kernel, settled).
+/// The searches in the store at `path` as (kernel, marked settled in its
+/// kind: what production runs read).
 fn searches(path: &Path) -> Vec<(String, bool)> {
     let contents = gridsel_host::files::load_cache(path).unwrap();
     assert!(contents.dropped.is_empty(), "{:?}", contents.dropped);
     contents
         .table
         .records()
-        .map(|r| (r.key.kernel.clone(), r.search.finished(r.kind())))
+        .map(|r| (r.key.kernel.clone(), r.search.settled(r.kind())))
         .collect()
 }
 
@@ -255,18 +256,6 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     assert_eq!(svg.matches("class=\"bar\"").count(), 1, "{svg}");
 }
 
-/// Whether each search in the store at `path` is marked settled in its
-/// kind, which is what production runs read.
-fn settled_flags(path: &Path) -> Vec<bool> {
-    let contents = gridsel_host::files::load_cache(path).unwrap();
-    assert!(contents.dropped.is_empty(), "{:?}", contents.dropped);
-    contents
-        .table
-        .records()
-        .map(|r| r.search.settled(r.kind()))
-        .collect()
-}
-
 /// A kernel launched five times per run gives a session four warm
 /// launches per tuning run. One run is not enough to settle its search: the
 /// session says so on stderr and in kernels.csv, where it learned nothing
@@ -294,7 +283,11 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
     };
 
     let (out, run) = session("1");
-    assert_eq!(settled_flags(&out.join("store.json")), [false]);
+    let settled = |out: &Path| -> Vec<bool> {
+        let searches = searches(&out.join("store.json"));
+        searches.into_iter().map(|(_, settled)| settled).collect()
+    };
+    assert_eq!(settled(&out), [false]);
     let lines = progress(&run, "sh");
     assert!(
         lines.contains(
@@ -312,12 +305,7 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
     );
 
     let (out, run) = session("3");
-    assert_eq!(
-        settled_flags(&out.join("store.json")),
-        [true],
-        "{}",
-        run.stderr
-    );
+    assert_eq!(settled(&out), [true], "{}", run.stderr);
     let lines = progress(&run, "sh");
     let tuning: Vec<&&str> = lines
         .iter()

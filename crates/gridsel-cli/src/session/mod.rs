@@ -358,7 +358,7 @@ impl Runner<'_> {
             read_profile(&run, &mut session.kernels, |_| {});
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
-                if r.pinned.is_some() || r.search.finished(r.kind()) {
+                if r.pinned.is_some() || r.search.settled(r.kind()) {
                     let key = (r.key.kernel.clone(), r.key.class);
                     session.settled_after.entry(key).or_insert(i);
                 }

@@ -204,7 +204,8 @@ def cases(procs):
     others), and the grid each production variant used (its most frequent; the launches of
     learned and best labelled `learned` count apart, so a run that found nothing in the store is
     seen). The best set's samples are kept apart ("best_set"), not pooled into its grids': they
-    time those grids launched together, against each grid's time in its own runs; "best"
+    time those grids launched together, against each grid's time in its own runs; only its
+    launches labelled `learned` count (a launch that found no pinned grid ran auto's); "best"
     is the fastest grid with at least two samples (of equal times, the fewest threads, then
     blocks)."""
     counts = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -225,7 +226,10 @@ def cases(procs):
             seen[c] += 1
             once = out[c]["launches"] == 1
             if first == once:
-                (out[c]["best_set"] if src == "best" else out[c]["samples"][g]).append(ns)
+                if src != "best":
+                    out[c]["samples"][g].append(ns)
+                elif label == "learned":  # the pinned grid took effect, not auto's fallback
+                    out[c]["best_set"].append(ns)
             if src != "panel":
                 out[c]["grids"][src][g] += 1
                 if src in STORE_VARIANTS:
@@ -243,7 +247,9 @@ def cases(procs):
 
 
 def best_set(procs, device, sm_arch):
-    """The best set: per case, the grid `cases` finds fastest for it (the Kernels table's best),
+    """The best set: per case, the grid `cases` finds fastest for it in the panel runs (the script
+    writes it before the production rounds; the report's per-kernel best pools their launches too,
+    so it may name another grid),
     as rows of `gridsel-research cache-entries` (CACHE_COLUMNS), which writes them as a store
     pinning each kernel's grid at its trip count's class on `device` (named as gridsel's driver
     names it), for every build."""
@@ -619,12 +625,14 @@ def report(folder, sweep=None):
                      "the per-kernel best | - | " + ", ".join(
                          f"{pct(share)} ({what}, {n} kernels)" for what, (share, n) in
                          (("repeated kernels", shares["repeated"]), ("once-per-run", shares["once"]))) + " |")
-        vs = {p: b["variants"]["learned"] / b["variants"]["best"] for p, b in sorted(whole.items())
-              if p in tuned and b["variants"].get("learned") and b["variants"].get("best")}
-        lines.append("| learned vs the best set, program GPU time (median-sum, median over rounds), geomean "
-                     f"over programs | - | {change(geomean(vs.values()))}"
-                     + (": " + ", ".join(f"{p} {change(x)}" for p, x in vs.items()) if vs else "") + " |")
-        lines += ["", "The best set is every kernel's fastest grid of the panel (the Kernels table's best grid), "
+        vs = {p: median_interval(xs) for p, xs in sorted(paired_ratios(
+            run_totals(procs, "median-sum"), "learned", base="best").items()) if p in tuned}
+        lines.append("| learned vs the best set, program GPU time (median-sum): per program the median "
+                     f"paired ratio over rounds [{100 * LEVEL:.0f} % interval], geomean of the medians | - | "
+                     f"{change(geomean([m for m, _, _ in vs.values()]))}"
+                     + (": " + ", ".join(f"{p} {interval_cell((stat, len(vs)))}"
+                                         for p, stat in vs.items()) if vs else "") + " |")
+        lines += ["", "The best set is every kernel's fastest grid of the panel runs (best-set.csv), "
                   "pinned in one store and launched together in production runs (auto reading it; its "
                   "launches profiled `learned` took a pinned grid). The per-kernel best takes each kernel's "
                   "grid from another run; in a time-stepping code a kernel's time depends on what its "

@@ -78,7 +78,7 @@ pub struct Args {
     /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
     /// several times per run settles within them, measuring as many grids
     /// as its launches in them can settle (4 at 5 launches per run, 16
-    /// from 25); fewer runs leave searches of kernels launched once per
+    /// from 13, at 3 runs); fewer runs leave searches of kernels launched once per
     /// run exploring. A session stops early once every search of the
     /// program's kernels has settled.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]

@@ -491,6 +491,12 @@ impl Exploring {
     /// first launch is cold, so a run gives the search one warm launch
     /// less than it launches the kernel.
     ///
+    /// `launches_per_run` is the most one process made (the store keeps
+    /// the maximum): where an earlier process of the store launched the
+    /// kernel more often than the session's runs do, the plan is sized too
+    /// large, and the search may end the session still exploring, which
+    /// the session says; production then keeps `auto`'s grid for it.
+    ///
     /// Fewer warm launches than the smallest plan takes (`auto`'s grid and
     /// one other, [`session_launches`]) leave the plan unsized: a sized one
     /// would settle on `auto`'s grid before any other could take the lead

@@ -519,7 +519,7 @@ fn autos_grid_is_the_first_candidate_however_long_the_loop() {
     for trip in [1u64 << 20, 1 << 25, 1 << 30, 1 << 31] {
         let launch = LaunchDesc::open(trip);
         let auto = resolve(Candidate::Auto, &d, &k, &launch).unwrap();
-        for exploring in [Exploring::Bounded, Exploring::Unbounded] {
+        for exploring in [Exploring::Bounded, Exploring::UNBOUNDED] {
             let list = candidates(&d, &k, &launch, &[], exploring, |_| true).list;
             assert_eq!(list[0], (Candidate::Auto, auto), "{trip}: {list:?}");
         }

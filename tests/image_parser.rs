@@ -174,7 +174,7 @@ fn offload_binary_unwraps_to_the_cubin() {
 #[test]
 fn two_offload_binaries_back_to_back() {
     let mut two = OFFLOAD.to_vec();
-    while two.len() % 8 != 0 {
+    while !two.len().is_multiple_of(8) {
         two.push(0);
     }
     two.extend_from_slice(&[0; 8]);

@@ -179,7 +179,7 @@ unsafe fn read_entries(begin: *const u8, end: *const u8) -> Result<Vec<(usize, S
         return Ok(Vec::new());
     }
     // Both layouts hold pointers: a table the compiler emitted is aligned.
-    if len < 8 || (begin as usize) % align_of::<u64>() != 0 {
+    if len < 8 || !(begin as usize).is_multiple_of(align_of::<u64>()) {
         return Err(AbiError::BadRange("offload entry table"));
     }
     // SAFETY: at least 8 readable bytes; the first field is a u64 or a pointer.

@@ -280,7 +280,7 @@ impl Limit {
     fn check(&self) -> Result<(), DeviceError> {
         let v = self.value;
         if (self.min..=self.max).contains(&v)
-            && v % self.step == 0
+            && v.is_multiple_of(self.step)
             && (!self.power_of_two || v.is_power_of_two())
         {
             return Ok(());

@@ -38,7 +38,7 @@ pub(super) struct Aligned<'a> {
 
 impl<'a> Aligned<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        if (bytes.as_ptr() as usize) % 8 == 0 {
+        if (bytes.as_ptr() as usize).is_multiple_of(8) {
             return Self {
                 buf: Cow::Borrowed(bytes),
                 start: 0,

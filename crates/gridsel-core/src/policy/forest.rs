@@ -27,7 +27,7 @@ use std::sync::Arc;
 /// space's (bench/results/h100/NOTES.md §7).
 pub fn searched_threads(device: &DeviceDesc, threads: u32) -> bool {
     let warp = device.warp_size.max(1);
-    threads <= 4 * warp || (threads % warp == 0 && (threads / warp).is_power_of_two())
+    threads <= 4 * warp || (threads.is_multiple_of(warp) && (threads / warp).is_power_of_two())
 }
 
 /// The grid's columns the forest searches, threads ascending.

@@ -326,8 +326,8 @@ impl Learner {
                     self.settled_launches = self.settled_launches.saturating_add(1);
                     let n = self.settled_launches;
                     let recheck = match rank {
-                        Kind::Warm => n % RECHECK_EVERY == 0,
-                        Kind::Cold => (self.stored_runs + 1) % RECHECK_RUNS == 0,
+                        Kind::Warm => n.is_multiple_of(RECHECK_EVERY),
+                        Kind::Cold => (self.stored_runs + 1).is_multiple_of(RECHECK_RUNS),
                     };
                     // The runner-up is worked out only for a re-check: the
                     // settled launch path is a counter and a cached grid.

@@ -35,7 +35,8 @@ use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
 use gridsel_core::tune::store::{Record, Table, class};
 use gridsel_host::config::{
-    self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
+    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
+    ENV_TUNE_SESSION_RUNS,
 };
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -118,6 +119,9 @@ pub enum RunKind {
     ConfirmAuto,
     /// A confirmation run under `auto` reading the scratch store.
     ConfirmLearned,
+    /// A confirmation run under `auto` reading the scratch store, its
+    /// launches alternating between the learned grids and auto's.
+    ConfirmAlternating,
 }
 
 impl RunKind {
@@ -128,6 +132,7 @@ impl RunKind {
             Self::Tuning => "tuning",
             Self::ConfirmAuto => "confirm-auto",
             Self::ConfirmLearned => "confirm-learned",
+            Self::ConfirmAlternating => "confirm-alternating",
         }
     }
 }
@@ -170,6 +175,14 @@ impl ProgramSession {
         self.runs
             .iter()
             .find_map(|r| r.verified.as_ref().err().map(|why| (r, why.as_str())))
+    }
+
+    /// Whether the confirmation ran alternating runs rather than pairs of
+    /// runs.
+    pub fn alternating(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.kind == RunKind::ConfirmAlternating)
     }
 
     /// What the store gets of the search `record`: only what the
@@ -332,7 +345,11 @@ impl Runner<'_> {
             session.runs.push(before);
             return Ok(session);
         };
+        let mut per_run: BTreeMap<confirm::SearchKey, usize> = BTreeMap::new();
         read_profile(&before, &mut session.kernels, |l| {
+            *per_run
+                .entry((l.kernel.to_string(), class(l.trip_count)))
+                .or_default() += 1;
             samples.add_launch(BEFORE, l)
         });
         samples.add_wall(BEFORE, before.wall_s);
@@ -380,10 +397,19 @@ impl Runner<'_> {
             }
         }
 
-        // The pairs take turns at running first, so that neither side is
-        // always the one after a warm-up; past the pairs asked, one more
-        // while they disagree.
+        // Where every search the learned set changes is launched often
+        // enough, a pair is one run alternating between the two sets;
+        // otherwise two runs, taking turns at running first, so that
+        // neither side is always the one after a warm-up. Past the pairs
+        // asked, one more while they disagree.
+        let changed = store::changed(self.scratch, &session.kernels)?;
+        let alternating = confirm::can_alternate(changed.iter(), &per_run);
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
+        let alternate = [
+            (ENV_POLICY, OsStr::new("auto")),
+            (ENV_CACHE, scratch),
+            (ENV_LEARNED_ALTERNATE, OsStr::new("on")),
+        ];
         let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pairs = Vec::new();
         let looks = confirm::Looks {
@@ -395,14 +421,16 @@ impl Runner<'_> {
                 break;
             }
             let mut pair = confirm::Pair::default();
-            let mut order = [RunKind::ConfirmAuto, RunKind::ConfirmLearned];
-            if i % 2 == 0 {
-                order.reverse();
-            }
-            for kind in order {
-                let (settings, policy, side) = match kind {
-                    RunKind::ConfirmAuto => (&untuned, BEFORE, &mut pair.auto),
-                    _ => (&learned, AFTER, &mut pair.learned),
+            let order = match (alternating, i % 2) {
+                (true, _) => &[RunKind::ConfirmAlternating][..],
+                (false, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
+                (false, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
+            };
+            for &kind in order {
+                let settings: &[(&str, &OsStr)] = match kind {
+                    RunKind::ConfirmAuto => &untuned,
+                    RunKind::ConfirmLearned => &learned,
+                    _ => &alternate,
                 };
                 let stem = format!("{}-{i:0digits$}", kind.name());
                 let (run, output) = self.run(
@@ -419,8 +447,27 @@ impl Runner<'_> {
                     session.result = samples.finish();
                     return Ok(session);
                 }
-                *side = run_times(&run, &mut session.kernels, &mut samples, policy);
-                samples.add_wall(policy, run.wall_s);
+                let kernels = &mut session.kernels;
+                match kind {
+                    RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
+                        let (policy, side) = match kind {
+                            RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
+                            _ => (AFTER, &mut pair.learned),
+                        };
+                        samples.add_wall(policy, run.wall_s);
+                        *side =
+                            read_launches(&run, kernels, &mut samples, |_| Some(policy)).times();
+                    }
+                    // An alternating run's wall time is of both sets:
+                    // neither side's.
+                    _ => {
+                        let side = |j| match confirm::alternating_side(j)? {
+                            confirm::Side::Auto => Some(BEFORE),
+                            confirm::Side::Learned => Some(AFTER),
+                        };
+                        pair = read_launches(&run, kernels, &mut samples, side).alternating();
+                    }
+                }
                 session.runs.push(run);
             }
             pairs.push(pair);
@@ -464,17 +511,21 @@ impl Runner<'_> {
         let label = match kind {
             RunKind::Before => "before".to_string(),
             RunKind::Tuning => format!("tuning run {index}/{}", self.tuning_runs),
-            RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
-                let side = if kind == RunKind::ConfirmAuto {
-                    "auto"
-                } else {
-                    "learned"
+            RunKind::ConfirmAuto | RunKind::ConfirmLearned | RunKind::ConfirmAlternating => {
+                let side = match kind {
+                    RunKind::ConfirmAuto => "auto",
+                    RunKind::ConfirmLearned => "learned",
+                    _ => "learned and auto alternating",
                 };
                 if index <= self.confirm_pairs {
                     format!("confirmation {index}/{}, {side}", self.confirm_pairs)
                 } else {
                     let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
-                    format!("confirmation {index} (more pairs, up to {most}), {side}")
+                    let more = match kind {
+                        RunKind::ConfirmAlternating => "runs",
+                        _ => "pairs",
+                    };
+                    format!("confirmation {index} (more {more}, up to {most}), {side}")
                 }
             }
         };
@@ -491,44 +542,26 @@ impl Runner<'_> {
     }
 }
 
-/// A confirmation run's launches: into `samples` under `policy`, and per
-/// search (kernel and trip-count class) its most launched grid, median
-/// time and launches, for the decision.
-fn run_times(
+/// A confirmation run's launches, per search in the profile's order, which
+/// is launch order: a launch's row is written when it returns, and a
+/// program's host thread waits for a launch (without `nowait`) before the
+/// next. Each launch goes into `samples` under the policy `policy(j)` gives
+/// its place `j` among its search's launches (`None`: into none).
+fn read_launches(
     run: &SessionRun,
     kernels: &mut BTreeSet<String>,
     samples: &mut Samples,
-    policy: usize,
-) -> confirm::RunTimes {
-    let mut launches: BTreeMap<confirm::SearchKey, (BTreeMap<confirm::Grid, usize>, Vec<f64>)> =
-        BTreeMap::new();
-    let mut total_ns = 0.0;
+    policy: impl Fn(usize) -> Option<usize>,
+) -> confirm::Launches {
+    let mut launches = confirm::Launches::default();
     read_profile(run, kernels, |l| {
         let key = (l.kernel.to_string(), class(l.trip_count));
-        let (grids, ns) = launches.entry(key).or_default();
-        *grids.entry((l.blocks, l.threads)).or_default() += 1;
-        ns.push(l.ns as f64);
-        total_ns += l.ns as f64;
-        samples.add_launch(policy, l);
+        let j = launches.add(key, (l.blocks, l.threads), l.ns as f64);
+        if let Some(policy) = policy(j) {
+            samples.add_launch(policy, l);
+        }
     });
-    let searches = launches
-        .into_iter()
-        .map(|(key, (grids, ns))| {
-            let (grid, _) = grids
-                .into_iter()
-                .max_by_key(|&(grid, n)| (n, std::cmp::Reverse(grid)))
-                .expect("a search seen has a launch");
-            let launches = ns.len();
-            let median_ns = confirm::median(ns.into_iter()).expect("a search seen has a launch");
-            let launched = confirm::Launched {
-                grid,
-                median_ns,
-                launches,
-            };
-            (key, launched)
-        })
-        .collect();
-    confirm::RunTimes { searches, total_ns }
+    launches
 }
 
 /// Hands each launch of a run's profile to `each` and adds its kernel to

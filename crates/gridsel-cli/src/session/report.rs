@@ -131,11 +131,22 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         return Vec::new();
     };
     let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{:.1} %", r * 100.0));
+    let (runs, learned) = if session.alternating() {
+        (
+            counted(verdict.pairs, "alternating run", "alternating runs"),
+            "the learned grids' launches (each search's odd launches) faster than auto's (its \
+             even ones, the first left out)",
+        )
+    } else {
+        (
+            counted(verdict.pairs, "pair", "pairs"),
+            "the runs reading the store faster",
+        )
+    };
     let mut lines = vec![format!(
-        "confirmation: {}, the runs reading the store faster in {}; their GPU time against \
+        "confirmation: {runs}, {learned} in {}; their GPU time against \
          auto's in the median pair: {} as the sum over kernels of median launch time x launches \
          (decided on: one slow launch does not move it), {} as the sum of every launch",
-        counted(verdict.pairs, "pair", "pairs"),
         verdict.faster_pairs,
         ratio(verdict.gpu_ratio),
         ratio(verdict.plain_ratio),
@@ -283,7 +294,11 @@ fn wall_cells(session: &ProgramSession) -> Vec<String> {
         ]
     };
     let [tuning_runs, tuning_wall] = spent(&[RunKind::Tuning]);
-    let [confirm_runs, confirm_wall] = spent(&[RunKind::ConfirmAuto, RunKind::ConfirmLearned]);
+    let [confirm_runs, confirm_wall] = spent(&[
+        RunKind::ConfirmAuto,
+        RunKind::ConfirmLearned,
+        RunKind::ConfirmAlternating,
+    ]);
     vec![
         show(walls[BEFORE].map(|w| w.median)),
         show(walls[AFTER].map(|w| w.median)),
@@ -327,7 +342,8 @@ fn kept_cell(action: confirm::Action) -> &'static str {
 /// kernels.csv: a row per search the confirmation pairs decided; `kept`
 /// says whether it was written (not when its program's were refused).
 fn kernels_csv(summary: &Summary) -> String {
-    let mut csv = String::from("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason\n");
+    let mut csv =
+        String::from("program,kernel,class,auto_grid,learned_grid,kept,ratio,confirmed,reason\n");
     for (program, session) in summary.programs.iter().zip(summary.sessions) {
         let Some(verdict) = &session.verdict else {
             continue;
@@ -339,7 +355,7 @@ fn kernels_csv(summary: &Summary) -> String {
             };
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{}",
                 field(&program.name),
                 field(&d.key.0),
                 d.key.1,
@@ -347,6 +363,11 @@ fn kernels_csv(summary: &Summary) -> String {
                 grid_label(d.learned_grid),
                 kept_cell(verdict.action(&d.key)),
                 d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
+                if session.alternating() {
+                    "alternating"
+                } else {
+                    "pairs"
+                },
                 field(&reason)
             );
         }

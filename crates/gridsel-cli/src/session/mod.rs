@@ -22,7 +22,13 @@
 //!   that the learned grids are judged in production conditions (samples
 //!   taken in tuning runs, where neighbouring kernels explore, mislead):
 //!   `--confirm` pairs, and more while they disagree, up to
-//!   [`PAIRS_CAP_FACTOR`] times as many.
+//!   [`PAIRS_CAP_FACTOR`] times as many;
+//! - or, where every search the learned set changes is launched at least
+//!   [`confirm::MIN_ALTERNATING_LAUNCHES`] times in the before run,
+//!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
+//!   reading the scratch store with `GRIDSEL_LEARNED_ALTERNATE=on`, each
+//!   split by launch parity into the two sides of a pair, so that whole-run
+//!   noise between processes does not enter the comparison.
 
 mod confirm;
 mod report;
@@ -57,8 +63,10 @@ const MAX_CONFIRM_PAIRS: u32 = 20;
 const PAIRS_CAP_FACTOR: u32 = 3;
 
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
-/// (the before run and the confirmation runs under `auto`) are the baseline
-/// the speedups of the runs reading it (after) are over.
+/// (the before run and the confirmation runs under `auto`) and the launches
+/// of alternating runs that got auto's grid are the baseline the speedups
+/// of the runs reading it and of the launches that got the learned grids
+/// (after) are over.
 const BEFORE: usize = 0;
 const AFTER: usize = 1;
 
@@ -70,7 +78,12 @@ const AFTER: usize = 1;
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
     GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the \
     store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
-    with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
+    with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) \
+    while they disagree. Where every search whose grid the copy changes is launched 3 times a \
+    run or more, a pair is one run reading the copy with GRIDSEL_LEARNED_ALTERNATE=on, its \
+    launches alternating between the learned grids and auto's (each search's odd launches \
+    against its even ones, the first left out): one process compares them, free of the \
+    differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
     median pair; searches refused are removed from the store."
@@ -85,9 +98,11 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
-    /// without what was learned and one reading it, whose GPU and launch
-    /// times decide which learned grids are kept; while the pairs disagree
-    /// on the program's GPU time, more are run, up to 3 times as many.
+    /// without what was learned and one reading it (or one run alternating
+    /// the two, where the searches it changes are launched 3 times a run or
+    /// more), whose GPU and launch times decide which learned grids are
+    /// kept; while the pairs disagree on the program's GPU time, more are
+    /// run, up to 3 times as many.
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_CONFIRM_PAIRS as i64))]
     confirm: u32,
     /// A pattern every run's output (stdout and stderr) must match, e.g. the
@@ -163,7 +178,8 @@ pub struct ProgramSession {
     /// had settled.
     pub settled_after: BTreeMap<(String, u32), u32>,
     /// The runs' kernel times and wall times: before (the runs without the
-    /// store) and after (the confirmation runs reading it).
+    /// store) and after (the confirmation runs reading it), an alternating
+    /// run's launches split between the two.
     pub result: ProgramResult,
     /// What the confirmation pairs decided; `None` until they all verified.
     pub verdict: Option<confirm::Verdict>,

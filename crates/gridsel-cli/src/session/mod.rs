@@ -561,8 +561,11 @@ impl Runner<'_> {
 /// A confirmation run's launches, per search in the profile's order, which
 /// is launch order: a launch's row is written when it returns, and a
 /// program's host thread waits for a launch (without `nowait`) before the
-/// next. Each launch goes into `samples` under the policy `policy(j)` gives
-/// its place `j` among its search's launches (`None`: into none).
+/// next. (Where several host threads or processes launch one kernel at
+/// once, their rows interleave and an alternating run's split mixes the
+/// sides, which blunts the comparison.) Each launch goes into
+/// `samples` under the policy `policy(j)` gives its place `j` among its
+/// search's launches (`None`: into none).
 fn read_launches(
     run: &SessionRun,
     kernels: &mut BTreeSet<String>,

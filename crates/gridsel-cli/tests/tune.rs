@@ -7,7 +7,7 @@
 //!
 //! Host launch times are noise, so the tests that need a decision force it:
 //! a wrapper gives the runs of one side of the pairs (or the launches of one
-//! side of an alternating run) 200 000 to 1 000 000 times the work per
+//! side of an alternating run) 100 000 to 1 000 000 times the work per
 //! iteration (same kernel, same trip count, hence the same search).
 
 #[path = "../../../tests/support/mod.rs"]
@@ -90,7 +90,7 @@ exec "$0" "$n" "$3" "$r""#;
 
 /// `repeat LAUNCHES TRIPS` through a shell whose alternating confirmation
 /// runs (`GRIDSEL_LEARNED_ALTERNATE` on) launch 10 times, the `heavy` of
-/// them (`odd`: those given the learned grid; `even`: auto's) with 200 000
+/// them (`odd`: those given the learned grid; `even`: auto's) with 100 000
 /// rounds of work per iteration (tens of ms a launch, against the µs to ms
 /// a light one takes on a loaded machine); the untuned run launches 10
 /// times, the tuning runs 100. Verify it with [`CHECK`].
@@ -98,7 +98,7 @@ fn alternating(program: &Path, heavy: &str, trips: &str) -> Vec<String> {
     let script = r#"n=100 r=1 o=1
 case "$GRIDSEL_POLICY,$GRIDSEL_CACHE,$GRIDSEL_LEARNED_ALTERNATE" in
   auto,off,*) n=10 ;;
-  auto,*,on) n=10; if [ "$1" = odd ]; then o=200000; else r=200000; fi ;;
+  auto,*,on) n=10; if [ "$1" = odd ]; then o=100000; else r=100000; fi ;;
 esac
 exec "$0" "$n" "$2" "$r" "$o""#;
     let program = program.to_string_lossy();

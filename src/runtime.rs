@@ -246,7 +246,7 @@ fn build_policy(config: &mut Config, llvm: u32) -> Box<dyn GridPolicy> {
                 .chain(config.site_cache.clone())
                 .map(|path| Box::new(files::StoreFile::new(path, false)) as Box<dyn Store>)
                 .collect();
-            Box::new(LearnedPolicy::new(stores, llvm))
+            Box::new(LearnedPolicy::new(stores, llvm).alternating(config.learned_alternate))
         }
         Policy::Sweep => Box::<SweepPolicy>::default(),
         Policy::Forest => match files::model_or_embedded(config.model.as_deref()) {

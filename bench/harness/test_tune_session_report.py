@@ -100,9 +100,9 @@ def write_folder(root):
                 ("before", 1, 0.5), ("tuning", 1, 1.0), ("tuning", 2, 1.25), ("confirm-auto", 1, 0.5),
                 ("confirm-learned", 1, 0.25), ("confirm-learned", 2, 0.25), ("confirm-auto", 2, 0.5)]))
     with open(os.path.join(root, "sessions", "pr-100", "kernels.csv"), "w") as f:
-        f.write("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason\n"
-                f"pr,{KR},20,8x128,16x64,yes,0.5200,the learned grid was not slower in production\n"
-                f"pr,{KS},20,8x128,2x256,no,1.1000,\"kept: auto's grid, the learned 2x256 was slower\"\n")
+        f.write("program,kernel,class,auto_grid,learned_grid,kept,ratio,confirmed,reason\n"
+                f"pr,{KR},20,8x128,16x64,yes,0.5200,pairs,the learned grid was not slower in production\n"
+                f"pr,{KS},20,8x128,2x256,no,1.1000,pairs,\"kept: auto's grid, the learned 2x256 was slower\"\n")
     with open(os.path.join(root, "runs.csv"), "w") as f:
         f.write("round,program,n,variant,rc,check,ms\n")
         for rnd in (1, 2):
@@ -242,6 +242,23 @@ class Report(TempDirTest):
                       "<= +3.0 % (next section) | no verdict (fewer than 5 rounds) | met in 0, not met in 0, "
                       "not told apart from the noise in 0, too few rounds in 3 of 3 programs |", text)
         self.assertTrue(any(k.startswith("| kernels launched >= 5") for k in rows))
+
+
+class SessionRuns(TempDirTest):
+    def test_alternating_confirmation_runs_count_as_confirming(self):
+        # A session whose repeated searches were confirmed within runs: one run per "pair".
+        session = os.path.join(self.dir, "sessions", "pr-100")
+        os.makedirs(session)
+        with open(os.path.join(session, "runs.csv"), "w") as f:
+            f.write("program,kind,index,status,verified,wall_s\n" + "".join(
+                f"pr,{kind},{i},ok,yes,{wall}\n" for kind, i, wall in [
+                    ("before", 1, 0.5), ("tuning", 1, 1.0), ("confirm-alternating", 1, 0.75),
+                    ("confirm-alternating", 2, 0.5), ("confirm-alternating", 3, 0.25)]))
+        with open(os.path.join(session, "kernels.csv"), "w") as f:
+            f.write("program,kernel,class,auto_grid,learned_grid,kept,ratio,confirmed,reason\n"
+                    f"pr,{KR},20,8x128,16x64,yes,0.5200,alternating,the learned grid was not slower\n")
+        self.assertEqual(tsr.session_runs(self.dir, "pr", 100),
+                         {"all": (5, 3.0), "tuning": (1, 1.0), "confirm": (3, 1.5), "kept": (1, 1)})
 
 
 class BestVariant(TempDirTest):

@@ -8,7 +8,8 @@ The folder holds, per program (PROGRAM at size N, REPS launches of each repeated
                                sweep found best, and grids that spread few iterations
   sessions.csv, sessions/      `gridsel tune` from an empty store: exit status, wall time and
                                the runs it spent (its runs.csv: a row per run, of kind before,
-                               tuning, confirm-auto or confirm-learned, and its wall_s)
+                               tuning, confirm-auto, confirm-learned or confirm-alternating, and
+                               its wall_s)
   runs.csv, profiles/          paired production rounds: PROGRAM.ROUND.VARIANT.csv with VARIANT
                                auto (GRIDSEL_CACHE=off), auto2 (the same again: the A/A pair
                                that measures the noise), learned (auto reading the session's
@@ -374,7 +375,7 @@ def read_csv(path):
 def session_runs(folder, program, n):
     """What `gridsel tune` recorded in its runs.csv (a row per run): {"all": (runs, wall s),
     "tuning": ..., "confirm": ...} (confirm: the confirmation pairs' runs, with and without the
-    learned store), and "kept": (searches written, searches the pairs decided) as its kernels.csv
+    learned store, or the alternating runs that replace them), and "kept": (searches written, searches the pairs decided) as its kernels.csv
     says (the decision is gridsel's; this only counts it); or None when it wrote no runs.csv."""
     session = os.path.join(folder, "sessions", f"{program}-{n}")
     rows = read_csv(os.path.join(session, "runs.csv"))
@@ -385,7 +386,7 @@ def session_runs(folder, program, n):
                            sum(float(r["wall_s"]) for r in rows if r["kind"] in kinds))
     kinds = {r["kind"] for r in rows}
     return {"all": spent(kinds), "tuning": spent({"tuning"}),
-            "confirm": spent({"confirm-auto", "confirm-learned"}),
+            "confirm": spent({"confirm-auto", "confirm-learned", "confirm-alternating"}),
             "kept": (sum(r["kept"] == "yes" for r in decided), len(decided))}
 
 

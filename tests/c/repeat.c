@@ -1,6 +1,8 @@
 /* One open loop launched many times with the same trip count (tune's case).
- *   repeat LAUNCHES N [ROUNDS]   prints the checksum, which does not depend on
- *   the grid; ROUNDS (default 1) times the work of each iteration */
+ *   repeat LAUNCHES N [ROUNDS [ODD_ROUNDS]]   prints the checksum, which does not
+ *   depend on the grid; ROUNDS (default 1) times the work of each iteration,
+ *   ODD_ROUNDS (default ROUNDS) that of the odd-numbered launches (1, 3, ...
+ *   from 0), which a tuning session's alternating runs give the learned grid */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,9 @@ int main(int argc, char **argv) {
   int launches = argc > 1 ? atoi(argv[1]) : 100;
   int n = argc > 2 ? atoi(argv[2]) : 1000;
   int rounds = argc > 3 ? atoi(argv[3]) : 1;
-  if (n < 1 || n > MAXN || rounds < 1) return 2;
-  for (int r = 0; r < launches; r++) step(n, rounds);
+  int odd_rounds = argc > 4 ? atoi(argv[4]) : rounds;
+  if (n < 1 || n > MAXN || rounds < 1 || odd_rounds < 1) return 2;
+  for (int r = 0; r < launches; r++) step(n, r % 2 == 1 ? odd_rounds : rounds);
   uint64_t s = 0;
   for (int i = 0; i < n; i++) s = s * 31 + v[i];
   printf("repeat %d x %d: %llu\n", launches, n, (unsigned long long)s);

@@ -6,7 +6,8 @@
 //! stop, how outputs are verified, and runs.csv and kernels.csv.
 //!
 //! Host launch times are noise, so the tests that need a decision force it:
-//! a wrapper gives the runs of one side of the pairs 30 000 times the work per
+//! a wrapper gives the runs of one side of the pairs (or the launches of one
+//! side of an alternating run) 100 000 to 1 000 000 times the work per
 //! iteration (same kernel, same trip count, hence the same search).
 
 #[path = "../../../tests/support/mod.rs"]
@@ -68,16 +69,18 @@ fn empty_store(path: &Path, mode: u32) {
 }
 
 /// `repeat LAUNCHES TRIPS` through a shell that gives the runs of `heavy`
-/// 30 000 rounds of work per iteration (ms a launch, against µs): `auto`,
-/// the runs without a store (the untuned one and the pairs' under auto), or
-/// `learned`, the pairs' runs reading the store. The runs under `auto`
-/// launch 10 times, the tuning runs LAUNCHES times. Verify it with
-/// [`CHECK`].
+/// 1 000 000 rounds of work per iteration (a tenth of a second a launch,
+/// against the µs to tens of ms a light one, cold, takes on a loaded
+/// machine): `auto`, the runs without a store (the untuned one and the
+/// pairs' under auto), or `learned`, the pairs' runs reading the store. The runs under `auto`
+/// launch once, too seldom for the confirmation to alternate within a run
+/// (it is done in pairs of runs), the tuning runs LAUNCHES times. Verify it
+/// with [`CHECK`].
 fn weighted(program: &Path, heavy: &str, launches: &str, trips: &str) -> Vec<String> {
     let script = r#"n=$2 r=1
 case "$GRIDSEL_POLICY,$GRIDSEL_CACHE" in
-  auto,off) n=10; [ "$1" = auto ] && r=30000 ;;
-  auto,*) n=10; [ "$1" = learned ] && r=30000 ;;
+  auto,off) n=1; [ "$1" = auto ] && r=1000000 ;;
+  auto,*) n=1; [ "$1" = learned ] && r=1000000 ;;
 esac
 exec "$0" "$n" "$3" "$r""#;
     let program = program.to_string_lossy();
@@ -86,26 +89,52 @@ exec "$0" "$n" "$3" "$r""#;
         .to_vec()
 }
 
+/// `repeat LAUNCHES TRIPS` through a shell whose alternating confirmation
+/// runs (`GRIDSEL_LEARNED_ALTERNATE` on) launch 10 times, the `heavy` of
+/// them (`odd`: those given the learned grid; `even`: auto's) with 100 000
+/// rounds of work per iteration (tens of ms a launch, against the µs to ms
+/// a light one takes on a loaded machine); the untuned run launches 10
+/// times, the tuning runs 100. Verify it with [`CHECK`].
+fn alternating(program: &Path, heavy: &str, trips: &str) -> Vec<String> {
+    let script = r#"n=100 r=1 o=1
+case "$GRIDSEL_POLICY,$GRIDSEL_CACHE,$GRIDSEL_LEARNED_ALTERNATE" in
+  auto,off,*) n=10 ;;
+  auto,*,on) n=10; if [ "$1" = odd ]; then o=100000; else r=100000; fi ;;
+esac
+exec "$0" "$n" "$2" "$r" "$o""#;
+    let program = program.to_string_lossy();
+    ["sh", "-c", script, &program, heavy, trips]
+        .map(String::from)
+        .to_vec()
+}
+
 /// A check any round count passes.
 const CHECK: &str = "^repeat [0-9]+ x [0-9]+: [0-9]+$";
 
 /// kernels.csv's rows of a session as (class, auto_grid, learned_grid,
-/// kept, reason).
-fn decisions(out: &Path) -> Vec<[String; 5]> {
+/// kept, reason), each confirmed as `confirmed` says (`pairs` or
+/// `alternating`).
+fn decisions_confirmed(out: &Path, confirmed: &str) -> Vec<[String; 5]> {
     let text = std::fs::read_to_string(out.join("kernels.csv")).unwrap();
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason")
+        Some("program,kernel,class,auto_grid,learned_grid,kept,ratio,confirmed,reason")
     );
     lines
         .map(|line| {
             let f = gridsel_cli::csv::split(line).unwrap();
             assert!(f[1].contains("_step_l"), "{line}");
             assert!(f[6].parse::<f64>().unwrap() > 0.0, "{line}");
-            [2, 3, 4, 5, 7].map(|i| f[i].to_string())
+            assert_eq!(f[7], confirmed, "{line}");
+            [2, 3, 4, 5, 8].map(|i| f[i].to_string())
         })
         .collect()
+}
+
+/// kernels.csv's rows of a session confirmed in pairs of runs.
+fn decisions(out: &Path) -> Vec<[String; 5]> {
+    decisions_confirmed(out, "pairs")
 }
 
 /// runs.csv's rows of a session as (kind, index, status, verified).
@@ -153,7 +182,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     let dir = temp_dir("tune-session");
     let (out, store) = (dir.join("out"), dir.join("tune.json"));
     empty_store(&store, 0o640);
-    // The runs without the store do 3000 times the work: the learned grid
+    // The runs without the store do 1 000 000 times the work: the learned grid
     // (or auto's, if the search kept it) is faster in every pair.
     let command = weighted(&program, "auto", "100", "1000");
     let command: Vec<&str> = command.iter().map(String::as_str).collect();
@@ -385,9 +414,10 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     )
     .ok();
     assert!(run.stdout.contains("written to"), "{}", run.stdout);
-    // Host launch times decide whether the pairs keep the learned grid:
-    // the store holds the search exactly when they did.
-    let kept = decisions(&dir.join("check-ok"));
+    // Host launch times decide whether the confirmation (alternating: 20
+    // launches a run) keeps the learned grid: the store holds the search
+    // exactly when it did.
+    let kept = decisions_confirmed(&dir.join("check-ok"), "alternating");
     let written = kept.iter().filter(|d| d[3] == "yes").count();
     assert_eq!(searches(&store).len(), written, "{kept:?}");
 }
@@ -424,19 +454,15 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     let mut args = vec!["tune", "--ignore", "^time: ", "--out", &out, "--"];
     args.extend(&command);
     let run = gridsel(&args, &[("XDG_CACHE_HOME", &xdg.to_string_lossy())]).ok();
-    // Before, one tuning run, three confirmation pairs by default, and up
-    // to six more where host launch times make them disagree.
-    let lines = progress(&run, "sh").len();
-    let pairs = (lines - 2) / 2;
-    assert!(
-        (3..=9).contains(&pairs) && lines.is_multiple_of(2),
-        "{}",
-        run.stderr
-    );
-    let said = format!("confirmation: {pairs} pairs, the runs reading the store faster in ");
+    // Before, one tuning run, three confirmation runs by default, each
+    // alternating (100 launches a run), and up to six more where host
+    // launch times make them disagree.
+    let runs = progress(&run, "sh").len() - 2;
+    assert!((3..=9).contains(&runs), "{}", run.stderr);
+    let said = format!("confirmation: {runs} alternating runs, the learned grids' launches ");
     assert!(run.stdout.contains(&said), "{}", run.stdout);
     let default = xdg.join("gridsel/tune.json");
-    let kept = decisions(Path::new(&out));
+    let kept = decisions_confirmed(Path::new(&out), "alternating");
     let written = kept.iter().filter(|d| d[3] == "yes").count();
     assert_eq!(searches(&default).len(), written, "{kept:?}");
     let mode = std::fs::metadata(default.parent().unwrap())
@@ -611,4 +637,102 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
         return;
     }
     panic!("in every attempt a search kept auto's grid");
+}
+
+/// A session of `alternating(repeat, heavy, 100, trips)` into a fresh
+/// store: the first of up to 5 whose search settled away from auto's grid
+/// (the host's searches mostly do; on a loaded machine not always), as its
+/// output folder, store, run and the decision kernels.csv holds.
+fn alternated(dir: &Path, heavy: &str, trips: &str) -> (PathBuf, PathBuf, Run, [String; 5]) {
+    for attempt in 1..=5 {
+        let out = dir.join(format!("{heavy}-{attempt}"));
+        let store = dir.join(format!("{heavy}-{attempt}.json"));
+        empty_store(&store, 0o600);
+        let command = alternating(&repeat(), heavy, trips);
+        let command: Vec<&str> = command.iter().map(String::as_str).collect();
+        let run = tune(
+            &out,
+            &store,
+            &["--confirm", "1", "--check", CHECK],
+            &command,
+        )
+        .ok();
+        let decided = decisions_confirmed(&out, "alternating");
+        assert_eq!(decided.len(), 1, "{decided:?}");
+        if decided[0][1] != decided[0][2] {
+            return (out, store, run, decided[0].clone());
+        }
+    }
+    panic!("in every attempt the search kept auto's grid");
+}
+
+#[test]
+fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_runs() {
+    if !clang19_available() {
+        return;
+    }
+    let dir = temp_dir("tune-alternating");
+    // 300 iterations (class 17), the launches given auto's grid heavier:
+    // the learned grid's launches are faster in each run, which one run
+    // asked cannot tell from chance: 3 of 3 keep it.
+    let (out, store, run, [class, _, _, kept, _]) = alternated(&dir, "even", "300");
+    assert_eq!((&*class, &*kept), ("17", "yes"), "{}", run.stdout);
+    let labels: Vec<&str> = progress(&run, "sh")
+        .into_iter()
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "before",
+            "tuning run 1/3",
+            "confirmation 1/1, learned and auto alternating",
+            "confirmation 2 (more runs, up to 3), learned and auto alternating",
+            "confirmation 3 (more runs, up to 3), learned and auto alternating",
+        ],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        runs(&out),
+        [
+            row("before", 1, "ok", "yes"),
+            row("tuning", 1, "ok", "yes"),
+            row("confirm-alternating", 1, "ok", "yes"),
+            row("confirm-alternating", 2, "ok", "yes"),
+            row("confirm-alternating", 3, "ok", "yes"),
+        ]
+    );
+    assert!(
+        run.stdout.contains(
+            "confirmation: 3 alternating runs, the learned grids' launches (each search's \
+             odd launches) faster than auto's (its even ones, the first left out) in 3;"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(classes(&store), [17]);
+    // The run launched the learned grid at the odd launches only.
+    let profile = std::fs::read_to_string(out.join("sh/confirm-alternating-1.csv")).unwrap();
+    let policies: Vec<&str> = profile
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap())
+        .collect();
+    assert_eq!(policies.len(), 10, "{profile}");
+    for (j, policy) in policies.iter().enumerate() {
+        assert_eq!(*policy == "learned", j % 2 == 1, "{profile}");
+    }
+
+    // 1000 iterations (class 20), the learned grid's launches heavier:
+    // refused, and not written.
+    let (_, store, run, [class, _, _, kept, _]) = alternated(&dir, "odd", "1000");
+    assert_eq!((&*class, &*kept), ("20", "no"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("nothing kept: the runs reading the store took "),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(classes(&store), Vec::<u32>::new());
 }

@@ -34,6 +34,7 @@ pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
 pub const ENV_TUNE_SESSION_RUNS: &str = "GRIDSEL_TUNE_SESSION_RUNS";
+pub const ENV_LEARNED_ALTERNATE: &str = "GRIDSEL_LEARNED_ALTERNATE";
 
 /// One environment variable, defined once: what help shows and how its value
 /// is read.
@@ -228,6 +229,17 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
+        name: ENV_LEARNED_ALTERNATE,
+        values: ON_OFF,
+        default: DefaultValue::Written("off"),
+        help: "Set by `gridsel tune` on its confirmation runs: the default policy launches a search's learned grid only at its odd-numbered launches (the 2nd, 4th, ...) and auto's at the others, so that one run compares the two step by step.",
+        if_bad: None,
+        read: |config, value| {
+            config.learned_alternate = on_off(&text(value)).ok_or(Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
+    Setting {
         name: ENV_SAFE_RANGE,
         values: ON_OFF,
         default: DefaultValue::Written("on"),
@@ -371,6 +383,11 @@ pub struct Config {
     /// (`gridsel_core::tune::search::Params::session_warm`); `None` outside
     /// a session.
     pub tune_session_runs: Option<u32>,
+    /// `GRIDSEL_LEARNED_ALTERNATE`: the default policy launches learned
+    /// grids only at every other launch of a search
+    /// (`gridsel_core::tune::LearnedPolicy::alternating`), for the
+    /// confirmation runs of a `gridsel tune` session.
+    pub learned_alternate: bool,
     /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).
     pub log: LevelFilter,
 }
@@ -389,6 +406,7 @@ impl Default for Config {
             safe_range: true,
             tune_overhead: gridsel_core::tune::DEFAULT_OVERHEAD,
             tune_session_runs: None,
+            learned_alternate: false,
             log: crate::logging::DEFAULT_LEVEL,
         }
     }
@@ -563,6 +581,19 @@ mod tests {
     }
 
     #[test]
+    fn alternating_learned_grids_is_on_or_off() {
+        let alternate = |v: &str| {
+            let (c, errors) = parse(&[(ENV_LEARNED_ALTERNATE, v)]);
+            (c.learned_alternate, errors.len())
+        };
+        assert!(!parse(&[]).0.learned_alternate);
+        assert_eq!(alternate("on"), (true, 0));
+        assert_eq!(alternate("1"), (true, 0));
+        assert_eq!(alternate("off"), (false, 0));
+        assert_eq!(alternate("odd"), (false, 1));
+    }
+
+    #[test]
     fn the_store_defaults_to_the_user_cache_folder_and_switches_off() {
         let store = |vars: &[(&str, &str)]| parse(vars).0.cache.map(|s| (s.path, s.default));
         assert_eq!(
@@ -614,7 +645,7 @@ mod tests {
                 written += 1;
             }
         }
-        assert_eq!(written, 6);
+        assert_eq!(written, 7);
         let threads = setting(ENV_THREADS_PER_BLOCK).values;
         assert!(threads.ends_with(&format!("1-{MAX_THREADS_PER_BLOCK}")));
         let devices = setting(ENV_DEVICE).values;
@@ -638,6 +669,7 @@ mod tests {
             (ENV_TEAMS_REGIONS, "sometimes", "keep or change"),
             (ENV_TUNE_OVERHEAD, "5%", "a percentage in 0-1000, or off"),
             (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
+            (ENV_LEARNED_ALTERNATE, "sometimes", ON_OFF),
             (ENV_SAFE_RANGE, "please", ON_OFF),
             (ENV_LOG, "loud", "off, error, warn, info or debug"),
         ];

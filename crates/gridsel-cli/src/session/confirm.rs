@@ -37,6 +37,20 @@
 //! - When no search launched another grid than auto's, there is nothing to
 //!   confirm: what was learned changes nothing in production.
 //!
+//! Where every search the learned set changes is launched at least
+//! [`MIN_ALTERNATING_LAUNCHES`] times a run ([`can_alternate`]), a "pair"
+//! is one run instead, under `auto` reading the store with the learned grids
+//! launched only at each search's odd-numbered launches
+//! (`GRIDSEL_LEARNED_ALTERNATE`): its odd launches are the learned side,
+//! its even ones but the cold first auto's ([`Launches::alternating`]). Two
+//! halves of one run of the very same grids differ by 1-4 % where two runs
+//! differ by 10-40 % (an H200, run 4 of the session measurements), so the
+//! same decision tells far smaller gains; in a time-stepping code, where
+//! every kernel is launched once a step, whole steps alternate, and a
+//! search whose grid did not change still shows what its neighbours' do to
+//! it. A search launched once or twice a run has no warm launch on one
+//! side, so a set changing one is confirmed in pairs of runs.
+//!
 //! What is refused must not survive from an earlier session either, so a
 //! search whose own grid the runs reading the store launched is written
 //! ([`Action::Write`]) or removed from the store ([`Action::Remove`]); one
@@ -168,7 +182,123 @@ impl RunTimes {
     }
 }
 
-/// A confirmation pair: the run without the store and the one reading it.
+impl Launched {
+    /// Of `launches` (grid, time) of one search, at least one: the grid
+    /// launched most often (the smaller of two as often) and the median,
+    /// weighed as `weight` launches.
+    fn of(launches: &[(Grid, f64)], weight: usize) -> Option<Self> {
+        let mut grids: BTreeMap<Grid, usize> = BTreeMap::new();
+        for (grid, _) in launches {
+            *grids.entry(*grid).or_default() += 1;
+        }
+        let (grid, _) = grids
+            .into_iter()
+            .max_by_key(|&(grid, n)| (n, std::cmp::Reverse(grid)))?;
+        Some(Self {
+            grid,
+            median_ns: median(launches.iter().map(|(_, ns)| *ns))?,
+            launches: weight,
+        })
+    }
+}
+
+/// The fewest launches a run must give a search for an alternating run to
+/// compare it: the cold first, then at least one on each side.
+pub const MIN_ALTERNATING_LAUNCHES: usize = 3;
+
+/// Whether the confirmation runs can alternate: every search in `changed`
+/// (those the learned set launches another grid than auto's for) that a
+/// run launches is launched at least [`MIN_ALTERNATING_LAUNCHES`] times, as
+/// `per_run` counts a run's launches per search, and some search is (else
+/// an alternating run would compare nothing). A search the run does not
+/// launch (a trip count only the tuning runs reached, another GPU's) is no
+/// reason to run pairs.
+pub fn can_alternate<'a>(
+    mut changed: impl Iterator<Item = &'a SearchKey>,
+    per_run: &BTreeMap<SearchKey, usize>,
+) -> bool {
+    let often = |n: usize| n >= MIN_ALTERNATING_LAUNCHES;
+    per_run.values().any(|&n| often(n))
+        && changed.all(|key| per_run.get(key).is_none_or(|&n| often(n)))
+}
+
+/// Which side of an alternating run a search's launch `j` (from 0, in
+/// launch order) is on: the odd ones got the learned grid, the even ones
+/// auto's; `None` for the first, cold one, which would weigh on one side.
+pub fn alternating_side(j: usize) -> Option<Side> {
+    match j {
+        0 => None,
+        j if j % 2 == 1 => Some(Side::Learned),
+        _ => Some(Side::Auto),
+    }
+}
+
+/// A side of a confirmation: auto's grids, or the learned ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Auto,
+    Learned,
+}
+
+/// A confirmation run's launches, per search in launch order.
+#[derive(Clone, Debug, Default)]
+pub struct Launches {
+    searches: BTreeMap<SearchKey, Vec<(Grid, f64)>>,
+}
+
+impl Launches {
+    /// Adds the next launch of `key`; returns its place among the run's
+    /// launches of that search, from 0.
+    pub fn add(&mut self, key: SearchKey, grid: Grid, ns: f64) -> usize {
+        let launches = self.searches.entry(key).or_default();
+        launches.push((grid, ns));
+        launches.len() - 1
+    }
+
+    /// The run's times, every launch on one side.
+    pub fn times(&self) -> RunTimes {
+        let searches = self
+            .searches
+            .iter()
+            .filter_map(|(key, l)| Some((key.clone(), Launched::of(l, l.len())?)))
+            .collect();
+        let total_ns = self.searches.values().flatten().map(|(_, ns)| ns).sum();
+        RunTimes { searches, total_ns }
+    }
+
+    /// An alternating run split into a pair by [`alternating_side`]. Each
+    /// side's search weighs as the run's launches of it, as production
+    /// would launch them, and so does its share of the plain sum; a search
+    /// without a launch on both sides is left out of both.
+    pub fn alternating(&self) -> Pair {
+        let mut pair = Pair::default();
+        for (key, launches) in &self.searches {
+            let on = |side| -> Vec<(Grid, f64)> {
+                let sided = launches.iter().enumerate();
+                sided
+                    .filter(|(j, _)| alternating_side(*j) == Some(side))
+                    .map(|(_, l)| *l)
+                    .collect()
+            };
+            let (auto, learned) = (on(Side::Auto), on(Side::Learned));
+            let n = launches.len();
+            let (Some(a), Some(l)) = (Launched::of(&auto, n), Launched::of(&learned, n)) else {
+                continue;
+            };
+            for (times, side, launched) in
+                [(&mut pair.auto, &auto, a), (&mut pair.learned, &learned, l)]
+            {
+                let sum: f64 = side.iter().map(|(_, ns)| ns).sum();
+                times.total_ns += sum * n as f64 / side.len() as f64;
+                times.searches.insert(key.clone(), launched);
+            }
+        }
+        pair
+    }
+}
+
+/// A confirmation pair: the run without the store and the one reading it,
+/// or the two sides of an alternating run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pair {
     pub auto: RunTimes,
@@ -704,6 +834,98 @@ mod tests {
         let l64 = verdict.searches.iter().find(|d| d.key == key(L64)).unwrap();
         assert!(l64.changed && !l64.kept, "{verdict:?}");
         assert_eq!(verdict.action(&key(L64)), Action::Remove);
+    }
+
+    /// An alternating run of a time-stepping code: 7 steps of l64 at
+    /// class 45 (learned 7392x32 at the odd steps, 70 µs, against auto's
+    /// 100 µs; the cold first 900 µs), each followed by l70 (auto's grid
+    /// throughout, 30 µs, 31 µs after the learned l64); l70 at class 44
+    /// twice and l91 once.
+    fn alternating_run() -> Launches {
+        let mut run = Launches::default();
+        let mut add = |kernel: &str, class, grid, us: f64| {
+            run.add((kernel.to_string(), class), grid, us * 1e3)
+        };
+        for step in 0..7 {
+            let learned = step % 2 == 1;
+            let (grid, us) = match step {
+                0 => (AUTO, 900.0),
+                _ if learned => ((7392, 32), 70.0),
+                _ => (AUTO, 100.0),
+            };
+            assert_eq!(add(L64, 45, grid, us), step);
+            add(L70, 45, AUTO, if learned { 31.0 } else { 30.0 });
+        }
+        add(L70, 44, AUTO, 5.0);
+        add(L70, 44, AUTO, 6.0);
+        add(L91, 45, AUTO, 40.0);
+        run
+    }
+
+    #[test]
+    fn an_alternating_run_splits_each_search_by_parity_without_its_cold_launch() {
+        assert_eq!(alternating_side(0), None);
+        assert_eq!(alternating_side(1), Some(Side::Learned));
+        assert_eq!(alternating_side(2), Some(Side::Auto));
+        let pair = alternating_run().alternating();
+        // The cold 900 µs launch is on neither side; each side weighs as
+        // the run's 7 launches.
+        let l64 = |side: &RunTimes| side.searches[&key(L64)];
+        assert_eq!(
+            l64(&pair.learned),
+            Launched {
+                grid: (7392, 32),
+                median_ns: 70e3,
+                launches: 7
+            }
+        );
+        assert_eq!(
+            l64(&pair.auto),
+            Launched {
+                grid: AUTO,
+                median_ns: 100e3,
+                launches: 7
+            }
+        );
+        assert_eq!(pair.learned.searches[&key(L70)].median_ns, 31e3);
+        assert_eq!(pair.auto.searches[&key(L70)].median_ns, 30e3);
+        // Twice launched (no warm auto launch) or once: on neither side.
+        for side in [&pair.auto, &pair.learned] {
+            assert_eq!(side.searches.len(), 2, "{side:?}");
+        }
+        assert!((pair.learned.total_ns - 7.0 * (70e3 + 31e3)).abs() < 1e-6);
+        assert!((pair.auto.total_ns - 7.0 * (100e3 + 30e3)).abs() < 1e-6);
+        // The decision reads the split as it reads a pair of runs.
+        let verdict = decide(&[pair.clone(), pair.clone(), pair.clone(), pair], THREE);
+        assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
+        assert_eq!(verdict.action(&key(L64)), Action::Write);
+    }
+
+    #[test]
+    fn a_plain_runs_times_count_every_launch() {
+        let times = alternating_run().times();
+        let l64 = times.searches[&key(L64)];
+        assert_eq!((l64.grid, l64.median_ns, l64.launches), (AUTO, 100e3, 7));
+        assert_eq!(times.searches.len(), 4);
+        let all = 900.0 + 3.0 * 70.0 + 3.0 * 100.0 + 4.0 * 30.0 + 3.0 * 31.0 + 5.0 + 6.0 + 40.0;
+        assert!((times.total_ns - all * 1e3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn only_searches_launched_three_times_a_run_can_alternate() {
+        let per_run: BTreeMap<SearchKey, usize> =
+            [(key(L64), 5), (key(L70), 2), ((L91.to_string(), 44), 3)].into();
+        let can = |changed: &[SearchKey]| can_alternate(changed.iter(), &per_run);
+        assert!(can(&[key(L64), (L91.to_string(), 44)]));
+        assert!(!can(&[key(L64), key(L70)]), "twice a run");
+        assert!(
+            can(&[key(L64), key(L91)]),
+            "not launched in the run counted"
+        );
+        assert!(can(&[]));
+        // Nothing launched often enough to compare: pairs of runs.
+        let once: BTreeMap<SearchKey, usize> = [(key(L64), 1), (key(L70), 2)].into();
+        assert!(!can_alternate([].iter(), &once));
     }
 
     #[test]

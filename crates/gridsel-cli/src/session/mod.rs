@@ -22,7 +22,13 @@
 //!   that the learned grids are judged in production conditions (samples
 //!   taken in tuning runs, where neighbouring kernels explore, mislead):
 //!   `--confirm` pairs, and more while they disagree, up to
-//!   [`PAIRS_CAP_FACTOR`] times as many.
+//!   [`PAIRS_CAP_FACTOR`] times as many;
+//! - or, where every search the learned set changes is launched at least
+//!   [`confirm::MIN_ALTERNATING_LAUNCHES`] times in the before run,
+//!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
+//!   reading the scratch store with `GRIDSEL_LEARNED_ALTERNATE=on`, each
+//!   split by launch parity into the two sides of a pair, so that whole-run
+//!   noise between processes does not enter the comparison.
 
 mod confirm;
 mod report;
@@ -35,7 +41,8 @@ use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
 use gridsel_core::tune::store::{Record, Table, class};
 use gridsel_host::config::{
-    self, Config, ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
+    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
+    ENV_TUNE_SESSION_RUNS,
 };
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,8 +63,10 @@ const MAX_CONFIRM_PAIRS: u32 = 20;
 const PAIRS_CAP_FACTOR: u32 = 3;
 
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
-/// (the before run and the confirmation runs under `auto`) are the baseline
-/// the speedups of the runs reading it (after) are over.
+/// (the before run and the confirmation runs under `auto`) and the launches
+/// of alternating runs that got auto's grid are the baseline the speedups
+/// of the runs reading it and of the launches that got the learned grids
+/// (after) are over.
 const BEFORE: usize = 0;
 const AFTER: usize = 1;
 
@@ -69,7 +78,12 @@ const AFTER: usize = 1;
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
     GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the \
     store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
-    with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) while they disagree. A program's \
+    with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) \
+    while they disagree. Where every search whose grid the copy changes is launched 3 times a \
+    run or more, a pair is one run reading the copy with GRIDSEL_LEARNED_ALTERNATE=on, its \
+    launches alternating between the learned grids and auto's (each search's odd launches \
+    against its even ones, the first left out): one process compares them, free of the \
+    differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
     median pair; searches refused are removed from the store."
@@ -84,9 +98,11 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
-    /// without what was learned and one reading it, whose GPU and launch
-    /// times decide which learned grids are kept; while the pairs disagree
-    /// on the program's GPU time, more are run, up to 3 times as many.
+    /// without what was learned and one reading it (or one run alternating
+    /// the two, where the searches it changes are launched 3 times a run or
+    /// more), whose GPU and launch times decide which learned grids are
+    /// kept; while the pairs disagree on the program's GPU time, more are
+    /// run, up to 3 times as many.
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_CONFIRM_PAIRS as i64))]
     confirm: u32,
     /// A pattern every run's output (stdout and stderr) must match, e.g. the
@@ -118,6 +134,9 @@ pub enum RunKind {
     ConfirmAuto,
     /// A confirmation run under `auto` reading the scratch store.
     ConfirmLearned,
+    /// A confirmation run under `auto` reading the scratch store, its
+    /// launches alternating between the learned grids and auto's.
+    ConfirmAlternating,
 }
 
 impl RunKind {
@@ -128,6 +147,7 @@ impl RunKind {
             Self::Tuning => "tuning",
             Self::ConfirmAuto => "confirm-auto",
             Self::ConfirmLearned => "confirm-learned",
+            Self::ConfirmAlternating => "confirm-alternating",
         }
     }
 }
@@ -158,7 +178,8 @@ pub struct ProgramSession {
     /// had settled.
     pub settled_after: BTreeMap<(String, u32), u32>,
     /// The runs' kernel times and wall times: before (the runs without the
-    /// store) and after (the confirmation runs reading it).
+    /// store) and after (the confirmation runs reading it), an alternating
+    /// run's launches split between the two.
     pub result: ProgramResult,
     /// What the confirmation pairs decided; `None` until they all verified.
     pub verdict: Option<confirm::Verdict>,
@@ -170,6 +191,14 @@ impl ProgramSession {
         self.runs
             .iter()
             .find_map(|r| r.verified.as_ref().err().map(|why| (r, why.as_str())))
+    }
+
+    /// Whether the confirmation ran alternating runs rather than pairs of
+    /// runs.
+    pub fn alternating(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.kind == RunKind::ConfirmAlternating)
     }
 
     /// What the store gets of the search `record`: only what the
@@ -332,7 +361,11 @@ impl Runner<'_> {
             session.runs.push(before);
             return Ok(session);
         };
+        let mut per_run: BTreeMap<confirm::SearchKey, usize> = BTreeMap::new();
         read_profile(&before, &mut session.kernels, |l| {
+            *per_run
+                .entry((l.kernel.to_string(), class(l.trip_count)))
+                .or_default() += 1;
             samples.add_launch(BEFORE, l)
         });
         samples.add_wall(BEFORE, before.wall_s);
@@ -380,10 +413,19 @@ impl Runner<'_> {
             }
         }
 
-        // The pairs take turns at running first, so that neither side is
-        // always the one after a warm-up; past the pairs asked, one more
-        // while they disagree.
+        // Where every search the learned set changes is launched often
+        // enough, a pair is one run alternating between the two sets;
+        // otherwise two runs, taking turns at running first, so that
+        // neither side is always the one after a warm-up. Past the pairs
+        // asked, one more while they disagree.
+        let changed = store::changed(self.scratch, &session.kernels)?;
+        let alternating = confirm::can_alternate(changed.iter(), &per_run);
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
+        let alternate = [
+            (ENV_POLICY, OsStr::new("auto")),
+            (ENV_CACHE, scratch),
+            (ENV_LEARNED_ALTERNATE, OsStr::new("on")),
+        ];
         let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pairs = Vec::new();
         let looks = confirm::Looks {
@@ -395,14 +437,16 @@ impl Runner<'_> {
                 break;
             }
             let mut pair = confirm::Pair::default();
-            let mut order = [RunKind::ConfirmAuto, RunKind::ConfirmLearned];
-            if i % 2 == 0 {
-                order.reverse();
-            }
-            for kind in order {
-                let (settings, policy, side) = match kind {
-                    RunKind::ConfirmAuto => (&untuned, BEFORE, &mut pair.auto),
-                    _ => (&learned, AFTER, &mut pair.learned),
+            let order = match (alternating, i % 2) {
+                (true, _) => &[RunKind::ConfirmAlternating][..],
+                (false, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
+                (false, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
+            };
+            for &kind in order {
+                let settings: &[(&str, &OsStr)] = match kind {
+                    RunKind::ConfirmAuto => &untuned,
+                    RunKind::ConfirmLearned => &learned,
+                    _ => &alternate,
                 };
                 let stem = format!("{}-{i:0digits$}", kind.name());
                 let (run, output) = self.run(
@@ -419,8 +463,27 @@ impl Runner<'_> {
                     session.result = samples.finish();
                     return Ok(session);
                 }
-                *side = run_times(&run, &mut session.kernels, &mut samples, policy);
-                samples.add_wall(policy, run.wall_s);
+                let kernels = &mut session.kernels;
+                match kind {
+                    RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
+                        let (policy, side) = match kind {
+                            RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
+                            _ => (AFTER, &mut pair.learned),
+                        };
+                        samples.add_wall(policy, run.wall_s);
+                        *side =
+                            read_launches(&run, kernels, &mut samples, |_| Some(policy)).times();
+                    }
+                    // An alternating run's wall time is of both sets:
+                    // neither side's.
+                    _ => {
+                        let side = |j| match confirm::alternating_side(j)? {
+                            confirm::Side::Auto => Some(BEFORE),
+                            confirm::Side::Learned => Some(AFTER),
+                        };
+                        pair = read_launches(&run, kernels, &mut samples, side).alternating();
+                    }
+                }
                 session.runs.push(run);
             }
             pairs.push(pair);
@@ -464,17 +527,21 @@ impl Runner<'_> {
         let label = match kind {
             RunKind::Before => "before".to_string(),
             RunKind::Tuning => format!("tuning run {index}/{}", self.tuning_runs),
-            RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
-                let side = if kind == RunKind::ConfirmAuto {
-                    "auto"
-                } else {
-                    "learned"
+            RunKind::ConfirmAuto | RunKind::ConfirmLearned | RunKind::ConfirmAlternating => {
+                let side = match kind {
+                    RunKind::ConfirmAuto => "auto",
+                    RunKind::ConfirmLearned => "learned",
+                    _ => "learned and auto alternating",
                 };
                 if index <= self.confirm_pairs {
                     format!("confirmation {index}/{}, {side}", self.confirm_pairs)
                 } else {
                     let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
-                    format!("confirmation {index} (more pairs, up to {most}), {side}")
+                    let more = match kind {
+                        RunKind::ConfirmAlternating => "runs",
+                        _ => "pairs",
+                    };
+                    format!("confirmation {index} (more {more}, up to {most}), {side}")
                 }
             }
         };
@@ -491,44 +558,29 @@ impl Runner<'_> {
     }
 }
 
-/// A confirmation run's launches: into `samples` under `policy`, and per
-/// search (kernel and trip-count class) its most launched grid, median
-/// time and launches, for the decision.
-fn run_times(
+/// A confirmation run's launches, per search in the profile's order, which
+/// is launch order: a launch's row is written when it returns, and a
+/// program's host thread waits for a launch (without `nowait`) before the
+/// next. (Where several host threads or processes launch one kernel at
+/// once, their rows interleave and an alternating run's split mixes the
+/// sides, which blunts the comparison.) Each launch goes into
+/// `samples` under the policy `policy(j)` gives its place `j` among its
+/// search's launches (`None`: into none).
+fn read_launches(
     run: &SessionRun,
     kernels: &mut BTreeSet<String>,
     samples: &mut Samples,
-    policy: usize,
-) -> confirm::RunTimes {
-    let mut launches: BTreeMap<confirm::SearchKey, (BTreeMap<confirm::Grid, usize>, Vec<f64>)> =
-        BTreeMap::new();
-    let mut total_ns = 0.0;
+    policy: impl Fn(usize) -> Option<usize>,
+) -> confirm::Launches {
+    let mut launches = confirm::Launches::default();
     read_profile(run, kernels, |l| {
         let key = (l.kernel.to_string(), class(l.trip_count));
-        let (grids, ns) = launches.entry(key).or_default();
-        *grids.entry((l.blocks, l.threads)).or_default() += 1;
-        ns.push(l.ns as f64);
-        total_ns += l.ns as f64;
-        samples.add_launch(policy, l);
+        let j = launches.add(key, (l.blocks, l.threads), l.ns as f64);
+        if let Some(policy) = policy(j) {
+            samples.add_launch(policy, l);
+        }
     });
-    let searches = launches
-        .into_iter()
-        .map(|(key, (grids, ns))| {
-            let (grid, _) = grids
-                .into_iter()
-                .max_by_key(|&(grid, n)| (n, std::cmp::Reverse(grid)))
-                .expect("a search seen has a launch");
-            let launches = ns.len();
-            let median_ns = confirm::median(ns.into_iter()).expect("a search seen has a launch");
-            let launched = confirm::Launched {
-                grid,
-                median_ns,
-                launches,
-            };
-            (key, launched)
-        })
-        .collect();
-    confirm::RunTimes { searches, total_ns }
+    launches
 }
 
 /// Hands each launch of a run's profile to `each` and adds its kernel to

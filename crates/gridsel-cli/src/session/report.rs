@@ -7,7 +7,8 @@
 //! tuning over before, as `compare` draws), and for scripts `runs.csv` (a
 //! row per run) and `kernels.csv` (a row per search the pairs decided).
 //! Before is every run without the store (the untuned run and the pairs'
-//! runs under `auto`), after the pairs' runs reading it.
+//! runs under `auto`) and the even launches of alternating runs, after the
+//! pairs' runs reading it and the odd launches of alternating runs.
 
 use super::confirm::{self, grid_label};
 use super::{AFTER, BEFORE, ProgramSession, RunKind};
@@ -131,11 +132,22 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         return Vec::new();
     };
     let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{:.1} %", r * 100.0));
+    let (runs, learned) = if session.alternating() {
+        (
+            counted(verdict.pairs, "alternating run", "alternating runs"),
+            "the learned grids' launches (each search's odd launches) faster than auto's (its \
+             even ones, the first left out)",
+        )
+    } else {
+        (
+            counted(verdict.pairs, "pair", "pairs"),
+            "the runs reading the store faster",
+        )
+    };
     let mut lines = vec![format!(
-        "confirmation: {}, the runs reading the store faster in {}; their GPU time against \
+        "confirmation: {runs}, {learned} in {}; their GPU time against \
          auto's in the median pair: {} as the sum over kernels of median launch time x launches \
          (decided on: one slow launch does not move it), {} as the sum of every launch",
-        counted(verdict.pairs, "pair", "pairs"),
         verdict.faster_pairs,
         ratio(verdict.gpu_ratio),
         ratio(verdict.plain_ratio),
@@ -283,7 +295,11 @@ fn wall_cells(session: &ProgramSession) -> Vec<String> {
         ]
     };
     let [tuning_runs, tuning_wall] = spent(&[RunKind::Tuning]);
-    let [confirm_runs, confirm_wall] = spent(&[RunKind::ConfirmAuto, RunKind::ConfirmLearned]);
+    let [confirm_runs, confirm_wall] = spent(&[
+        RunKind::ConfirmAuto,
+        RunKind::ConfirmLearned,
+        RunKind::ConfirmAlternating,
+    ]);
     vec![
         show(walls[BEFORE].map(|w| w.median)),
         show(walls[AFTER].map(|w| w.median)),
@@ -327,7 +343,8 @@ fn kept_cell(action: confirm::Action) -> &'static str {
 /// kernels.csv: a row per search the confirmation pairs decided; `kept`
 /// says whether it was written (not when its program's were refused).
 fn kernels_csv(summary: &Summary) -> String {
-    let mut csv = String::from("program,kernel,class,auto_grid,learned_grid,kept,ratio,reason\n");
+    let mut csv =
+        String::from("program,kernel,class,auto_grid,learned_grid,kept,ratio,confirmed,reason\n");
     for (program, session) in summary.programs.iter().zip(summary.sessions) {
         let Some(verdict) = &session.verdict else {
             continue;
@@ -339,7 +356,7 @@ fn kernels_csv(summary: &Summary) -> String {
             };
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{}",
                 field(&program.name),
                 field(&d.key.0),
                 d.key.1,
@@ -347,6 +364,11 @@ fn kernels_csv(summary: &Summary) -> String {
                 grid_label(d.learned_grid),
                 kept_cell(verdict.action(&d.key)),
                 d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
+                if session.alternating() {
+                    "alternating"
+                } else {
+                    "pairs"
+                },
                 field(&reason)
             );
         }
@@ -429,7 +451,11 @@ const METHOD: &str = "## Method\n\n\
     settle, stopping once every search of the program's kernels has settled, \
     then pairs of confirmation runs under `auto`, one without a store and one reading that \
     copy (after), taking turns at running first, and more pairs while they disagree (up to \
-    3 times as many). A program's GPU time is the sum over its kernels of median launch time \
+    3 times as many). Where every search whose grid the copy changes is launched at least 3 \
+    times a run, a pair is one alternating run instead, reading the copy with \
+    `GRIDSEL_LEARNED_ALTERNATE=on`: each search's odd launches got the learned grid and are \
+    the after side, its even ones auto's and the before side (the first, cold launch left out), \
+    each side's median weighed as all of the run's launches. A program's GPU time is the sum over its kernels of median launch time \
     times launches (an outlier launch does not move it; the plain sum is shown beside). Its \
     learned grids are kept when that GPU time reading the copy is below auto's in the median \
     pair and in so many pairs that chance, over every look at the pairs, would keep a set no \
@@ -455,5 +481,5 @@ const METHOD: &str = "## Method\n\n\
     slower the runner-up's median is than the leader's (a negative margin: a faster \
     candidate that does not beat the leader beyond the noise); kept, whether the \
     confirmation pairs kept a search whose grid differs from auto's. Wall times: start to \
-    exit of the runs without and with the copy; tuning_wall_s and confirm_wall_s, the tuning \
+    exit of the runs without and with the copy (an alternating run's is of both: in neither); tuning_wall_s and confirm_wall_s, the tuning \
     and confirmation runs' wall times in all: the session's cost.\n\n";

@@ -3,6 +3,8 @@
 //! through gridsel-host's checked files (regular files only, capped,
 //! under the store's lock, its mode and owner kept, never through a link).
 
+use gridsel_core::tune::learned;
+use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{Record, Table};
 use gridsel_host::config;
 use gridsel_host::files::{self, OnInvalid};
@@ -45,6 +47,21 @@ pub fn searches(
         .filter(|r| kernels.contains(&r.key.kernel) && r.pinned.is_none())
         .filter(|r| initial.get(&r.key) != Some(*r))
         .cloned()
+        .collect())
+}
+
+/// The searches (kernel, trip-count class) of `kernels` for which the
+/// store at `path` gives production runs another grid than auto's: a
+/// settled or pinned record whose grid is not auto's. Any GPU's or build's
+/// counts, which can only make the set larger than what a run launches.
+pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(String, u32)>, String> {
+    let contents = files::load_cache(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(contents
+        .table
+        .records()
+        .filter(|r| kernels.contains(&r.key.kernel))
+        .filter(|r| learned(r).is_some_and(|c| c != Candidate::Auto))
+        .map(|r| (r.key.kernel.clone(), r.key.class))
         .collect())
 }
 

@@ -17,6 +17,15 @@
 //! Elsewhere `auto`'s rule decides. A settled record of one of the program's
 //! kernels for another build of it, or another LLVM, is ignored, and one
 //! line per process says how many.
+//!
+//! For a `gridsel tune` session's confirmation runs the policy can
+//! alternate ([`LearnedPolicy::alternating`]): per search, in launch order,
+//! the learned grid at the odd-numbered launches (the 2nd, 4th, ...) and
+//! `auto`'s at the others, the cold first launch included. In a
+//! time-stepping code every kernel is launched once a step, so whole steps
+//! alternate between the learned set and `auto`'s, and one process compares
+//! them: two runs of the very same grids differ by far more between
+//! processes than two halves of one run do.
 
 use super::prior::resolve;
 use super::search::{Candidate, Search};
@@ -70,8 +79,12 @@ pub struct LearnedPolicy {
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
     any: AtomicBool,
-    /// Each launch class's learned grid, looked up at its first launch.
-    launches: PerLaunch<Option<Candidate>>,
+    /// Each launch class's learned grid, looked up at its first launch,
+    /// and how many times the class was launched before (counted under
+    /// the lock the lookup already takes).
+    launches: PerLaunch<(Option<Candidate>, u64)>,
+    /// Launch the learned grid only at odd-numbered launches of a class.
+    alternate: bool,
     /// Said once per process: records ignored for another build or LLVM,
     /// and, per store (by its index in `stores`), that it could not be read
     /// or left records out.
@@ -91,7 +104,17 @@ impl LearnedPolicy {
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             said_ignored: Reported::new(),
             said_trouble: Reported::new(),
+            alternate: false,
         }
+    }
+
+    /// With `alternate`, each search (kernel, device and trip-count class)
+    /// gets its learned grid only at its launches 1, 3, 5, ... counted from
+    /// 0, and `auto`'s at the others: a tuning session's confirmation runs
+    /// compare the two within one process (module doc).
+    pub fn alternating(mut self, alternate: bool) -> Self {
+        self.alternate = alternate;
+        self
     }
 
     /// Whether a record of LLVM `llvm` applies in this process: the same
@@ -188,7 +211,17 @@ impl GridPolicy for LearnedPolicy {
         let learned = self
             .any
             .load(Ordering::Acquire)
-            .then(|| self.launches.with(l, || self.lookup(l), |c| *c))
+            .then(|| {
+                self.launches.with(
+                    l,
+                    || (self.lookup(l), 0),
+                    |(c, launched)| {
+                        let odd = *launched % 2 == 1;
+                        *launched += 1;
+                        c.filter(|_| odd || !self.alternate)
+                    },
+                )
+            })
             .flatten()
             .flatten()
             .and_then(|c| resolve(c, l.device, l.kernel, &l.desc));
@@ -328,6 +361,32 @@ mod tests {
         // An unknown LLVM on either side cannot tell: the grid applies.
         let unknown = LearnedPolicy::new(vec![Box::new(Memory(table))], 0);
         assert_eq!(decide(&unknown, &k, &device, trip).grid, learned_grid);
+    }
+
+    #[test]
+    fn alternating_launches_the_learned_grid_at_each_searchs_odd_launches() {
+        let device = DeviceDesc::preset("h100").unwrap();
+        let (k, trip) = (kernel("00000000000000b1"), 100_000);
+        let mut table = Table::default();
+        table.apply(&measured(&k, &device, trip, true));
+        table.apply(&measured(&k, &device, 10, true));
+        let policy =
+            LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19).alternating(true);
+        let labels = |trip| -> Vec<Option<&str>> {
+            (0..5)
+                .map(|_| decide(&policy, &k, &device, trip).label)
+                .collect()
+        };
+        let learned = Some(LEARNED_LABEL);
+        assert_eq!(labels(trip), [None, learned, None, learned, None]);
+        // Another trip-count class counts its own launches.
+        assert_eq!(labels(10), [None, learned, None, learned, None]);
+        assert_eq!(decide(&policy, &k, &device, trip).label, learned);
+        // Without the setting, every launch gets the learned grid.
+        let production = LearnedPolicy::new(vec![Box::new(Memory(table))], 19);
+        for _ in 0..3 {
+            assert_eq!(decide(&production, &k, &device, trip).label, learned);
+        }
     }
 
     #[test]

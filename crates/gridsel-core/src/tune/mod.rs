@@ -68,7 +68,9 @@
 //! Production runs read what was learned without exploring: under the
 //! default policy [`LearnedPolicy`] launches the grid of every settled
 //! search of the program's build, reading the store at start and never
-//! writing it ([`learned`]).
+//! writing it ([`learned`]); for a tuning session's confirmation it can
+//! alternate, launching the learned grids at every other launch of each
+//! search and `auto`'s at the others ([`LearnedPolicy::alternating`]).
 //!
 //! By job: `prior` (the candidates and their order), [`cost`] (what a
 //! candidate is predicted to cost), `learned` (what a production run

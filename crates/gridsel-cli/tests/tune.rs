@@ -90,16 +90,22 @@ exec "$0" "$n" "$3" "$r""#;
 }
 
 /// `repeat LAUNCHES TRIPS` through a shell whose alternating confirmation
-/// runs (`GRIDSEL_LEARNED_ALTERNATE` on) launch 10 times, the `heavy` of
-/// them (`odd`: those given the learned grid; `even`: auto's) with 100 000
-/// rounds of work per iteration (tens of ms a launch, against the µs to ms
-/// a light one takes on a loaded machine); the untuned run launches 10
-/// times, the tuning runs 100. Verify it with [`CHECK`].
+/// runs (`GRIDSEL_LEARNED_ALTERNATE` odd or even) launch 10 times, the
+/// `heavy` side of them (`learned`: those given the learned grid, the odd
+/// launches in a run under `odd`, the even ones under `even`; `auto`: the
+/// others) with 100 000 rounds of work per iteration (tens of ms a launch,
+/// against the µs to ms a light one takes on a loaded machine); the
+/// untuned run launches 10 times, the tuning runs 100. Verify it with
+/// [`CHECK`].
 fn alternating(program: &Path, heavy: &str, trips: &str) -> Vec<String> {
     let script = r#"n=100 r=1 o=1
 case "$GRIDSEL_POLICY,$GRIDSEL_CACHE,$GRIDSEL_LEARNED_ALTERNATE" in
   auto,off,*) n=10 ;;
-  auto,*,on) n=10; if [ "$1" = odd ]; then o=100000; else r=100000; fi ;;
+  auto,*,odd|auto,*,even) n=10
+    case "$1,$GRIDSEL_LEARNED_ALTERNATE" in
+      learned,odd|auto,even) o=100000 ;;
+      *) r=100000 ;;
+    esac ;;
 esac
 exec "$0" "$n" "$2" "$r" "$o""#;
     let program = program.to_string_lossy();
@@ -675,7 +681,7 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
     // 300 iterations (class 17), the launches given auto's grid heavier:
     // the learned grid's launches are faster in each run, which one run
     // asked cannot tell from chance: 3 of 3 keep it.
-    let (out, store, run, [class, _, _, kept, _]) = alternated(&dir, "even", "300");
+    let (out, store, run, [class, _, _, kept, _]) = alternated(&dir, "auto", "300");
     assert_eq!((&*class, &*kept), ("17", "yes"), "{}", run.stdout);
     let labels: Vec<&str> = progress(&run, "sh")
         .into_iter()
@@ -706,31 +712,41 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
     assert!(
         run.stdout.contains(
             "confirmation: 3 alternating runs, the learned grids' launches (each search's \
-             odd launches) faster than auto's (its even ones, the first left out) in 3;"
+             odd launches in odd runs, its even ones in even runs, the first left out) faster \
+             than auto's in 3;"
         ),
         "{}",
         run.stdout
     );
     assert_eq!(classes(&store), [17]);
-    // The run launched the learned grid at the odd launches only.
-    let profile = std::fs::read_to_string(out.join("sh/confirm-alternating-1.csv")).unwrap();
-    let policies: Vec<&str> = profile
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap())
-        .collect();
-    assert_eq!(policies.len(), 10, "{profile}");
-    for (j, policy) in policies.iter().enumerate() {
-        assert_eq!(*policy == "learned", j % 2 == 1, "{profile}");
+    // The odd runs launched the learned grid at the odd launches only, the
+    // even run at the even ones but the first.
+    for i in 1..=3 {
+        let csv = format!("sh/confirm-alternating-{i}.csv");
+        let profile = std::fs::read_to_string(out.join(csv)).unwrap();
+        let policies: Vec<&str> = profile
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(2).unwrap())
+            .collect();
+        assert_eq!(policies.len(), 10, "{profile}");
+        for (j, policy) in policies.iter().enumerate() {
+            let learned = j > 0 && j % 2 == i % 2;
+            assert_eq!(
+                *policy == "learned",
+                learned,
+                "run {i}, launch {j}: {profile}"
+            );
+        }
     }
 
     // 1000 iterations (class 20), the learned grid's launches heavier:
     // refused, and not written.
-    let (_, store, run, [class, _, _, kept, _]) = alternated(&dir, "odd", "1000");
+    let (_, store, run, [class, _, _, kept, _]) = alternated(&dir, "learned", "1000");
     assert_eq!((&*class, &*kept), ("20", "no"), "{}", run.stdout);
     assert!(
         run.stdout
-            .contains("nothing kept: the runs reading the store took "),
+            .contains("nothing kept: the learned grids' launches took "),
         "{}",
         run.stdout
     );

@@ -14,6 +14,7 @@
 use gridsel_core::clauses::OptIn;
 use gridsel_core::device::DeviceDesc;
 use gridsel_core::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
+use gridsel_core::tune::LearnedLaunches;
 use log::LevelFilter;
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
@@ -230,12 +231,17 @@ pub static SETTINGS: &[Setting] = &[
     },
     Setting {
         name: ENV_LEARNED_ALTERNATE,
-        values: ON_OFF,
+        values: "odd, even or off",
         default: DefaultValue::Written("off"),
-        help: "Set by `gridsel tune` on its confirmation runs: the default policy launches a search's learned grid only at its odd-numbered launches (the 2nd, 4th, ...) and auto's at the others, so that one run compares the two step by step.",
+        help: "Set by `gridsel tune` on its confirmation runs: the default policy launches a search's learned grid only at its odd-numbered launches (odd: the 2nd, 4th, ...) or its even-numbered ones (even: the 3rd, 5th, ...) and auto's at the others, the first always, so that one run compares the two step by step.",
         if_bad: None,
         read: |config, value| {
-            config.learned_alternate = on_off(&text(value)).ok_or(Refused::NotOneOf)?;
+            config.learned_alternate = match text(value).trim().to_ascii_lowercase().as_str() {
+                "odd" => Some(LearnedLaunches::Odd),
+                "even" => Some(LearnedLaunches::Even),
+                "off" => None,
+                _ => return Err(Refused::NotOneOf),
+            };
             Ok(())
         },
     },
@@ -384,10 +390,10 @@ pub struct Config {
     /// a session.
     pub tune_session_runs: Option<u32>,
     /// `GRIDSEL_LEARNED_ALTERNATE`: the default policy launches learned
-    /// grids only at every other launch of a search
+    /// grids only at these launches of a search
     /// (`gridsel_core::tune::LearnedPolicy::alternating`), for the
     /// confirmation runs of a `gridsel tune` session.
-    pub learned_alternate: bool,
+    pub learned_alternate: Option<LearnedLaunches>,
     /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).
     pub log: LevelFilter,
 }
@@ -406,7 +412,7 @@ impl Default for Config {
             safe_range: true,
             tune_overhead: gridsel_core::tune::DEFAULT_OVERHEAD,
             tune_session_runs: None,
-            learned_alternate: false,
+            learned_alternate: None,
             log: crate::logging::DEFAULT_LEVEL,
         }
     }
@@ -581,16 +587,18 @@ mod tests {
     }
 
     #[test]
-    fn alternating_learned_grids_is_on_or_off() {
+    fn alternating_learned_grids_is_odd_even_or_off() {
         let alternate = |v: &str| {
             let (c, errors) = parse(&[(ENV_LEARNED_ALTERNATE, v)]);
             (c.learned_alternate, errors.len())
         };
-        assert!(!parse(&[]).0.learned_alternate);
-        assert_eq!(alternate("on"), (true, 0));
-        assert_eq!(alternate("1"), (true, 0));
-        assert_eq!(alternate("off"), (false, 0));
-        assert_eq!(alternate("odd"), (false, 1));
+        assert_eq!(parse(&[]).0.learned_alternate, None);
+        assert_eq!(alternate("odd"), (Some(LearnedLaunches::Odd), 0));
+        assert_eq!(alternate(" Even "), (Some(LearnedLaunches::Even), 0));
+        assert_eq!(alternate("off"), (None, 0));
+        // Which side is not a yes or a no: the old on is refused.
+        assert_eq!(alternate("on"), (None, 1));
+        assert_eq!(alternate("1"), (None, 1));
     }
 
     #[test]
@@ -669,7 +677,7 @@ mod tests {
             (ENV_TEAMS_REGIONS, "sometimes", "keep or change"),
             (ENV_TUNE_OVERHEAD, "5%", "a percentage in 0-1000, or off"),
             (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
-            (ENV_LEARNED_ALTERNATE, "sometimes", ON_OFF),
+            (ENV_LEARNED_ALTERNATE, "sometimes", "odd, even or off"),
             (ENV_SAFE_RANGE, "please", ON_OFF),
             (ENV_LOG, "loud", "off, error, warn, info or debug"),
         ];

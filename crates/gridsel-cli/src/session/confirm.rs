@@ -40,9 +40,13 @@
 //! Where every search the learned set changes is launched at least
 //! [`MIN_ALTERNATING_LAUNCHES`] times a run ([`can_alternate`]), a "pair"
 //! is one run instead, under `auto` reading the store with the learned grids
-//! launched only at each search's odd-numbered launches
-//! (`GRIDSEL_LEARNED_ALTERNATE`): its odd launches are the learned side,
-//! its even ones but the cold first auto's ([`Launches::alternating`]). Two
+//! launched only at each search's odd-numbered launches in odd-numbered
+//! runs, at its even-numbered ones from the third on in even-numbered runs
+//! (`GRIDSEL_LEARNED_ALTERNATE`, [`LearnedLaunches::of_run`]), and auto's
+//! at the others, the cold first launch among them but left out of both
+//! sides ([`Launches::alternating`]). A code doing different work on odd
+//! and even steps (ping-pong buffers) so favours each side in turn, and
+//! the sign test reads that as noise, not as an effect of the grids. Two
 //! halves of one run of the very same grids differ by 1-4 % where two runs
 //! differ by 10-40 % (an H200, run 4 of the session measurements), so the
 //! same decision tells far smaller gains; in a time-stepping code, where
@@ -61,6 +65,8 @@
 //! its runs added to, of the GPU and build they ran: never another GPU's or
 //! build's, nor a pinned one (`session/store.rs`).
 
+use crate::compare::report::counted;
+use gridsel_core::tune::LearnedLaunches;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// (blocks, threads).
@@ -222,13 +228,13 @@ pub fn can_alternate<'a>(
         && changed.all(|key| per_run.get(key).is_none_or(|&n| often(n)))
 }
 
-/// Which side of an alternating run a search's launch `j` (from 0, in
-/// launch order) is on: the odd ones got the learned grid, the even ones
-/// auto's; `None` for the first, cold one, which would weigh on one side.
-pub fn alternating_side(j: usize) -> Option<Side> {
-    match j {
+/// Which side of an alternating run whose learned grids went to the
+/// launches `at` a search's launch `j` (from 0, in launch order) is on;
+/// `None` for the first, cold one, auto's, which would weigh on one side.
+pub fn alternating_side(at: LearnedLaunches, j: usize) -> Option<Side> {
+    match j as u64 {
         0 => None,
-        j if j % 2 == 1 => Some(Side::Learned),
+        j if at.learned_at(j) => Some(Side::Learned),
         _ => Some(Side::Auto),
     }
 }
@@ -266,17 +272,18 @@ impl Launches {
         RunTimes { searches, total_ns }
     }
 
-    /// An alternating run split into a pair by [`alternating_side`]. Each
+    /// An alternating run whose learned grids went to the launches `at`,
+    /// split into a pair by [`alternating_side`]. Each
     /// side's search weighs as the run's launches of it, as production
     /// would launch them, and so does its share of the plain sum; a search
     /// without a launch on both sides is left out of both.
-    pub fn alternating(&self) -> Pair {
+    pub fn alternating(&self, at: LearnedLaunches) -> Pair {
         let mut pair = Pair::default();
         for (key, launches) in &self.searches {
             let on = |side| -> Vec<(Grid, f64)> {
                 let sided = launches.iter().enumerate();
                 sided
-                    .filter(|(j, _)| alternating_side(*j) == Some(side))
+                    .filter(|(j, _)| alternating_side(at, *j) == Some(side))
                     .map(|(_, l)| *l)
                     .collect()
             };
@@ -349,6 +356,51 @@ pub enum Action {
     Leave,
 }
 
+/// How the confirmation compared the two sets: the unit its decision
+/// counts, and what its messages call the two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmed {
+    /// Pairs of runs, one without the store and one reading it.
+    Pairs,
+    /// Alternating runs, each split into its learned grids' launches and
+    /// auto's.
+    Alternating,
+}
+
+impl Confirmed {
+    /// Its word in kernels.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pairs => "pairs",
+            Self::Alternating => "alternating",
+        }
+    }
+
+    /// `n` of the unit a decision counts: "3 pairs", "1 alternating run".
+    pub fn counted(self, n: usize) -> String {
+        match self {
+            Self::Pairs => counted(n, "pair", "pairs"),
+            Self::Alternating => counted(n, "alternating run", "alternating runs"),
+        }
+    }
+
+    /// The median one: "the median pair", "the median run".
+    pub fn median(self) -> &'static str {
+        match self {
+            Self::Pairs => "the median pair",
+            Self::Alternating => "the median run",
+        }
+    }
+
+    /// The learned side and auto's, as the messages name them.
+    pub fn sides(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Pairs => ("the runs reading the store", "the runs without it"),
+            Self::Alternating => ("the learned grids' launches", "auto's"),
+        }
+    }
+}
+
 /// The decisions for one program's session.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
@@ -364,6 +416,8 @@ pub struct Verdict {
     pub gpu_ratio: Option<f64>,
     pub plain_ratio: Option<f64>,
     pub outcome: Outcome,
+    /// Whether the pairs were pairs of runs or alternating runs.
+    pub by: Confirmed,
 }
 
 impl Verdict {
@@ -375,17 +429,20 @@ impl Verdict {
     /// Why the program's learned set is refused, in the user's terms;
     /// `None` when it is kept.
     pub fn program_refused(&self) -> Option<String> {
-        let (pairs, faster, slower) = (self.pairs, self.faster_pairs, self.slower_pairs);
+        let (faster, slower) = (self.faster_pairs, self.slower_pairs);
+        let pairs = self.by.counted(self.pairs);
+        let (learned, auto) = self.by.sides();
+        let median = self.by.median();
         let ratio = self.gpu_ratio.map_or("-".into(), percent);
         match self.outcome {
             Outcome::NothingChanged | Outcome::Faster => None,
             Outcome::Slower => Some(format!(
-                "the runs reading the store took {ratio} of the GPU time of the runs without it \
-                 (median of {pairs} pairs, slower in {slower})"
+                "{learned} took {ratio} of the GPU time of {auto} \
+                 (median of {pairs}, slower in {slower})"
             )),
             Outcome::Undecided => Some(format!(
-                "{pairs} pairs could not tell the runs reading the store from the runs without it \
-                 ({ratio} of their GPU time in the median pair, faster in {faster})"
+                "{pairs} could not tell {learned} from {auto} \
+                 ({ratio} of their GPU time in {median}, faster in {faster})"
             )),
             Outcome::NoLaunches => Some("the confirmation runs launched no kernel".to_string()),
         }
@@ -406,8 +463,9 @@ impl Verdict {
     }
 }
 
-/// Decides over `pairs`, at the look `looks` places them (module doc).
-pub fn decide(pairs: &[Pair], looks: Looks) -> Verdict {
+/// Decides over `pairs`, at the look `looks` places them, `by` pairs of
+/// runs or alternating runs (module doc).
+pub fn decide(pairs: &[Pair], looks: Looks, by: Confirmed) -> Verdict {
     let ratios = |gpu: fn(&RunTimes) -> f64| -> Vec<f64> {
         pairs
             .iter()
@@ -444,6 +502,7 @@ pub fn decide(pairs: &[Pair], looks: Looks) -> Verdict {
         gpu_ratio,
         plain_ratio,
         outcome,
+        by,
     }
 }
 
@@ -615,6 +674,7 @@ mod tests {
         let verdict = decide(
             &pairs(&kernels, &[0.99, 1.48, 1.02], &[QUIET, QUIET]),
             THREE,
+            Confirmed::Pairs,
         );
         assert_eq!(verdict.outcome, Outcome::NothingChanged);
         assert!(!verdict.undecided());
@@ -641,9 +701,13 @@ mod tests {
         let l91 = [0.86 / shifts[0], 1.77 / shifts[1], 0.95 / shifts[2], 0.9];
         let noise = [QUIET, &l91, QUIET];
         // 3 of 3 faster is not yet beyond chance when up to 9 may follow.
-        let three = decide(&pairs(&kernels, &shifts[..3], &noise), THREE);
+        let three = decide(
+            &pairs(&kernels, &shifts[..3], &noise),
+            THREE,
+            Confirmed::Pairs,
+        );
         assert_eq!((three.outcome, three.faster_pairs), (Outcome::Undecided, 3));
-        let verdict = decide(&pairs(&kernels, &shifts, &noise), THREE);
+        let verdict = decide(&pairs(&kernels, &shifts, &noise), THREE, Confirmed::Pairs);
         assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
         assert_eq!((verdict.pairs, verdict.faster_pairs), (4, 4));
         let gpu = verdict.gpu_ratio.unwrap();
@@ -665,7 +729,11 @@ mod tests {
             (L52, (4096, 128), [32.2, 35.42]),
         ];
         let l52 = &[1.0, 0.99, 1.01, 1.0][..];
-        let verdict = decide(&pairs(&kernels, &[1.0; 4], &[QUIET, l52]), THREE);
+        let verdict = decide(
+            &pairs(&kernels, &[1.0; 4], &[QUIET, l52]),
+            THREE,
+            Confirmed::Pairs,
+        );
         assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
         let slower = verdict.searches.iter().find(|d| d.key == key(L52)).unwrap();
         assert!(!slower.kept);
@@ -696,6 +764,7 @@ mod tests {
             let verdict = decide(
                 &pairs(&kernels, &vec![1.0; l52.len()], &[QUIET, l52]),
                 THREE,
+                Confirmed::Pairs,
             );
             assert_eq!(verdict.action(&key(L52)), Action::Write, "{verdict:?}");
         }
@@ -706,11 +775,15 @@ mod tests {
         // 5 % faster, under whole-run shifts of up to 8 %.
         let kernels = [(L64, (7392, 32), [100.0, 95.0])];
         let shifts = [0.98, 1.08, 0.97, 0.96, 1.01, 0.98, 1.04, 0.93, 0.98];
-        let three = decide(&pairs(&kernels, &shifts[..3], &[QUIET]), THREE);
+        let three = decide(
+            &pairs(&kernels, &shifts[..3], &[QUIET]),
+            THREE,
+            Confirmed::Pairs,
+        );
         assert_eq!((three.outcome, three.faster_pairs), (Outcome::Undecided, 2));
         assert!(three.undecided());
         // 8 of 9 faster: beyond chance at the last look.
-        let nine = decide(&pairs(&kernels, &shifts, &[QUIET]), THREE);
+        let nine = decide(&pairs(&kernels, &shifts, &[QUIET]), THREE, Confirmed::Pairs);
         assert_eq!((nine.outcome, nine.faster_pairs), (Outcome::Faster, 8));
         assert_eq!(nine.action(&key(L64)), Action::Write);
         // 7 of 9 is not, and the session refuses what it cannot tell: the
@@ -718,7 +791,7 @@ mod tests {
         // did not is left as the store has it.
         let mut seven = shifts;
         seven[0] = 1.06;
-        let six = decide(&pairs(&kernels, &seven, &[QUIET]), THREE);
+        let six = decide(&pairs(&kernels, &seven, &[QUIET]), THREE, Confirmed::Pairs);
         assert_eq!((six.outcome, six.faster_pairs), (Outcome::Undecided, 7));
         assert_eq!(
             six.program_refused().as_deref(),
@@ -740,7 +813,7 @@ mod tests {
         for pair in &mut pairs {
             pair.auto.total_ns += 2.0 * 52e3;
         }
-        let verdict = decide(&pairs, THREE);
+        let verdict = decide(&pairs, THREE, Confirmed::Pairs);
         assert_eq!(verdict.outcome, Outcome::Slower, "{verdict:?}");
         assert!(verdict.plain_ratio.unwrap() < 0.9, "{verdict:?}");
         assert_eq!(
@@ -808,6 +881,7 @@ mod tests {
         let verdict = decide(
             &pairs(&kernels, &[0.98, 1.08, 0.97], &[QUIET, QUIET]),
             THREE,
+            Confirmed::Pairs,
         );
         assert_eq!(verdict.outcome, Outcome::Undecided);
         assert_eq!(verdict.action(&key(L64)), Action::Remove);
@@ -821,7 +895,7 @@ mod tests {
         let kernels = [(L64, (7392, 32), [100.0, 70.0]), (L70, AUTO, [30.0, 30.0])];
         let mut ps = pairs(&kernels, &[1.0; 4], &[QUIET, QUIET]);
         ps[1].auto.searches.remove(&key(L64));
-        let verdict = decide(&ps, THREE);
+        let verdict = decide(&ps, THREE, Confirmed::Pairs);
         assert_ne!(verdict.outcome, Outcome::NothingChanged, "{verdict:?}");
         let l64 = verdict.searches.iter().find(|d| d.key == key(L64)).unwrap();
         assert!(l64.changed && l64.kept, "{verdict:?}");
@@ -830,24 +904,24 @@ mod tests {
         for p in &mut only {
             p.auto.searches.remove(&key(L64));
         }
-        let verdict = decide(&only, THREE);
+        let verdict = decide(&only, THREE, Confirmed::Pairs);
         let l64 = verdict.searches.iter().find(|d| d.key == key(L64)).unwrap();
         assert!(l64.changed && !l64.kept, "{verdict:?}");
         assert_eq!(verdict.action(&key(L64)), Action::Remove);
     }
 
-    /// An alternating run of a time-stepping code: 7 steps of l64 at
-    /// class 45 (learned 7392x32 at the odd steps, 70 µs, against auto's
-    /// 100 µs; the cold first 900 µs), each followed by l70 (auto's grid
-    /// throughout, 30 µs, 31 µs after the learned l64); l70 at class 44
-    /// twice and l91 once.
-    fn alternating_run() -> Launches {
+    /// An alternating run of a time-stepping code whose learned grids
+    /// went to the launches `at`: 7 steps of l64 at class 45 (learned
+    /// 7392x32 at those steps, 70 µs, against auto's 100 µs; the cold first
+    /// 900 µs), each followed by l70 (auto's grid throughout, 30 µs, 31 µs
+    /// after the learned l64); l70 at class 44 twice and l91 once.
+    fn alternating_run(at: LearnedLaunches) -> Launches {
         let mut run = Launches::default();
         let mut add = |kernel: &str, class, grid, us: f64| {
             run.add((kernel.to_string(), class), grid, us * 1e3)
         };
         for step in 0..7 {
-            let learned = step % 2 == 1;
+            let learned = at.learned_at(step as u64);
             let (grid, us) = match step {
                 0 => (AUTO, 900.0),
                 _ if learned => ((7392, 32), 70.0),
@@ -863,11 +937,19 @@ mod tests {
     }
 
     #[test]
-    fn an_alternating_run_splits_each_search_by_parity_without_its_cold_launch() {
-        assert_eq!(alternating_side(0), None);
-        assert_eq!(alternating_side(1), Some(Side::Learned));
-        assert_eq!(alternating_side(2), Some(Side::Auto));
-        let pair = alternating_run().alternating();
+    fn an_alternating_run_splits_each_search_by_its_side_without_its_cold_launch() {
+        use LearnedLaunches::{Even, Odd};
+        let sides = |at| -> Vec<_> { (0..5).map(|j| alternating_side(at, j)).collect() };
+        let (learned, auto) = (Some(Side::Learned), Some(Side::Auto));
+        assert_eq!(sides(Odd), [None, learned, auto, learned, auto]);
+        assert_eq!(sides(Even), [None, auto, learned, auto, learned]);
+        for at in [Odd, Even] {
+            split_alternating_run(at);
+        }
+    }
+
+    fn split_alternating_run(at: LearnedLaunches) {
+        let pair = alternating_run(at).alternating(at);
         // The cold 900 µs launch is on neither side; each side weighs as
         // the run's 7 launches.
         let l64 = |side: &RunTimes| side.searches[&key(L64)];
@@ -896,14 +978,45 @@ mod tests {
         assert!((pair.learned.total_ns - 7.0 * (70e3 + 31e3)).abs() < 1e-6);
         assert!((pair.auto.total_ns - 7.0 * (100e3 + 30e3)).abs() < 1e-6);
         // The decision reads the split as it reads a pair of runs.
-        let verdict = decide(&[pair.clone(), pair.clone(), pair.clone(), pair], THREE);
+        let four = [pair.clone(), pair.clone(), pair.clone(), pair];
+        let verdict = decide(&four, THREE, Confirmed::Alternating);
         assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
         assert_eq!(verdict.action(&key(L64)), Action::Write);
     }
 
     #[test]
+    fn an_alternating_confirmations_messages_speak_of_alternating_runs() {
+        let kernels = [(L64, (7392, 32), [100.0, 95.0]), (L70, AUTO, [30.0, 30.0])];
+        let shifts = [0.98, 1.08, 0.97];
+        let undecided = decide(
+            &pairs(&kernels, &shifts, &[QUIET, QUIET]),
+            THREE,
+            Confirmed::Alternating,
+        );
+        assert_eq!(
+            undecided.program_refused().as_deref(),
+            Some(
+                "3 alternating runs could not tell the learned grids' launches from auto's \
+                 (94.2 % of their GPU time in the median run, faster in 2)"
+            )
+        );
+        let slower = decide(
+            &pairs(&kernels, &[1.1; 4], &[QUIET, QUIET]),
+            THREE,
+            Confirmed::Alternating,
+        );
+        assert_eq!(
+            slower.program_refused().as_deref(),
+            Some(
+                "the learned grids' launches took 105.8 % of the GPU time of auto's \
+                 (median of 4 alternating runs, slower in 4)"
+            )
+        );
+    }
+
+    #[test]
     fn a_plain_runs_times_count_every_launch() {
-        let times = alternating_run().times();
+        let times = alternating_run(LearnedLaunches::Odd).times();
         let l64 = times.searches[&key(L64)];
         assert_eq!((l64.grid, l64.median_ns, l64.launches), (AUTO, 100e3, 7));
         assert_eq!(times.searches.len(), 4);
@@ -930,10 +1043,14 @@ mod tests {
 
     #[test]
     fn no_launch_is_refused_without_more_pairs() {
-        let verdict = decide(&[Pair::default()], THREE);
+        let verdict = decide(&[Pair::default()], THREE, Confirmed::Pairs);
         assert_eq!(verdict.outcome, Outcome::NoLaunches);
         assert!(!verdict.undecided());
         assert!(verdict.program_refused().is_some());
-        assert!(decide(&[], THREE).program_refused().is_some());
+        assert!(
+            decide(&[], THREE, Confirmed::Pairs)
+                .program_refused()
+                .is_some()
+        );
     }
 }

@@ -26,9 +26,11 @@
 //! - or, where every search the learned set changes is launched at least
 //!   [`confirm::MIN_ALTERNATING_LAUNCHES`] times in the before run,
 //!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
-//!   reading the scratch store with `GRIDSEL_LEARNED_ALTERNATE=on`, each
-//!   split by launch parity into the two sides of a pair, so that whole-run
-//!   noise between processes does not enter the comparison.
+//!   reading the scratch store with `GRIDSEL_LEARNED_ALTERNATE=odd` in odd
+//!   runs and `even` in even ones, each split by launch parity into the two
+//!   sides of a pair, so that whole-run noise between processes does not
+//!   enter the comparison, and the sides swapping from run to run turns an
+//!   effect of launch parity itself (ping-pong buffers) into noise.
 
 mod confirm;
 mod report;
@@ -39,6 +41,8 @@ use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output, profile_rows};
+use confirm::Confirmed;
+use gridsel_core::tune::LearnedLaunches;
 use gridsel_core::tune::store::{Record, Table, class};
 use gridsel_host::config::{
     self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
@@ -80,9 +84,10 @@ const AFTER: usize = 1;
     store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
     with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) \
     while they disagree. Where every search whose grid the copy changes is launched 3 times a \
-    run or more, a pair is one run reading the copy with GRIDSEL_LEARNED_ALTERNATE=on, its \
-    launches alternating between the learned grids and auto's (each search's odd launches \
-    against its even ones, the first left out): one process compares them, free of the \
+    run or more, a pair is one run reading the copy with GRIDSEL_LEARNED_ALTERNATE=odd (odd \
+    runs) or even (even runs), its launches alternating between the learned grids and auto's \
+    (each search's odd launches against its even ones, the sides swapping from run to run, \
+    the first launch auto's and left out): one process compares them, free of the \
     differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
@@ -191,14 +196,6 @@ impl ProgramSession {
         self.runs
             .iter()
             .find_map(|r| r.verified.as_ref().err().map(|why| (r, why.as_str())))
-    }
-
-    /// Whether the confirmation ran alternating runs rather than pairs of
-    /// runs.
-    pub fn alternating(&self) -> bool {
-        self.runs
-            .iter()
-            .any(|r| r.kind == RunKind::ConfirmAlternating)
     }
 
     /// What the store gets of the search `record`: only what the
@@ -419,13 +416,11 @@ impl Runner<'_> {
         // neither side is always the one after a warm-up. Past the pairs
         // asked, one more while they disagree.
         let changed = store::changed(self.scratch, &session.kernels)?;
-        let alternating = confirm::can_alternate(changed.iter(), &per_run);
+        let by = match confirm::can_alternate(changed.iter(), &per_run) {
+            true => Confirmed::Alternating,
+            false => Confirmed::Pairs,
+        };
         let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
-        let alternate = [
-            (ENV_POLICY, OsStr::new("auto")),
-            (ENV_CACHE, scratch),
-            (ENV_LEARNED_ALTERNATE, OsStr::new("on")),
-        ];
         let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pairs = Vec::new();
         let looks = confirm::Looks {
@@ -433,15 +428,22 @@ impl Runner<'_> {
             last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
         };
         for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
-            if i > self.confirm_pairs && !confirm::decide(&pairs, looks).undecided() {
+            if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
                 break;
             }
             let mut pair = confirm::Pair::default();
-            let order = match (alternating, i % 2) {
-                (true, _) => &[RunKind::ConfirmAlternating][..],
-                (false, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
-                (false, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
+            let order = match (by, i % 2) {
+                (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
+                (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
+                (Confirmed::Pairs, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
             };
+            // Alternating runs take the sides in turn (module doc).
+            let at = LearnedLaunches::of_run(i);
+            let alternate = [
+                (ENV_POLICY, OsStr::new("auto")),
+                (ENV_CACHE, scratch),
+                (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
+            ];
             for &kind in order {
                 let settings: &[(&str, &OsStr)] = match kind {
                     RunKind::ConfirmAuto => &untuned,
@@ -477,18 +479,18 @@ impl Runner<'_> {
                     // An alternating run's wall time is of both sets:
                     // neither side's.
                     _ => {
-                        let side = |j| match confirm::alternating_side(j)? {
+                        let side = |j| match confirm::alternating_side(at, j)? {
                             confirm::Side::Auto => Some(BEFORE),
                             confirm::Side::Learned => Some(AFTER),
                         };
-                        pair = read_launches(&run, kernels, &mut samples, side).alternating();
+                        pair = read_launches(&run, kernels, &mut samples, side).alternating(at);
                     }
                 }
                 session.runs.push(run);
             }
             pairs.push(pair);
         }
-        session.verdict = Some(confirm::decide(&pairs, looks));
+        session.verdict = Some(confirm::decide(&pairs, looks, by));
         session.result = samples.finish();
         Ok(session)
     }

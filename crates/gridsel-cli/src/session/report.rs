@@ -7,10 +7,12 @@
 //! tuning over before, as `compare` draws), and for scripts `runs.csv` (a
 //! row per run) and `kernels.csv` (a row per search the pairs decided).
 //! Before is every run without the store (the untuned run and the pairs'
-//! runs under `auto`) and the even launches of alternating runs, after the
-//! pairs' runs reading it and the odd launches of alternating runs.
+//! runs under `auto`) and the launches of alternating runs that got auto's
+//! grids, after the pairs' runs reading it and the launches of alternating
+//! runs that got the learned grids (odd launches in odd runs, even ones in
+//! even runs).
 
-use super::confirm::{self, grid_label};
+use super::confirm::{self, Confirmed, grid_label};
 use super::{AFTER, BEFORE, ProgramSession, RunKind};
 use crate::cache::Verdict;
 use crate::compare::report::{
@@ -132,23 +134,21 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         return Vec::new();
     };
     let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{:.1} %", r * 100.0));
-    let (runs, learned) = if session.alternating() {
-        (
-            counted(verdict.pairs, "alternating run", "alternating runs"),
-            "the learned grids' launches (each search's odd launches) faster than auto's (its \
-             even ones, the first left out)",
-        )
-    } else {
-        (
-            counted(verdict.pairs, "pair", "pairs"),
-            "the runs reading the store faster",
-        )
+    let learned = verdict.by.sides().0;
+    let faster = match verdict.by {
+        Confirmed::Alternating => {
+            " (each search's odd launches in odd runs, its even ones in even runs, the first \
+             left out) faster than auto's"
+        }
+        Confirmed::Pairs => " faster",
     };
     let mut lines = vec![format!(
-        "confirmation: {runs}, {learned} in {}; their GPU time against \
-         auto's in the median pair: {} as the sum over kernels of median launch time x launches \
+        "confirmation: {}, {learned}{faster} in {}; their GPU time against \
+         auto's in {}: {} as the sum over kernels of median launch time x launches \
          (decided on: one slow launch does not move it), {} as the sum of every launch",
+        verdict.by.counted(verdict.pairs),
         verdict.faster_pairs,
+        verdict.by.median(),
         ratio(verdict.gpu_ratio),
         ratio(verdict.plain_ratio),
     )];
@@ -364,11 +364,7 @@ fn kernels_csv(summary: &Summary) -> String {
                 grid_label(d.learned_grid),
                 kept_cell(verdict.action(&d.key)),
                 d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
-                if session.alternating() {
-                    "alternating"
-                } else {
-                    "pairs"
-                },
+                verdict.by.name(),
                 field(&reason)
             );
         }
@@ -453,8 +449,10 @@ const METHOD: &str = "## Method\n\n\
     copy (after), taking turns at running first, and more pairs while they disagree (up to \
     3 times as many). Where every search whose grid the copy changes is launched at least 3 \
     times a run, a pair is one alternating run instead, reading the copy with \
-    `GRIDSEL_LEARNED_ALTERNATE=on`: each search's odd launches got the learned grid and are \
-    the after side, its even ones auto's and the before side (the first, cold launch left out), \
+    `GRIDSEL_LEARNED_ALTERNATE=odd` in odd runs and `even` in even ones: each search's odd \
+    launches (even ones) got the learned grid and are the after side, the others auto's and \
+    the before side (the first, cold launch, always auto's, left out), so that a program doing \
+    different work at odd and even steps favours each side in turn; \
     each side's median weighed as all of the run's launches. A program's GPU time is the sum over its kernels of median launch time \
     times launches (an outlier launch does not move it; the plain sum is shown beside). Its \
     learned grids are kept when that GPU time reading the copy is below auto's in the median \

@@ -20,12 +20,15 @@
 //!
 //! For a `gridsel tune` session's confirmation runs the policy can
 //! alternate ([`LearnedPolicy::alternating`]): per search, in launch order,
-//! the learned grid at the odd-numbered launches (the 2nd, 4th, ...) and
-//! `auto`'s at the others, the cold first launch included. In a
+//! the learned grid at the odd-numbered launches (the 2nd, 4th, ...) or at
+//! the even-numbered ones from the 3rd on ([`LearnedLaunches`]), and
+//! `auto`'s at the others, the cold first launch always among them. In a
 //! time-stepping code every kernel is launched once a step, so whole steps
 //! alternate between the learned set and `auto`'s, and one process compares
 //! them: two runs of the very same grids differ by far more between
-//! processes than two halves of one run do.
+//! processes than two halves of one run do. The session swaps the sides
+//! from run to run, so that a code doing different work on odd and even
+//! steps (ping-pong buffers) favours each side in turn.
 
 use super::prior::resolve;
 use super::search::{Candidate, Search};
@@ -83,13 +86,46 @@ pub struct LearnedPolicy {
     /// and how many times the class was launched before (counted under
     /// the lock the lookup already takes).
     launches: PerLaunch<(Option<Candidate>, u64)>,
-    /// Launch the learned grid only at odd-numbered launches of a class.
-    alternate: bool,
+    /// Launch the learned grid only at these launches of a class.
+    alternate: Option<LearnedLaunches>,
     /// Said once per process: records ignored for another build or LLVM,
     /// and, per store (by its index in `stores`), that it could not be read
     /// or left records out.
     said_ignored: Reported<()>,
     said_trouble: Reported<usize>,
+}
+
+/// Which launches of each search an alternating run gives the learned
+/// grid, counted from 0 in launch order; `auto`'s gets the others, the
+/// cold first launch (0) always, which would weigh on one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LearnedLaunches {
+    /// Launches 1, 3, 5, ...
+    Odd,
+    /// Launches 2, 4, 6, ...
+    Even,
+}
+
+impl LearnedLaunches {
+    /// The side confirmation run `i` (from 1) takes: odd runs the odd
+    /// launches, even runs the even ones, so that an effect of launch
+    /// parity itself changes sign from run to run.
+    pub fn of_run(i: u32) -> Self {
+        if i % 2 == 1 { Self::Odd } else { Self::Even }
+    }
+
+    /// Whether launch `j` of a search gets the learned grid.
+    pub fn learned_at(self, j: u64) -> bool {
+        j > 0 && (j % 2 == 1) == (self == Self::Odd)
+    }
+
+    /// The setting's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Odd => "odd",
+            Self::Even => "even",
+        }
+    }
 }
 
 impl LearnedPolicy {
@@ -104,15 +140,15 @@ impl LearnedPolicy {
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             said_ignored: Reported::new(),
             said_trouble: Reported::new(),
-            alternate: false,
+            alternate: None,
         }
     }
 
     /// With `alternate`, each search (kernel, device and trip-count class)
-    /// gets its learned grid only at its launches 1, 3, 5, ... counted from
-    /// 0, and `auto`'s at the others: a tuning session's confirmation runs
-    /// compare the two within one process (module doc).
-    pub fn alternating(mut self, alternate: bool) -> Self {
+    /// gets its learned grid only at those of its launches, and `auto`'s at
+    /// the others: a tuning session's confirmation runs compare the two
+    /// within one process (module doc).
+    pub fn alternating(mut self, alternate: Option<LearnedLaunches>) -> Self {
         self.alternate = alternate;
         self
     }
@@ -216,9 +252,9 @@ impl GridPolicy for LearnedPolicy {
                     l,
                     || (self.lookup(l), 0),
                     |(c, launched)| {
-                        let odd = *launched % 2 == 1;
+                        let j = *launched;
                         *launched += 1;
-                        c.filter(|_| odd || !self.alternate)
+                        c.filter(|_| self.alternate.is_none_or(|at| at.learned_at(j)))
                     },
                 )
             })
@@ -364,24 +400,33 @@ mod tests {
     }
 
     #[test]
-    fn alternating_launches_the_learned_grid_at_each_searchs_odd_launches() {
+    fn alternating_launches_the_learned_grid_at_each_searchs_odd_or_even_launches() {
         let device = DeviceDesc::preset("h100").unwrap();
         let (k, trip) = (kernel("00000000000000b1"), 100_000);
         let mut table = Table::default();
         table.apply(&measured(&k, &device, trip, true));
         table.apply(&measured(&k, &device, 10, true));
-        let policy =
-            LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19).alternating(true);
-        let labels = |trip| -> Vec<Option<&str>> {
+        let alternating = |at| {
+            LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19).alternating(Some(at))
+        };
+        let labels = |policy: &LearnedPolicy, trip| -> Vec<Option<&str>> {
             (0..5)
-                .map(|_| decide(&policy, &k, &device, trip).label)
+                .map(|_| decide(policy, &k, &device, trip).label)
                 .collect()
         };
         let learned = Some(LEARNED_LABEL);
-        assert_eq!(labels(trip), [None, learned, None, learned, None]);
+        let odd = alternating(LearnedLaunches::Odd);
+        assert_eq!(labels(&odd, trip), [None, learned, None, learned, None]);
         // Another trip-count class counts its own launches.
-        assert_eq!(labels(10), [None, learned, None, learned, None]);
-        assert_eq!(decide(&policy, &k, &device, trip).label, learned);
+        assert_eq!(labels(&odd, 10), [None, learned, None, learned, None]);
+        assert_eq!(decide(&odd, &k, &device, trip).label, learned);
+        // The even side: the cold first launch stays auto's.
+        let even = alternating(LearnedLaunches::Even);
+        assert_eq!(labels(&even, trip), [None, None, learned, None, learned]);
+        // Confirmation runs take the sides in turn.
+        let sides: Vec<_> = (1..=4).map(LearnedLaunches::of_run).collect();
+        use LearnedLaunches::{Even, Odd};
+        assert_eq!(sides, [Odd, Even, Odd, Even]);
         // Without the setting, every launch gets the learned grid.
         let production = LearnedPolicy::new(vec![Box::new(Memory(table))], 19);
         for _ in 0..3 {

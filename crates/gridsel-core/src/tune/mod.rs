@@ -92,7 +92,7 @@ pub mod store;
 #[cfg(test)]
 mod tests;
 
-pub use learned::{LEARNED_LABEL, LearnedPolicy, learned};
+pub use learned::{LEARNED_LABEL, LearnedLaunches, LearnedPolicy, learned};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch,
 };

@@ -498,7 +498,7 @@ impl Exploring {
     /// the session says; production then keeps `auto`'s grid for it.
     ///
     /// Fewer warm launches than the smallest plan takes (`auto`'s grid and
-    /// one other, [`session_launches`]) leave the plan unsized: a sized one
+    /// one other, `session_launches`) leave the plan unsized: a sized one
     /// would settle on `auto`'s grid before any other could take the lead
     /// (two samples), and the store would keep that settled search from
     /// online `tune` for good; unsized, it stays exploring.

@@ -49,17 +49,20 @@ pub const THREADS_AT_FULL_SPEED_PER_SM: u32 = 512;
 
 /// What one team of a cross-team reduction costs, in the model's unit
 /// (one iteration at full speed): the launch takes at least its blocks
-/// times this. On the H100 sweep a grid of 65 536 teams took 0.93-1.5 ms at
-/// every trip count from 2^8 to 2^28 (15-22 ns a team), whatever its loop's
-/// share. The constant is the median, over the 49 measurements that this
-/// bound decides (32 x 32 768 and 32 x 65 536 of the reductions of 2^23
-/// iterations and more, at least 1.5x `auto`'s time), of each one's time per
-/// team over `auto`'s time per unit; quartiles 0.014 and 0.031. A team's
-/// cost is fixed in time, not in iterations, so the estimate rises with the
-/// trip count (0.005-0.008 at 2^23, 0.03 at 2^25, 0.05 at 2^27, where
-/// `auto`'s own time holds less of what the model leaves out): one constant
-/// over-predicts many teams on shorter loops and under-predicts them on
-/// longer ones, by up to 3x either way.
+/// times this. On the H100 sweep a 32 x 65 536 grid of a reduction took
+/// 0.66-1.5 ms (10-23 ns a team; most 0.93-1.46 ms) at every trip count
+/// from 2^8 to 2^28, whatever its loop's share. The constant is the median,
+/// over the 49 measurements this bound decides (32 x 32 768 and
+/// 32 x 65 536 of the reductions of 2^23 iterations and more, at least 1.5x
+/// `auto`'s time), of each one's time per team over `auto`'s time per
+/// unit; quartiles 0.014 and 0.031. A team's cost is fixed in time, not in
+/// iterations, so the estimate rises with the trip count (0.005-0.008 at
+/// 2^23, 0.013-0.034 at 2^25, 0.05-0.057 at 2^27: on shorter loops
+/// `auto`'s own time holds more of what the model leaves out). From 2^23
+/// iterations, measured over predicted time of 32-thread grids of 8 448 to
+/// 65 536 blocks is 0.88-0.97 (1.01-1.69 without the bound); below, this
+/// one constant predicts those grids 4-7x slower than measured (they took
+/// about 1.7-5x `auto`'s time), which only prunes and charges them sooner.
 pub const REDUCTION_COST_PER_TEAM: f64 = 0.02;
 
 /// How much slower than predicted a candidate may turn out: the 90th

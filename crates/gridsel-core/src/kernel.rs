@@ -203,6 +203,14 @@ impl KernelDesc {
         }
     }
 
+    /// Whether the kernel environment says the kernel has a cross-team
+    /// reduction: every team writes a partial result that the runtime
+    /// combines after the loop.
+    pub fn has_cross_team_reduction(&self) -> bool {
+        self.environment
+            .is_some_and(|e| e.reduction_data_size.is_some())
+    }
+
     /// A cubin SPMD kernel with compiled cap `cap`, no nesting, nothing else
     /// known: the policies' tests' usual kernel.
     #[cfg(test)]

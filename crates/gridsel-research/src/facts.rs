@@ -111,10 +111,17 @@ pub fn costs(sweep: &Measured, session: bool) -> Result<(), String> {
     } else {
         tune::search::Exploring::Bounded
     };
-    println!("program,kernel,trip_count,threads,blocks,median_ms,auto_ms,predicted,prior_rank");
+    println!(
+        "program,kernel,trip_count,threads,blocks,median_ms,auto_ms,predicted,prior_rank,reduction"
+    );
     sweep.each_described("costs", |device, case, kernel| {
         let launch = LaunchDesc::open(case.trip_count);
         let auto = policy::auto::auto(device, kernel, &launch).0;
+        let reduction = if kernel.has_cross_team_reduction() {
+            "yes"
+        } else {
+            "no"
+        };
         let Some(auto_ms) = case.time_of(auto) else {
             return;
         };
@@ -133,7 +140,7 @@ pub fn costs(sweep: &Measured, session: bool) -> Result<(), String> {
                 .position(|&(_, p)| p == g)
                 .map_or_else(String::new, |r| r.to_string());
             println!(
-                "{},{},{},{},{},{},{auto_ms},{predicted},{rank}",
+                "{},{},{},{},{},{},{auto_ms},{predicted},{rank},{reduction}",
                 csv::field(&case.program),
                 csv::field(&case.kernel),
                 case.trip_count,

@@ -108,8 +108,8 @@ enum Command {
     },
     /// `tune`'s predicted cost of every measured grid of points.csv over
     /// `auto`'s grid, beside the measured medians (CSV), and the grid's place
-    /// in the prior's order before pruning: what the pruning threshold is
-    /// judged on.
+    /// in the prior's order before pruning, and whether the kernel has a
+    /// cross-team reduction: what the pruning threshold is judged on.
     Costs {
         #[command(flatten)]
         sweep: Measured,

@@ -1,7 +1,8 @@
 //! The research commands the benchmark tools call instead of recomputing
 //! the library's facts: `gridsel-research features` (bench/forest/train.py),
-//! `gridsel-research chunks` (the harness's `ceiling`) and
-//! `gridsel-research cache-entries` (the harness's `best-cache`), run as
+//! `gridsel-research chunks` (the harness's `ceiling`),
+//! `gridsel-research cache-entries` (the harness's `best-cache`) and
+//! `gridsel-research costs` (how the pruning threshold is judged), run as
 //! those tools run them on
 //! tests/fixtures/research/points.csv, a small points.csv of the kernels of
 //! the committed sm_90 image tests/fixtures/images/kernels.sm_90.offload.
@@ -251,6 +252,58 @@ fn chunks_follow_each_kernels_distribute_chunk() {
             format!("kernels,{K}_local_array_l57,100000,128,782,65536"),
         ]
     );
+}
+
+/// `costs` beside a cross-team reduction (the committed LLVM 23 object of
+/// tests/fixtures/images/reduction.c) and a kernel without one: the sweep's
+/// 32 x 65 536 of a reduction at 2^24 iterations, 4.8x `auto`'s time on
+/// the H100, is predicted above `PRUNE_ABOVE` times `auto`'s, and the rows
+/// say which kernel reduces.
+#[test]
+fn costs_count_a_reductions_teams() {
+    let dir = binaries("costs_count_a_reductions_teams");
+    let object = support::repo().join("tests/fixtures/images/reduction.llvm23.sm_90.o");
+    std::fs::copy(object, dir.join("reduction")).unwrap();
+    let sum = "__omp_offloading_fe00_9980a5_sum_l5";
+    let sweep = support::temp_dir("costs_count_a_reductions_teams_points").join("points.csv");
+    let fixture = std::fs::read_to_string(points()).unwrap();
+    std::fs::write(
+        &sweep,
+        format!(
+            "{fixture}\
+             reduction,{sum},16777216,auto,32,4224,5,0.273,0.270,0.276\n\
+             reduction,{sum},16777216,grid,32,65536,5,1.316,1.300,1.330\n"
+        ),
+    )
+    .unwrap();
+    let (out, _) = research(
+        &[
+            "costs",
+            "--points",
+            sweep.to_str().unwrap(),
+            "--binaries",
+            dir.to_str().unwrap(),
+        ],
+        "",
+    );
+    let rows = rows(&out);
+    let predicted = |kernel: &str, g: Geometry| {
+        let r = rows
+            .iter()
+            .find(|r| r["kernel"] == kernel && grid(r) == g)
+            .unwrap_or_else(|| panic!("no row for {kernel} {g} in {out}"));
+        (
+            r["reduction"].clone(),
+            r["predicted"].parse::<f64>().unwrap(),
+        )
+    };
+    let (reduces, many) = predicted(sum, Geometry::new(32, 65_536));
+    assert_eq!(reduces, "yes");
+    assert!(many > gridsel_core::tune::PRUNE_ABOVE, "{many}");
+    assert_eq!(predicted(sum, Geometry::new(32, 4224)), ("yes".into(), 1.0));
+    let local_array = format!("{K}_local_array_l57");
+    let (reduces, _) = predicted(&local_array, Geometry::new(128, 782));
+    assert_eq!(reduces, "no");
 }
 
 #[test]

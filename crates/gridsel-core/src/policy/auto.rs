@@ -155,9 +155,7 @@ pub fn auto_with(
         .unwrap_or(DEFAULT_THREADS)
         .clamp(1, cap);
     let chunks = div_ceil(launch.trip_count, u64::from(chunk));
-    let reduces = kernel
-        .environment
-        .is_some_and(|e| e.reduction_data_size.is_some());
+    let reduces = kernel.has_cross_team_reduction();
     if let Some(r) = reduction.filter(|r| reduces && launch.trip_count >= r.min_trip) {
         let threads = r.threads.clamp(1, chunk);
         return (

@@ -21,7 +21,8 @@
 //!   go last ([`Prior::starving_from`]), and a search of cold samples
 //!   screens none of them (a once-per-run kernel pays a whole run for each
 //!   candidate it explores). Candidates predicted ([`cost`]: chunks,
-//!   waves, threads per chunk) to take more than [`PRUNE_ABOVE`] times
+//!   waves, threads per chunk, a cross-team reduction's teams) to take
+//!   more than [`PRUNE_ABOVE`] times
 //!   `auto`'s time are never listed, and a loop of fewer distribute chunks
 //!   than SMs also tries `auto`'s threads spread over every SM, right after
 //!   `auto`'s grid. A tuning session (exploring unbounded:

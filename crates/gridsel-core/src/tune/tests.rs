@@ -288,6 +288,50 @@ fn docking() -> KernelDesc {
     }
 }
 
+/// A kernel of clang's default cap whose every team writes a partial
+/// result of a cross-team reduction (8 bytes: a `reduction(max:)` over a
+/// double), as long_stream_minmax's are.
+fn reducing() -> KernelDesc {
+    let mut k = kernel(ExecMode::Spmd, false);
+    k.environment.as_mut().unwrap().reduction_data_size = Some(8);
+    k
+}
+
+/// The H100 sweep's reductions of 2^24 iterations ran 32 x 65 536 at
+/// 3.5-4.8x `auto`'s time: every team passes the reduction one after
+/// another. The model now predicts such a grid far slower than `auto`'s and
+/// prunes it; without a reduction the same grid fills the device as
+/// `auto`'s does and stays a candidate, and on a loop long enough to hide
+/// the teams a reduction costs what the loop does.
+#[test]
+fn a_reduction_over_many_teams_is_predicted_slow_and_pruned() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let many = Geometry::new(32, 65_536);
+    let (reduces, plain) = (reducing(), kernel(ExecMode::Spmd, false));
+    let stream = LaunchDesc::open(1 << 24);
+    let grids = |k: &KernelDesc, pruned: bool| -> Vec<Geometry> {
+        let all = |_: Geometry| true;
+        let prior = if pruned {
+            candidates(&d, k, &stream, &[], Exploring::Bounded, all)
+        } else {
+            candidates_before_pruning(&d, k, &stream, &[], Exploring::Bounded, all)
+        };
+        prior.list.iter().map(|&(_, g)| g).collect()
+    };
+    let ratio = |k: &KernelDesc| {
+        let auto = grids(k, true)[0];
+        cost::relative_cost(&d, k, &stream, many, auto).unwrap()
+    };
+    assert!(ratio(&reduces) > PRUNE_ABOVE, "{}", ratio(&reduces));
+    assert!(grids(&reduces, false).contains(&many));
+    assert!(!grids(&reduces, true).contains(&many));
+    assert!(ratio(&plain) < 1.1, "{}", ratio(&plain));
+    assert!(grids(&plain, true).contains(&many));
+    let long = LaunchDesc::open(1 << 28);
+    let cost = |k: &KernelDesc| cost::launch_cost(&d, k, &long, many).unwrap();
+    assert_eq!(cost(&reduces), cost(&plain));
+}
+
 /// 512 poses in chunks of 128: four chunks, so `auto`'s 4 x 128 runs each
 /// pose on a thread of its own; LLVM's 16 x 32 and the 1-2 blocks of
 /// 32-64 threads serialise them 4-16 deep; more blocks than chunks idle;

@@ -146,7 +146,11 @@ for i in "${!progs[@]}"; do
 done
 
 if ((${#active[@]})); then
-  python3 "$report" best-set "$out" --store "$store" --gridsel "$GRIDSEL_CLI" --out "$best_set" ||
+  # The device's name from the stores gridsel wrote: the one written and the sessions' own (where
+  # every search was refused, the written store holds none).
+  stores=(--store "$store")
+  for s in "$out"/sessions/*/store.json; do [[ -e $s ]] && stores+=(--store "$s"); done
+  python3 "$report" best-set "$out" "${stores[@]}" --gridsel "$GRIDSEL_CLI" --out "$best_set" ||
     { echo "tune-session.sh: FAILED: the best set's store $best_set could not be written; no rounds" >&2; exit 1; }
   best_set_sum=$(sha256sum <"$best_set")
 fi

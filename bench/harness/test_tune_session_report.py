@@ -379,6 +379,13 @@ class BestSet(TempDirTest):
 
     def test_the_device_is_the_one_gridsel_named_in_a_store(self):
         self.assertEqual(tsr.store_device(self.store), ("NVIDIA H200", 90))
+        # A store whose searches were all refused names none; a session's own store still does.
+        empty = os.path.join(self.dir, "empty.json")
+        with open(empty, "w") as f:
+            json.dump({"version": 3, "journal": "0", "records": []}, f)
+        self.assertEqual(tsr.store_device(empty, self.store), ("NVIDIA H200", 90))
+        with self.assertRaisesRegex(ValueError, "empty.json: records of 0 devices"):
+            tsr.store_device(empty)
         with open(self.store + ".journal", "a") as f:
             f.write(json.dumps({"kernel": KS, "device": "NVIDIA H100 80GB HBM3", "sm_arch": 90}) + "\n")
         with self.assertRaisesRegex(ValueError, "records of 2 devices"):

@@ -259,32 +259,34 @@ def best_set(procs, device, sm_arch):
             for (_, k, t), v in sorted(cases(procs).items())]
 
 
-def store_device(path):
-    """(device, sm_arch) of the records of a gridsel store (the file and its journal beside it),
-    as gridsel named the device it ran on; ValueError unless exactly one."""
+def store_device(*paths):
+    """(device, sm_arch) of the records of gridsel stores (each file and its journal beside it),
+    as gridsel named the device it ran on; ValueError unless exactly one over them all (a store
+    whose searches were all refused holds none: the sessions' own stores still name it)."""
     found = set()
-    try:
-        if os.path.exists(path):
-            with open(path) as f:
-                found |= {(r["device"], r["sm_arch"]) for r in json.load(f)["records"]}
-        if os.path.exists(path + ".journal"):
-            with open(path + ".journal") as f:
-                lines = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
-            found |= {(r["device"], r["sm_arch"]) for r in lines}
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{path}: not a gridsel store (no {e} in a record)") from None
+    for path in paths:
+        try:
+            if os.path.exists(path):
+                with open(path) as f:
+                    found |= {(r["device"], r["sm_arch"]) for r in json.load(f)["records"]}
+            if os.path.exists(path + ".journal"):
+                with open(path + ".journal") as f:
+                    lines = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
+                found |= {(r["device"], r["sm_arch"]) for r in lines}
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{path}: not a gridsel store (no {e} in a record)") from None
     if len(found) != 1:
-        raise ValueError(f"{path}: records of {len(found)} devices ({', '.join(sorted(d for d, _ in found))}), "
-                         "not one to name the best set's")
+        raise ValueError(f"{', '.join(paths)}: records of {len(found)} devices "
+                         f"({', '.join(sorted(d for d, _ in found))}), not one to name the best set's")
     return found.pop()
 
 
-def write_best_set(folder, store, gridsel, out):
-    """The best set of the folder's runs on the device of `store`'s records: its rows in
+def write_best_set(folder, stores, gridsel, out):
+    """The best set of the folder's runs on the device of the `stores`' records: its rows in
     FOLDER/best-set.csv, and the store `out` that `gridsel-research` (beside the `gridsel` at
     `gridsel`) writes from them. Returns the rows; ValueError or RuntimeError (the CLI's
     message) when either cannot be written."""
-    device, sm_arch = store_device(store)
+    device, sm_arch = store_device(*stores)
     rows = best_set(load_processes(folder), device, sm_arch)
     if not rows:
         raise ValueError(f"{folder}: no kernel timed in a panel run that passed its check")
@@ -781,7 +783,8 @@ def main(argv=None):
     r.add_argument("--sweep")
     bs = sub.add_parser("best-set")
     bs.add_argument("folder")
-    bs.add_argument("--store", required=True, help="a store gridsel wrote on the device (its name)")
+    bs.add_argument("--store", required=True, action="append",
+                    help="a store gridsel wrote on the device (its name); more than one may be given")
     bs.add_argument("--gridsel", required=True, help="the gridsel CLI (gridsel-research beside it)")
     bs.add_argument("--out", required=True, help="the best set's store")
     a = ap.parse_args(argv)

@@ -236,11 +236,14 @@ pub static SETTINGS: &[Setting] = &[
         help: "Set by `gridsel tune` on its confirmation runs: the default policy launches a search's learned grid only at its odd-numbered launches (odd: the 2nd, 4th, ...) or its even-numbered ones (even: the 3rd, 5th, ...) and auto's at the others, the first always, so that one run compares the two step by step.",
         if_bad: None,
         read: |config, value| {
-            config.learned_alternate = match text(value).trim().to_ascii_lowercase().as_str() {
-                "odd" => Some(LearnedLaunches::Odd),
-                "even" => Some(LearnedLaunches::Even),
-                "off" => None,
-                _ => return Err(Refused::NotOneOf),
+            let word = text(value).trim().to_ascii_lowercase();
+            let side = [LearnedLaunches::Odd, LearnedLaunches::Even]
+                .into_iter()
+                .find(|side| side.name() == word);
+            config.learned_alternate = match side {
+                Some(side) => Some(side),
+                None if word == "off" => None,
+                None => return Err(Refused::NotOneOf),
             };
             Ok(())
         },

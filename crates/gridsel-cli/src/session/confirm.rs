@@ -261,6 +261,12 @@ impl Launches {
         launches.len() - 1
     }
 
+    /// How many launches the run gave each search.
+    pub fn counts(&self) -> BTreeMap<SearchKey, usize> {
+        let count = |(key, l): (&SearchKey, &Vec<(Grid, f64)>)| (key.clone(), l.len());
+        self.searches.iter().map(count).collect()
+    }
+
     /// The run's times, every launch on one side.
     pub fn times(&self) -> RunTimes {
         let searches = self

@@ -358,13 +358,10 @@ impl Runner<'_> {
             session.runs.push(before);
             return Ok(session);
         };
-        let mut per_run: BTreeMap<confirm::SearchKey, usize> = BTreeMap::new();
-        read_profile(&before, &mut session.kernels, |l| {
-            *per_run
-                .entry((l.kernel.to_string(), class(l.trip_count)))
-                .or_default() += 1;
-            samples.add_launch(BEFORE, l)
-        });
+        let per_run = read_launches(&before, &mut session.kernels, &mut samples, |_| {
+            Some(BEFORE)
+        })
+        .counts();
         samples.add_wall(BEFORE, before.wall_s);
         session.runs.push(before);
 

@@ -323,15 +323,15 @@ class BestVariant(TempDirTest):
 
 
 class Run3(TempDirTest):
-    """A folder measured before the best set: run 3 on the H200 (raw.tgz beside its report)."""
+    """A folder measured before the best set: run 3 on the H200 (raw.tar.xz beside its report)."""
     RUN = os.path.join(REPO, "bench/results/h200/tune-session/run3-set-confirmed")
 
     def test_reports_as_committed(self):
-        with tarfile.open(os.path.join(self.RUN, "raw.tgz")) as tar:
+        with tarfile.open(os.path.join(self.RUN, "raw.tar.xz")) as tar:
             tar.extractall(self.dir, filter="data")
         text, _ = tsr.report(os.path.join(self.dir, "tune-session"))
         # The committed report had the phase-1 sweep beside it (the Kernels table's last column),
-        # which raw.tgz does not keep.
+        # which raw.tar.xz does not keep.
         committed = []
         for line in read(os.path.join(self.RUN, "tune-session.md")).splitlines():
             if line.startswith("| program | kernel |") or line == "|---" * 14 + "|":

@@ -199,7 +199,7 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: ENV_TUNE_OVERHEAD,
         values: "a percentage in 0-1000, or off",
-        default: DefaultValue::Written("5"),
+        default: DefaultValue::Written("3"),
         help: "What `tune`'s exploring may add to a process's kernel time, in percent of it; off: no bound.",
         if_bad: None,
         read: |config, value| {

@@ -4,7 +4,8 @@
 //! time of the forwarded `__tgt_target_kernel` call (launch and wait, since a
 //! launch without `nowait` returns when the kernel is done) and `policy` names
 //! what chose the grid (under `sweep`, the candidate's label; under `tune`,
-//! `tune-recheck` for a planned re-check of the runner-up), quoted when it
+//! `tune-trial` for an exploring launch, `tune-recheck` for a planned re-check
+//! of the runner-up), quoted when it
 //! holds a comma (`"fixed:64,8"`). Rows from many threads go through one lock;
 //! the buffer is flushed at least once a second, when an image is
 //! unregistered, and at exit, so a program killed by a harness's timeout

@@ -32,6 +32,13 @@ fn unscale(trip: u64) -> f64 {
 /// read as a relapse (bench/harness/learn_report.py).
 pub const RECHECK_LABEL: &str = "tune-recheck";
 
+/// The profile's label of an exploring launch ([`Rule::TuneTrial`]): a
+/// candidate launched to be measured, not because it leads. A run's
+/// exploring cost is measured on these against its search's other launches
+/// in the same process, where two runs of the very same grids would differ
+/// by more than the cost itself (bench/harness/tune_session_report.py).
+pub const TRIAL_LABEL: &str = "tune-trial";
+
 /// What one launch of a search does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchLaunch {

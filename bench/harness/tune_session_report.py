@@ -838,6 +838,8 @@ def report(folder, sweep=None):
     panel = read_csv(os.path.join(folder, "panel.csv"))
     t = judge(cs, totals, sessions)
     t["paired"] = paired_targets(tables, sessions)
+    sides = read_sides(folder)
+    w = within(cs, sides, sessions) if sides else None
     ref = sweep_reference(sweep) if sweep else {}
     rounds = sorted({int(r["round"]) for r in runs})
     failed = [r for r in runs + panel if r["rc"] != "0" or r["check"] != "pass"]
@@ -846,7 +848,9 @@ def report(folder, sweep=None):
              "folder; the method is in that script's and this report's module documentation.", "",
              f"- Programs: {len(sessions)}; kernels (program, kernel, trip count): {len(cs)}; production "
              f"rounds: {len(rounds)} (auto without store, auto again (A/A), auto with the learned store, "
-             f"llvm, online tune{', the best set' if has_best else ''}, order rotated each round); "
+             f"llvm, online tune{', the best set' if has_best else ''}"
+             f"{', the learned store and the best set alternating with auto in one process' if w else ''}, "
+             "order rotated each round); "
              f"fixed-grid panel runs: {len(panel)}.",
              f"- Runs failed or unchecked (exit status, the program's own check): {len(failed)}"
              + (": " + ", ".join(f"{r['program']} {r.get('variant', r.get('grid', ''))}" for r in failed[:8])
@@ -889,8 +893,6 @@ def report(folder, sweep=None):
                      f"{counts['not told apart']}, too few rounds in {counts['too few rounds']} of "
                      f"{len(verdicts)} programs"
                      f"{' (rounds that would tell: ' + undecided + ')' if undecided else ''} |")
-    sides = read_sides(folder)
-    w = within(cs, sides, sessions) if sides else None
     t["within"] = w
     if w:
         lines += within_target_lines(w)

@@ -636,21 +636,19 @@ def within(cs, sides, sessions):
     stats = {v: {c: (median_interval(xs), len(xs)) for c, xs in searches[v][0].items()} for v in ALTERNATING}
     best = within_best(sides)
     fixed = {v: cannot_alternate(cs, sides, v) for v in ALTERNATING}
-    t = {}
-    verdicts = {}
+    t, verdicts = {}, {}
     for prog, by in sorted(tables["plain"].items()):
         if "learned-alt" in by and prog in tuned and prog not in fixed["learned-alt"]:
             stat, n = by["learned-alt"]
             verdicts[prog] = bound_verdict(stat, STORE_SLACK, n)
     t["store"] = verdicts
-    kernel = {c: bound_verdict(stat, KERNEL_SLACK, n) for c, (stat, n) in stats["learned-alt"].items()
-              if c[0] in tuned and c[0] not in fixed["learned-alt"]}
-    t["kernel"] = kernel
-    shares = [(c, best[c][1] / stat[0]) for c, (stat, _) in stats["learned-alt"].items()
+    t["kernel"] = {c: bound_verdict(stat, KERNEL_SLACK, n) for c, (stat, n) in stats["learned-alt"].items()
+                   if c[0] in tuned and c[0] not in fixed["learned-alt"]}
+    shares = [best[c][1] / stat[0] for c, (stat, _) in stats["learned-alt"].items()
               if c in best and c[0] in tuned and c[0] not in fixed["learned-alt"]
               and searches["learned-alt"][1][c][0] >= REPEATED]
-    t["share"] = dict(share=geomean([x for _, x in shares]), cases=len(shares),
-                      met=bool(shares) and geomean([x for _, x in shares]) >= SHARE)
+    share = geomean(shares)
+    t["share"] = dict(share=share, cases=len(shares), met=bool(shares) and share >= SHARE)
     return dict(tables=tables, stats=stats, what={v: searches[v][1] for v in ALTERNATING}, best=best,
                 fixed=fixed, targets=t)
 

@@ -20,6 +20,8 @@
 #   --rounds R        production rounds at most (default 8)
 #   --limit S         no program's pilot and no round starts after S seconds from the
 #                     start (default 400); the sweeps get a third of it
+#   --panel-alt       after each session, the within panel (4. below): as many runs again as
+#                     the panel (on run 4's seven programs about 95 runs, 1.5 min on the H200)
 # Phase 1 (the sweeps) runs `gridsel_bench.py run` on the programs flagged sweep. Phase 2, per
 # program, in order:
 #   1. a pilot run under llvm (its kernels and trip counts: pilot/PROGRAM.csv);
@@ -29,6 +31,12 @@
 #      the spread grids where flagged; so every kernel's best grid is timed in this call;
 #   3. `gridsel tune --runs RUNS --check check=pass --store store.json --out sessions/...`
 #      from an empty store (one store for every program, as a user's is), its wall time;
+#   4. with --panel-alt, the within panel: per panel grid g a store pinning g for every kernel
+#      and trip count of the pilot (`tune_session_report.py panel-store`, through
+#      `gridsel-research cache-entries`, as the best set), and a run of auto reading it with
+#      GRIDSEL_LEARNED_ALTERNATE (odd in odd panel rounds, even in even ones): each kernel on g
+#      and on auto's grid in one process (panel-alt/, panel-alt.csv); a grid a kernel cannot
+#      run is cut to its safe range by gridsel, as under fixed:T,B;
 # then the best set: `tune_session_report.py best-set` takes every kernel's fastest grid of its
 # program's panel at each trip count (the report's per-kernel best; runs that failed left out),
 # writes them to best-set.csv, and `gridsel-research cache-entries` pins them, for every build,
@@ -46,13 +54,28 @@
 #            script fails when it changed): every kernel on its panel-best grid at once, the
 #            ceiling learned grids can reach where a kernel's time depends on its neighbours'
 #            grids (launches from the store profiled `learned`)
+#   learned-alt  auto reading store.json with GRIDSEL_LEARNED_ALTERNATE=odd in odd rounds, even
+#            in even ones: each search's learned grid at every other launch after the first,
+#            auto's at the others, the sides swapping from round to round, as a session's
+#            alternating confirmation runs (whole-run noise between processes, 10-40 % on the
+#            H100 and H200, does not enter; two halves of one run differ by 1-4 %)
+#   best-alt the same reading best-set.json
 # every run with GRIDSEL_PROFILE (profiles/PROGRAM.ROUND.VARIANT.csv) and checking its own
-# results (runs.csv). bench/harness/tune_session_report.py report turns the folder into
+# results (runs.csv). The alternating runs, the within panel's and, split by the same parity,
+# the plain auto runs (the within-process A/A: two sides of identical grids) are split per
+# search by `gridsel-research sides`, the code that splits a session's alternating runs, into
+# sides/PROGRAM.ROUND.VARIANT.csv (VARIANT panel-T_B for the within panel). The two variants
+# add two runs per program per round (8 instead of 6: a third more time per round); auto2,
+# learned and best stay so that the across-process numbers compare with runs 3-7, though for
+# programs that can alternate learned-alt and best-alt judge the same stores with less noise.
+# bench/harness/tune_session_report.py report turns the folder into
 # tune-session.md: the targets, and per program the median paired ratio over rounds with a
-# bootstrap 90 % interval beside the A/A pair's (more rounds narrow it: --rounds). Writes $OUT/tune-session (default OUT /tmp/gridsel-tune-session).
+# bootstrap 90 % interval beside the A/A pair's (more rounds narrow it: --rounds), and the
+# same within one process from the splits. Writes $OUT/tune-session (default OUT
+# /tmp/gridsel-tune-session).
 set -uo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-bin= host=0 phase=both reps=5 max_rounds=8 limit=400 sweep_dir=
+bin= host=0 phase=both reps=5 max_rounds=8 limit=400 sweep_dir= panel_alt=0
 while [[ $# -gt 0 && $1 == --* ]]; do
   case $1 in
     --bin) bin=$2; shift ;;
@@ -63,6 +86,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
     --reps) reps=$2; shift ;;
     --rounds) max_rounds=$2; shift ;;
     --limit) limit=$2; shift ;;
+    --panel-alt) panel_alt=1 ;;
     *) echo "tune-session.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -104,12 +128,22 @@ fi
 store=$out/store.json online=$out/online-store.json best_set=$out/best-set.json
 for f in "$store" "$online" "$best_set"; do rm -f "$f" "$f.lock" "$f.journal"; done
 rm -f "$out/best-set.csv"
-rm -rf "$out/pilot" "$out/panel" "$out/sessions" "$out/profiles"
-mkdir -p "$out/pilot" "$out/panel" "$out/sessions" "$out/profiles"
+rm -rf "$out/pilot" "$out/panel" "$out/panel-alt" "$out/sessions" "$out/profiles" "$out/sides"
+mkdir -p "$out/pilot" "$out/panel" "$out/panel-alt" "$out/sessions" "$out/profiles" "$out/sides"
 echo "program,n,grid,round,rc,check,ms" >"$out/panel.csv"
+echo "program,n,grid,round,rc,check,ms" >"$out/panel-alt.csv"
 echo "program,n,runs_asked,rc,wall_ms" >"$out/sessions.csv"
 echo "round,program,n,variant,rc,check,ms" >"$out/runs.csv"
 failed() { echo "FAILED: $*"; tail -n 3 "$out/run.log"; }
+# The side an alternating run's learned grids take in round (or panel round) $1: odd in odd
+# ones, even in even ones, as a session's alternating runs swap sides.
+side_of() { (($1 % 2)) && echo odd || echo even; }
+# sides PROFILE SIDE OUT: the run's two sides per search, split by gridsel (gridsel-research
+# sides), for the report's section within one process.
+sides() {
+  "$GRIDSEL_RESEARCH" sides "$1" --learned "$2" >"$3" 2>>"$out/sides.log" ||
+    { echo "FAILED: gridsel-research sides $1"; rm -f "$3"; }
+}
 
 active=()
 for i in "${!progs[@]}"; do
@@ -143,6 +177,25 @@ for i in "${!progs[@]}"; do
   echo "$p,$n,${runs[i]},$rc,$((($(date +%s%N) - t0) / 1000000))" >>"$out/sessions.csv"
   [[ $rc == 0 ]] || { echo "FAILED: gridsel tune $p $n (rc $rc)"; tail -n 5 "$out/sessions/$p-$n.log"; }
   echo "tune-session.sh: $p $n session done at $(elapsed) s"
+  ((panel_alt)) || continue
+  # The within panel: each grid pinned for every kernel, alternated with auto's in one process.
+  # It follows the session, whose stores name the device the pins are for.
+  stores=(--store "$store")
+  for s in "$out"/sessions/*/store.json; do [[ -e $s ]] && stores+=(--store "$s"); done
+  for grid in $grids; do
+    g=${grid/,/_} pins=$out/panel-alt/$p.${grid/,/_}.json
+    python3 "$report" panel-store "$out" "$p" "$grid" "${stores[@]}" --gridsel "$GRIDSEL_CLI" \
+      --out "$pins" >/dev/null || { echo "FAILED: the within panel's store for $p $grid"; continue; }
+    for ((k = 1; k <= panel_rounds; k++)); do
+      at=$(side_of "$k")
+      run_program "$out/run.log" GRIDSEL_POLICY=auto GRIDSEL_CACHE="$pins" GRIDSEL_LEARNED_ALTERNATE="$at" \
+        GRIDSEL_PROFILE="$out/panel-alt/$p.$g.$k.csv" -- "$b/$p" "$n" "$reps" 0
+      echo "$p,$n,\"$grid\",$k,$rc,$check,$ms" >>"$out/panel-alt.csv"
+      [[ $rc == 0 && $check == pass ]] || failed "$p $n within panel $grid"
+      sides "$out/panel-alt/$p.$g.$k.csv" "$at" "$out/sides/$p.$k.panel-$g.csv"
+    done
+  done
+  echo "tune-session.sh: $p $n within panel done at $(elapsed) s"
 done
 
 if ((${#active[@]})); then
@@ -155,12 +208,13 @@ if ((${#active[@]})); then
   best_set_sum=$(sha256sum <"$best_set")
 fi
 
-variants=(auto auto2 learned llvm tune best)
+variants=(auto auto2 learned llvm tune best learned-alt best-alt)
 for ((r = 1; r <= max_rounds; r++)); do
   if (($(elapsed) > limit)); then
     echo "tune-session.sh: time limit reached before round $r"
     break
   fi
+  at=$(side_of "$r")
   for i in "${active[@]}"; do
     p=${progs[i]} n=${ns[i]}
     for ((v = 0; v < ${#variants[@]}; v++)); do
@@ -171,11 +225,15 @@ for ((r = 1; r <= max_rounds; r++)); do
         llvm) env=(GRIDSEL_POLICY=llvm GRIDSEL_CACHE=off) ;;
         tune) env=(GRIDSEL_POLICY=tune GRIDSEL_CACHE="$online") ;;
         best) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE="$best_set") ;;
+        learned-alt) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE="$store" GRIDSEL_LEARNED_ALTERNATE="$at") ;;
+        best-alt) env=(GRIDSEL_POLICY=auto GRIDSEL_CACHE="$best_set" GRIDSEL_LEARNED_ALTERNATE="$at") ;;
       esac
-      run_program "$out/run.log" "${env[@]}" GRIDSEL_PROFILE="$out/profiles/$p.$r.$variant.csv" \
-        -- "$b/$p" "$n" "$reps" 0
+      profile=$out/profiles/$p.$r.$variant.csv
+      run_program "$out/run.log" "${env[@]}" GRIDSEL_PROFILE="$profile" -- "$b/$p" "$n" "$reps" 0
       echo "$r,$p,$n,$variant,$rc,$check,$ms" >>"$out/runs.csv"
       [[ $rc == 0 && $check == pass ]] || failed "$p $n $variant round $r"
+      # Split within the process: the alternating runs, and auto's by the same parity (A/A).
+      [[ $variant == auto || $variant == *-alt ]] && sides "$profile" "$at" "$out/sides/$p.$r.$variant.csv"
     done
   done
   echo "tune-session.sh: round $r done at $(elapsed) s"

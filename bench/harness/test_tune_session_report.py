@@ -11,12 +11,14 @@ import io
 import json
 import math
 import os
+import shutil
 import statistics
+import subprocess
 import tarfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
-from harness_testing import REPO, TempDirTest, gridsel_cli, read
+from harness_testing import REPO, TempDirTest, gridsel_cli, read, research_exe
 
 import tune_session_report as tsr
 
@@ -413,6 +415,26 @@ class BestSet(TempDirTest):
                                       (KR, "NVIDIA H200", 90, [70000, 70000], "", "grid:128,8"),
                                       (KO, "NVIDIA H200", 90, [4096, 4096], "", "grid:64,16")]))
 
+    def test_the_within_panels_store_pins_one_grid_for_every_kernel_of_the_pilot(self):
+        write_profile(os.path.join(self.dir, "pilot", "p.csv"),
+                      repeated(KR, (128, 4), [1] * 5, "llvm") + [(KO, 4096, (128, 16), 7, "llvm")])
+        out = os.path.join(self.dir, "pins.json")
+        with redirect_stdout(io.StringIO()) as log:
+            self.assertEqual(tsr.main(["panel-store", self.dir, "p", "32,64", "--store", self.store,
+                                       "--gridsel", gridsel_cli(), "--out", out]), 0)
+        self.assertEqual(log.getvalue(), f"{out}: 32,64 pinned for 2 kernels and trip counts\n")
+        with open(out) as f:
+            records = json.load(f)["records"]
+        got = sorted((r["kernel"], r["device"], r["trips"], r["build"], r["pinned"]) for r in records)
+        self.assertEqual(got, sorted([(KR, "NVIDIA H200", [1000, 1000], "", "grid:32,64"),
+                                      (KO, "NVIDIA H200", [4096, 4096], "", "grid:32,64")]))
+        # No pilot: one line, nothing written.
+        with redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(tsr.main(["panel-store", self.dir, "q", "32,64", "--store", self.store,
+                                       "--gridsel", gridsel_cli(), "--out", out + "2"]), 1)
+        self.assertEqual(len(err.getvalue().splitlines()), 1)
+        self.assertFalse(os.path.exists(out + "2"))
+
     def test_command_fails_in_one_line_without_a_device(self):
         os.remove(self.store)
         os.remove(self.store + ".journal")
@@ -423,6 +445,101 @@ class BestSet(TempDirTest):
         self.assertEqual(len(err.getvalue().splitlines()), 1)
         self.assertIn("records of 0 devices", err.getvalue())
         self.assertFalse(os.path.exists(out))
+
+
+def write_alternating(root, prog, rnd, variant, searches, at=None):
+    """A run of `prog` whose store's grids alternate with auto's (side `at`, by default the
+    round's: odd in odd rounds), and its split as `gridsel-research sides` writes it into
+    sides/PROG.RND.VARIANT.csv (the script's call). searches: [(kernel, trip, launches, auto
+    (grid, ns), store's (grid, ns))], launched in steps (one launch of each per step); the cold
+    first launch is auto's at 900 ns."""
+    at = at or ("odd" if rnd % 2 else "even")
+    rows = []
+    for j in range(max(n for _, _, n, _, _ in searches)):
+        store_side = j > 0 and (j % 2 == 1) == (at == "odd")
+        for k, t, n, (ag, ans), (sg, sns) in searches:
+            if j < n:
+                rows.append((k, t, sg if store_side else ag, sns if store_side else (900 if j == 0 else ans),
+                             "learned" if store_side else "auto"))
+    profile = os.path.join(root, "profiles", f"{prog}.{rnd}.{variant}.csv")
+    if variant.startswith(tsr.PANEL_ALT):
+        profile = os.path.join(root, "panel-alt", f"{prog}.{variant[len(tsr.PANEL_ALT):]}.{rnd}.csv")
+    write_profile(profile, rows)
+    os.makedirs(os.path.join(root, "sides"), exist_ok=True)
+    out = subprocess.run([research_exe(gridsel_cli()), "sides", profile, "--learned", at],
+                         capture_output=True, text=True, check=True)
+    with open(os.path.join(root, "sides", f"{prog}.{rnd}.{variant}.csv"), "w") as f:
+        f.write(out.stdout)
+
+
+class WithinOneProcess(TempDirTest):
+    """write_folder's programs, with alternating runs in 5 rounds (and a 6th that failed):
+      pr learned-alt: kr learned B 52 against auto's A 100, ks learned D 110 against 100 (6
+         launches each, 5 on the sides): learned side 0.81 of auto's, ks 10 % slower;
+      pr best-alt: kr C 55, ks A 100: 0.775; pr auto split (A/A): identical, 1.0;
+      pr within panel, grid C (32 threads x 32 blocks) for both: kr 50 (0.5), ks 130 (1.3, so
+         auto's own grid is its best): learned's share sqrt(0.5 / 0.52 x 1 / 1.1);
+      po learned-alt: ko once a run, its learned grid never launched: po cannot alternate."""
+
+    def setUp(self):
+        super().setUp()
+        write_folder(self.dir)
+        pr = lambda kr, ks: [(KR, 1000, 6, (A, 100), kr), (KS, 1000, 6, (A, 100), ks)]
+        for rnd in range(1, 7):
+            slow = 3 if rnd == 6 else 1  # the failed round's times are wild
+            write_alternating(self.dir, "pr", rnd, "learned-alt", pr((B, 52 * slow), (D, 110 * slow)))
+            write_alternating(self.dir, "pr", rnd, "best-alt", pr((C, 55), (A, 100)))
+            write_alternating(self.dir, "pr", rnd, "auto", pr((A, 100), (A, 100)))
+            write_alternating(self.dir, "po", rnd, "learned-alt", [(KO, 4096, 1, ((128, 32), 60), ((64, 64), 41))])
+        with open(os.path.join(self.dir, "runs.csv"), "a") as f:
+            f.write("6,pr,100,learned-alt,1,pass,900\n")
+        write_alternating(self.dir, "pr", 1, "panel-32_32", pr((C, 50), (C, 130)))
+
+    def test_sides_are_read_as_gridsel_split_them_less_failed_runs(self):
+        sides = tsr.read_sides(self.dir)
+        self.assertNotIn(("pr", "learned-alt", 6), sides)
+        row = sides[("pr", "learned-alt", 1)][(KR, 20)]
+        self.assertEqual((row["launches"], row["auto_launches"], row["learned_grids"]), ("6", "2", "16x64"))  # learned at launches 1, 3, 5
+        self.assertEqual(row["learned_median_sum_ns"], "312")  # 52 x the run's 6 launches
+        self.assertFalse(tsr.split(sides[("po", "learned-alt", 1)][(KO, 25)]))
+        self.assertEqual(tsr.within_ratios(sides, "learned-alt", "median-sum"), {"pr": [0.81] * 5})
+        self.assertEqual(tsr.within_ratios(sides, "auto", "plain"), {"pr": [1.0] * 6})
+        self.assertEqual(tsr.within_best(sides), {("pr", KR, 20): ("32x32", 0.5), ("pr", KS, 20): ("auto", 1.0)})
+
+    def test_targets_within_one_process(self):
+        cs = tsr.cases(tsr.load_processes(self.dir))
+        w = tsr.within(cs, tsr.read_sides(self.dir), tsr.read_csv(os.path.join(self.dir, "sessions.csv")))
+        self.assertEqual(w["fixed"]["learned-alt"], {"po": ["ko_l20"]})
+        t = w["targets"]
+        self.assertEqual(t["store"], {"pr": ("met", None)})
+        self.assertEqual(t["kernel"], {("pr", KR, 20): ("met", None), ("pr", KS, 20): ("not met", None)})
+        self.assertEqual(t["share"]["cases"], 2)
+        self.assertAlmostEqual(t["share"]["share"], math.sqrt(0.5 / 0.52 / 1.1))
+        self.assertFalse(t["share"]["met"])
+
+    def test_report_section(self):
+        text, t = tsr.report(self.dir)
+        section = text[text.index("## Within one process"):text.index("## Paired GPU time")]
+        self.assertIn("Cannot alternate (", section)
+        self.assertIn("po (ko_l20)", section)
+        self.assertIn("| pr | plain | 5 | +0.0 % [+0.0, +0.0] | -19.0 % [-19.0, -19.0] | **met** | "
+                      "-22.5 % [-22.5, -22.5] |", section)
+        self.assertIn(f"| pr | {tsr.short(KR)} | 20 | 6 | 16x64 | -48.0 % [-48.0, -48.0] | 32x32 | "
+                      "-45.0 % [-45.0, -45.0] | 32x32 | -50.0 % | 96.2 % |", section)
+        targets = text[text.index("## Targets"):text.index("## Within one process")]
+        self.assertIn("| within one process: production with the store vs auto, GPU time (plain) per program: "
+                      "the median over rounds of the learned side over auto's side, its 90 % interval <= +1.0 % | "
+                      "**met** | met in 1, not met in 0, not told apart in 0, too few rounds in 0 of 1 programs; "
+                      "cannot alternate: po (across-process rows above) |", targets)
+        self.assertIn("**not met** | met in 1, not met in 1, not told apart in 0, too few rounds in 0 of 2 "
+                      f"searches; not met or not told apart: pr {tsr.short(KS)} +10.0 % [+10.0, +10.0] |", targets)
+        self.assertIs(t["within"]["targets"]["share"]["met"], False)
+
+    def test_a_folder_without_alternating_runs_has_no_such_section(self):
+        shutil.rmtree(os.path.join(self.dir, "sides"))
+        text, t = tsr.report(self.dir)
+        self.assertNotIn("within one process", text.lower())
+        self.assertIsNone(t["within"])
 
 
 class PairedStatistics(unittest.TestCase):

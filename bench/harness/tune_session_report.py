@@ -14,7 +14,15 @@ The folder holds, per program (PROGRAM at size N, REPS launches of each repeated
                                auto (GRIDSEL_CACHE=off), auto2 (the same again: the A/A pair
                                that measures the noise), learned (auto reading the session's
                                store), llvm, tune (online, its own store across rounds), best
-                               (auto reading best-set.json: the best set; older folders have none)
+                               (auto reading best-set.json: the best set; older folders have none),
+                               learned-alt and best-alt (those stores alternated with auto's
+                               grids in one process: GRIDSEL_LEARNED_ALTERNATE)
+  sides/PROGRAM.ROUND.VARIANT.csv  the alternating runs, and auto's split by the same parity (the
+                               A/A within one process), split per search by `gridsel-research
+                               sides` (gridsel's own split, median-sum and scaled sums: read, not
+                               recomputed); VARIANT panel-T_B: the within panel's runs
+  panel-alt.csv, panel-alt/    the within panel (--panel-alt): per grid a store pinning it for
+                               every kernel, alternated with auto's grids
   sessions/PROGRAM-N/kernels.csv  what the session's confirmation kept (decided in gridsel)
   best-set.csv, best-set.json  the best set (`best-set`): every case's best grid of the panel,
                                and the store pinning them
@@ -43,12 +51,22 @@ not met when the interval lies above it, and otherwise not told apart at this nu
 the report says how many rounds would shrink the interval (as 1/sqrt(rounds)) to the distance
 between the median and the bound.
 
+Within one process: the alternating runs' learned side over auto's side per program (plain
+and median-sum, median over rounds with the same interval, beside the within A/A), per search
+the learned side's median launch over auto's side's, and each search's within best (the
+lowest such ratio of the within panel's grids, auto's own counted): the targets again, judged
+within one process, where two halves of a run differ by 1-4 % where two processes differ by
+10-40 %. A program whose store changes a search launched once or twice a run cannot alternate
+(that search's learned grid never runs there); its across-process rows stand.
+
 Usage:
   tune_session_report.py plan FOLDER PROGRAM [--sweep DIR] [--summary CSV] [--spread] [--sms N]
       prints "ROUNDS T,B T,B ...": the panel's grids and how often to run each
   tune_session_report.py best-set FOLDER --store STORE --gridsel EXE --out BEST_STORE
       the best set of the panel's runs: FOLDER/best-set.csv, and the store pinning its grids
       that `gridsel-research cache-entries` writes from it (the device named as in STORE)
+  tune_session_report.py panel-store FOLDER PROGRAM T,B --store STORE --gridsel EXE --out STORE
+      the within panel's store: grid T,B pinned for every kernel and trip count of the pilot run
   tune_session_report.py report FOLDER [--sweep DIR]   writes FOLDER/tune-session.md
 Standard library and the harness's gridsel_harness only."""
 import argparse
@@ -83,6 +101,13 @@ MEASURES = ("plain", "median-sum")
 # The variants reading a store: their launches that took its grid are profiled `learned`.
 STORE_VARIANTS = ("learned", "best")
 FEW = 65536       # trip counts up to this get the spreading grids; above, long-loop grids
+# The variants alternating a store's grids with auto's within one process, and the store each
+# reads: judged on their runs' two sides (`gridsel-research sides`), not pooled with the others.
+ALTERNATING = {"learned-alt": "learned", "best-alt": "best"}
+# Within one process, the plain `auto` runs split by the same parity: the A/A, two sides of
+# identical grids; and the within panel's runs, one store pinning grid T,B: "panel-T_B".
+WITHIN_AA = "auto"
+PANEL_ALT = "panel-"
 
 
 def geomean(xs):
@@ -190,7 +215,8 @@ def load_processes(folder):
     out = {}
     for path in glob.glob(os.path.join(folder, "profiles", "*.csv")):
         prog, rnd, variant = os.path.basename(path)[:-4].rsplit(".", 2)
-        out[(prog, variant, int(rnd))] = launches(path)
+        if variant not in ALTERNATING:  # judged within their process only (read_sides)
+            out[(prog, variant, int(rnd))] = launches(path)
     for path in glob.glob(os.path.join(folder, "panel", "*.csv")):
         prog, grid, rnd = os.path.basename(path)[:-4].rsplit(".", 2)
         out[(prog, "panel", f"{grid}.{rnd}")] = launches(path)
@@ -294,6 +320,25 @@ def write_best_set(folder, stores, gridsel, out):
         w = csv.DictWriter(f, fieldnames=CACHE_COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
+    Gridsel(gridsel).cache_entries(rows, out)
+    return rows
+
+
+def write_panel_store(folder, program, grid, stores, gridsel, out):
+    """The within panel's store for `grid` (threads, blocks): the grid pinned for every kernel of
+    `program` at each trip count of its pilot run, on the device of the `stores`' records, for
+    every build, written by `gridsel-research cache-entries` as the best set's is. Returns the
+    rows; ValueError or RuntimeError when it cannot be written."""
+    device, sm_arch = store_device(*stores)
+    pilot = launches(os.path.join(folder, "pilot", f"{program}.csv"))
+    count = collections.Counter((k, t) for k, t, *_ in pilot)
+    ns = collections.defaultdict(list)
+    for k, t, _, x, _ in pilot:
+        ns[(k, t)].append(x)
+    rows = [dict(kernel=k, device=device, sm_arch=sm_arch, trip_count=t, threads=grid[0], blocks=grid[1],
+                 ns=round(statistics.median(ns[(k, t)])), launches=n) for (k, t), n in sorted(count.items())]
+    if not rows:
+        raise ValueError(f"{folder}: the pilot run of {program} launched no kernel")
     Gridsel(gridsel).cache_entries(rows, out)
     return rows
 
@@ -470,6 +515,228 @@ def program_best(procs, measure="median-sum"):
     return out
 
 
+# ----------------------------------------------------------------------------- within one process
+
+def read_sides(folder):
+    """{(program, variant, round): {(kernel, class): row}} of the alternating runs' splits in
+    FOLDER/sides/PROGRAM.ROUND.VARIANT.csv, as `gridsel-research sides` wrote them from each run's
+    profile (the split, its parity and its median-sums are gridsel's, the very code that splits
+    a `gridsel tune` session's alternating runs; nothing of it is redone here). VARIANT is an
+    ALTERNATING variant, WITHIN_AA (a plain auto run split by the round's parity: the A/A) or
+    PANEL_ALT + "T_B" (the within panel: ROUND is the panel round). Failed runs are left out."""
+    bad = lambda r: r["rc"] != "0" or r["check"] != "pass"
+    failed = {(r["program"], r["variant"], r["round"]) for r in read_csv(os.path.join(folder, "runs.csv"))
+              if bad(r)}
+    failed |= {(r["program"], PANEL_ALT + r["grid"].replace(",", "_"), r["round"])
+               for r in read_csv(os.path.join(folder, "panel-alt.csv")) if bad(r)}
+    out = {}
+    for path in glob.glob(os.path.join(folder, "sides", "*.csv")):
+        prog, rnd, variant = os.path.basename(path)[:-4].rsplit(".", 2)
+        if (prog, variant, rnd) not in failed:
+            out[(prog, variant, int(rnd))] = {(r["kernel"], int(r["class"])): r for r in read_csv(path)}
+    return out
+
+
+def split(row):
+    """Whether a search of a `sides` row had launches on both sides (a search launched once or
+    twice a run has none on one: the session leaves it out of both, and so does the report)."""
+    return bool(row["auto_launches"] and row["learned_launches"])
+
+
+def side_ratio(rows, measure):
+    """The learned side's GPU time over auto's in one alternating run: `measure` "median-sum"
+    (the sum of the searches' median-sum columns) or "plain" (of their scaled sums), over the
+    searches split on both sides; None when none was."""
+    column = {"median-sum": "median_sum_ns", "plain": "sum_ns"}[measure]
+    both = [r for r in rows.values() if split(r)]
+    auto = sum(float(r["auto_" + column]) for r in both)
+    return sum(float(r["learned_" + column]) for r in both) / auto if auto > 0 else None
+
+
+def within_ratios(sides, variant, measure):
+    """{program: [side_ratio per round]} of `variant`'s runs."""
+    out = collections.defaultdict(list)
+    for (prog, v, _), rows in sorted(sides.items()):
+        x = side_ratio(rows, measure) if v == variant else None
+        if x is not None:
+            out[prog].append(x)
+    return dict(out)
+
+
+def search_ratios(sides, variant):
+    """{(program, kernel, class): [the learned side's median launch over auto's, per run]} of
+    `variant`'s runs, and {(program, kernel, class): (run's launches, learned side's grids)}."""
+    ratios, what = collections.defaultdict(list), {}
+    for (prog, v, _), rows in sorted(sides.items()):
+        if v != variant:
+            continue
+        for (k, c), r in rows.items():
+            if split(r) and float(r["auto_median_ns"]) > 0:
+                ratios[(prog, k, c)].append(float(r["learned_median_ns"]) / float(r["auto_median_ns"]))
+                what[(prog, k, c)] = (int(r["launches"]), r["learned_grids"])
+    return dict(ratios), what
+
+
+def within_best(sides):
+    """Per search the within panel's best: {(program, kernel, class): (grid, r)} with r the
+    lowest over its panel grids g of the median over g's runs of the search's median launch on
+    g over its median on auto's grid in the same run; auto's own grid (r = 1) is a candidate.
+    Grids as `sides` writes them, blocks x threads; a grid a kernel cannot run is cut to its safe
+    range by gridsel, as under fixed:T,B."""
+    by = collections.defaultdict(lambda: collections.defaultdict(list))
+    for (prog, v, _), rows in sides.items():
+        if not v.startswith(PANEL_ALT):
+            continue
+        for (k, c), r in rows.items():
+            if split(r) and float(r["auto_median_ns"]) > 0:
+                threads, blocks = v[len(PANEL_ALT):].split("_")
+                by[(prog, k, c)][f"{blocks}x{threads}"].append(
+                    float(r["learned_median_ns"]) / float(r["auto_median_ns"]))
+    out = {}
+    for search, grids in by.items():
+        out[search] = min([("auto", 1.0)] + [(g, statistics.median(x)) for g, x in grids.items()],
+                          key=lambda gx: gx[1])
+    return out
+
+
+def cannot_alternate(cs, sides, variant):
+    """Programs whose store (`variant`'s, ALTERNATING) changes a search its alternating runs do
+    not split: a case whose grid under the store's across-process variant is not auto's and
+    whose search had no launch on a side (launched once or twice a run). Its learned grid is
+    never launched there, so those runs do not measure the store; {program: [short kernel]}."""
+    store = ALTERNATING[variant]
+    out = collections.defaultdict(set)
+    for (prog, v, _), rows in sides.items():
+        if v != variant:
+            continue
+        for (k, _), r in rows.items():
+            if split(r):
+                continue
+            for trip in map(int, r["trip_counts"].split()):
+                g = cs.get((prog, k, trip), {}).get("grid", {})
+                if store in g and g[store] != g.get("auto"):
+                    out[prog].add(short(k))
+    return {p: sorted(ks) for p, ks in out.items()}
+
+
+def within(cs, sides, sessions):
+    """Everything the report says within one process: per measure the program tables ({program:
+    {variant: (stat, n)}} for WITHIN_AA and the ALTERNATING variants), the per-search ratios
+    with their intervals, the within panel's best, the programs that cannot alternate, and the
+    targets judged within process."""
+    tuned = {s["program"] for s in sessions if s["rc"] == "0"}
+    tables = {}
+    for measure in MEASURES:
+        table = collections.defaultdict(dict)
+        for variant in (WITHIN_AA, *ALTERNATING):
+            for prog, xs in within_ratios(sides, variant, measure).items():
+                table[prog][variant] = (median_interval(xs), len(xs))
+        tables[measure] = dict(table)
+    searches = {v: search_ratios(sides, v) for v in ALTERNATING}
+    stats = {v: {c: (median_interval(xs), len(xs)) for c, xs in searches[v][0].items()} for v in ALTERNATING}
+    best = within_best(sides)
+    fixed = {v: cannot_alternate(cs, sides, v) for v in ALTERNATING}
+    t, verdicts = {}, {}
+    for prog, by in sorted(tables["plain"].items()):
+        if "learned-alt" in by and prog in tuned and prog not in fixed["learned-alt"]:
+            stat, n = by["learned-alt"]
+            verdicts[prog] = bound_verdict(stat, STORE_SLACK, n)
+    t["store"] = verdicts
+    t["kernel"] = {c: bound_verdict(stat, KERNEL_SLACK, n) for c, (stat, n) in stats["learned-alt"].items()
+                   if c[0] in tuned and c[0] not in fixed["learned-alt"]}
+    shares = [best[c][1] / stat[0] for c, (stat, _) in stats["learned-alt"].items()
+              if c in best and c[0] in tuned and c[0] not in fixed["learned-alt"]
+              and searches["learned-alt"][1][c][0] >= REPEATED]
+    share = geomean(shares)
+    t["share"] = dict(share=share, cases=len(shares), met=bool(shares) and share >= SHARE)
+    return dict(tables=tables, stats=stats, what={v: searches[v][1] for v in ALTERNATING}, best=best,
+                fixed=fixed, targets=t)
+
+
+def within_lines(w):
+    """The report's section "Within one process" (w: `within`'s)."""
+    lines = ["", "## Within one process", "",
+             "Alternating runs (`learned-alt`: auto reading the session's store, `best-alt`: reading the "
+             "best set, each with GRIDSEL_LEARNED_ALTERNATE odd in odd rounds and even in even ones, as "
+             "`gridsel tune` confirms) split into their two sides by `gridsel-research sides`, the "
+             "session's own split: per search its launches after the first, the store's grid against "
+             "auto's, each side weighed as the run's launches. The A/A is a plain `auto` run split by the "
+             "same parity: two sides of identical grids. Per program the learned side's GPU time over "
+             f"auto's side, median over rounds [{100 * LEVEL:.0f} % bootstrap interval]; plain: the sides' "
+             "launch times summed; median-sum: per search its median launch x the run's launches. "
+             "A search launched once or twice a run has no launch on one side and is left out of both."]
+    fixed = sorted(set(w["fixed"]["learned-alt"]) | set(w["fixed"]["best-alt"]))
+    if fixed:
+        lines += ["", "Cannot alternate (the store changes a search launched once or twice a run, whose "
+                  "learned grid an alternating run never launches; their across-process rows stand): "
+                  + "; ".join(f"{p} ({', '.join(w['fixed']['learned-alt'].get(p, []) or w['fixed']['best-alt'][p])})"
+                              for p in fixed) + "."]
+    lines += ["", f"| program | GPU time | rounds | A/A (auto, odd vs even) | learned-alt | store <= "
+              f"{change(STORE_SLACK)} | best-alt |", "|---|---|---|---|---|---|---|"]
+    for prog in sorted({p for table in w["tables"].values() for p in table}):
+        for measure in MEASURES:
+            by = w["tables"][measure].get(prog, {})
+            n = by.get("learned-alt", (None, 0))[1]
+            verdict = w["targets"]["store"].get(prog) if measure == "plain" else None
+            if prog in w["fixed"]["learned-alt"]:
+                cell = "cannot alternate"
+            else:
+                cell = verdict_cell(verdict, n) if verdict else "-"
+            lines.append(f"| {prog} | {measure} | {n} | {interval_cell(by.get(WITHIN_AA))} | "
+                         f"{interval_cell(by.get('learned-alt'))} | {cell} | {interval_cell(by.get('best-alt'))} |")
+    lines += ["", "Per search (kernel, trip-count class): its median launch on the store's side over auto's side "
+              "in the same run, median over rounds [interval]; within best: the within panel's lowest such "
+              "ratio over the panel grids, each pinned for every kernel in a store and alternated with auto's "
+              "(auto's own grid counts, at 0 %); share: within best over learned's ratio. Grids as blocks x "
+              "threads.", "",
+              "| program | kernel | class | launches/run | learned grid | learned/auto | best set grid | "
+              "best set/auto | within best grid | within best | learned's share |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    searches = sorted(set(w["stats"]["learned-alt"]) | set(w["stats"]["best-alt"]))
+    for c in searches:
+        cells = []
+        for v in ALTERNATING:
+            entry = w["stats"][v].get(c)
+            cells += [w["what"][v][c][1] if entry else "-", interval_cell(entry)]
+        n = (w["what"]["learned-alt"].get(c) or w["what"]["best-alt"].get(c))[0]
+        best = w["best"].get(c)
+        learned = w["stats"]["learned-alt"].get(c)
+        share = pct(best[1] / learned[0][0]) if best and learned else "-"
+        lines.append(f"| {c[0]} | {short(c[1])} | {c[2]} | {n} | " + " | ".join(cells) +
+                     f" | {best[0] if best else '-'} | {change(best[1]) if best else '-'} | {share} |")
+    return lines
+
+
+def within_target_lines(w):
+    """The targets table's rows judged within one process."""
+    t = w["targets"]
+    counts = collections.Counter(v for v, _ in t["store"].values())
+    fixed = ", ".join(sorted(w["fixed"]["learned-alt"]))
+    store_numbers = (f"met in {counts['met']}, not met in {counts['not met']}, not told apart in "
+                     f"{counts['not told apart']}, too few rounds in {counts['too few rounds']} of "
+                     f"{len(t['store'])} programs" + (f"; cannot alternate: {fixed} (across-process rows above)"
+                                                       if fixed else ""))
+    kcounts = collections.Counter(v for v, _ in t["kernel"].values())
+    over = [(c, stat) for c, (stat, _) in w["stats"]["learned-alt"].items()
+            if t["kernel"].get(c, ("met",))[0] in ("not met", "not told apart")]
+    over_txt = ", ".join(f"{c[0]} {short(c[1])} {change(stat[0])} [{change(stat[1])[:-2]}, {change(stat[2])[:-2]}]"
+                         for c, stat in sorted(over, key=lambda cs: -cs[1][0])[:5])
+    share = t["share"]
+    return [
+        f"| within one process: production with the store vs auto, GPU time (plain) per program: the "
+        f"median over rounds of the learned side over auto's side, its {100 * LEVEL:.0f} % interval <= "
+        f"{change(STORE_SLACK)} | {summary_mark(counts, len(t['store']))} | {store_numbers} |",
+        f"| within one process: no kernel > {100 * (KERNEL_SLACK - 1):.0f} % slower than auto's grid (per search, "
+        f"the median over rounds of its learned side's median launch over auto's side's, its interval) | "
+        f"{summary_mark(kcounts, len(t['kernel']))} | met in {kcounts['met']}, not met in {kcounts['not met']}, not "
+        f"told apart in {kcounts['not told apart']}, too few rounds in {kcounts['too few rounds']} of "
+        f"{len(t['kernel'])} searches{'; not met or not told apart: ' + over_txt if over_txt else ''} |",
+        f"| within one process: learned >= {100 * SHARE:.0f} % of the per-kernel best (the within panel; "
+        f"repeated kernels) | {mark(share['met']) if share['cases'] else 'no within panel (--panel-alt)'} | "
+        f"{pct(share['share']) if share['cases'] else '-'} over {share['cases']} searches |",
+    ]
+
+
 def paired_targets(tables, sessions):
     """Per bound ("store": learned within STORE_SLACK, "online": tune within ONLINE_SLACK) and
     measure: {"verdicts": {program: (verdict, rounds that would tell)}} from noise_table's per
@@ -569,6 +836,8 @@ def report(folder, sweep=None):
     panel = read_csv(os.path.join(folder, "panel.csv"))
     t = judge(cs, totals, sessions)
     t["paired"] = paired_targets(tables, sessions)
+    sides = read_sides(folder)
+    w = within(cs, sides, sessions) if sides else None
     ref = sweep_reference(sweep) if sweep else {}
     rounds = sorted({int(r["round"]) for r in runs})
     failed = [r for r in runs + panel if r["rc"] != "0" or r["check"] != "pass"]
@@ -577,7 +846,9 @@ def report(folder, sweep=None):
              "folder; the method is in that script's and this report's module documentation.", "",
              f"- Programs: {len(sessions)}; kernels (program, kernel, trip count): {len(cs)}; production "
              f"rounds: {len(rounds)} (auto without store, auto again (A/A), auto with the learned store, "
-             f"llvm, online tune{', the best set' if has_best else ''}, order rotated each round); "
+             f"llvm, online tune{', the best set' if has_best else ''}"
+             f"{', the learned store and the best set alternating with auto in one process' if w else ''}, "
+             "order rotated each round); "
              f"fixed-grid panel runs: {len(panel)}.",
              f"- Runs failed or unchecked (exit status, the program's own check): {len(failed)}"
              + (": " + ", ".join(f"{r['program']} {r.get('variant', r.get('grid', ''))}" for r in failed[:8])
@@ -620,6 +891,9 @@ def report(folder, sweep=None):
                      f"{counts['not told apart']}, too few rounds in {counts['too few rounds']} of "
                      f"{len(verdicts)} programs"
                      f"{' (rounds that would tell: ' + undecided + ')' if undecided else ''} |")
+    t["within"] = w
+    if w:
+        lines += within_target_lines(w)
     whole = program_best(procs)
     tuned = {s["program"] for s in sessions if s["rc"] == "0"}
     if has_best:
@@ -644,6 +918,8 @@ def report(folder, sweep=None):
                   "ceiling for learned grids. Its launches are timed apart (not pooled into the grids' times); "
                   "the per-kernel best is the lowest of the grids' medians, so it carries the noise's luck "
                   "(the low side), which the best set's own launches do not."]
+    if w:
+        lines += within_lines(w)
     lines += ["", "## Paired GPU time and its noise", "",
               f"Per program: the median over rounds of a run's GPU time over auto's in the same round, "
               f"and a bootstrap {100 * LEVEL:.0f} % interval of that median ({BOOTSTRAP} resamples of "
@@ -787,6 +1063,14 @@ def main(argv=None):
                     help="a store gridsel wrote on the device (its name); more than one may be given")
     bs.add_argument("--gridsel", required=True, help="the gridsel CLI (gridsel-research beside it)")
     bs.add_argument("--out", required=True, help="the best set's store")
+    ps = sub.add_parser("panel-store")
+    ps.add_argument("folder")
+    ps.add_argument("program")
+    ps.add_argument("grid", help="THREADS,BLOCKS")
+    ps.add_argument("--store", required=True, action="append",
+                    help="a store gridsel wrote on the device (its name); more than one may be given")
+    ps.add_argument("--gridsel", required=True, help="the gridsel CLI (gridsel-research beside it)")
+    ps.add_argument("--out", required=True, help="the store pinning the grid")
     a = ap.parse_args(argv)
     if a.cmd == "plan":
         rounds, grids = plan(a.folder, a.program, a.sweep, a.summary, a.spread, a.sms)
@@ -798,6 +1082,14 @@ def main(argv=None):
             print(f"tune_session_report.py best-set: {e}", file=sys.stderr)
             return 1
         print(f"{a.out}: {len(rows)} grids pinned on {rows[0]['device']}")
+    elif a.cmd == "panel-store":
+        try:
+            threads, blocks = (int(x) for x in a.grid.split(","))
+            rows = write_panel_store(a.folder, a.program, (threads, blocks), a.store, a.gridsel, a.out)
+        except (OSError, ValueError, RuntimeError) as e:
+            print(f"tune_session_report.py panel-store: {e}", file=sys.stderr)
+            return 1
+        print(f"{a.out}: {a.grid} pinned for {len(rows)} kernels and trip counts")
     else:
         print(report(a.folder, a.sweep)[0], end="")
     return 0

@@ -3,7 +3,9 @@
 //! `gridsel`. They evaluate and calibrate the policies ([`decisions`],
 //! [`calibrate`]), replay `tune` ([`tune_sim`]), give the benchmark tools
 //! the library's facts ([`facts`]), check the cubin parser against the
-//! driver ([`check_driver`]) and dump every decision. bench/harness,
+//! driver ([`check_driver`]), dump every decision, and split an
+//! alternating run's profile into its two sides as `gridsel tune` does
+//! ([`sides`]). bench/harness,
 //! bench/forest/train.py and bench/gpu call them; a user of gridsel needs
 //! none.
 #![forbid(unsafe_code)]
@@ -12,6 +14,7 @@ mod calibrate;
 mod check_driver;
 mod decisions;
 mod facts;
+mod sides;
 mod sweep;
 mod tune_sim;
 
@@ -130,6 +133,13 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// One alternating run's two sides per search (CSV), split as `gridsel
+    /// tune`'s confirmation splits them: each search's launches after its
+    /// first, the learned grid's (`--learned`) against auto's, with each
+    /// side's grids, median launch time, that median times the run's
+    /// launches (median-sum) and its launch times summed, both scaled to the
+    /// run's launches of the search.
+    Sides(sides::SidesArgs),
     /// The sweep space of one launch (CSV): the grid points the `sweep`
     /// policy launches in turn, which the benchmark harness measures.
     Space {
@@ -164,6 +174,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Chunks { sweep } => facts::chunks(&sweep),
         Command::Costs { sweep, session } => facts::costs(&sweep, session),
         Command::CacheEntries { csv, out } => facts::cache_entries(&csv, out.as_deref()),
+        Command::Sides(args) => sides::run(&args),
         Command::Space { target } => decisions::space(&target),
     }
 }

@@ -381,3 +381,88 @@ fn cache_entries_refuses_what_tune_would_not_read() {
         assert!(stderr.contains(error), "{stderr}");
     }
 }
+
+#[test]
+fn sides_splits_an_alternating_runs_profile_as_the_session_does() {
+    // A run alternating at odd launches: k_step's learned 264x128 (70 µs)
+    // at launches 1 and 3, auto's 32x128 (100 µs) at 2 and 4, the cold
+    // first (900 µs) on neither side; k_init once.
+    let dir = support::temp_dir("sides_splits_an_alternating_runs_profile");
+    let profile = dir.join("run.csv");
+    let mut text = format!(
+        "{}\nk_init,100,auto,1,128,5000\n",
+        gridsel_host::profile::HEADER
+    );
+    for (policy, blocks, ns) in [
+        ("auto", 32, 900_000),
+        ("learned", 264, 70_000),
+        ("auto", 32, 100_000),
+        ("learned", 264, 70_000),
+        ("auto", 32, 110_000),
+    ] {
+        text += &format!("k_step,4096,{policy},{blocks},128,{ns}\n");
+    }
+    std::fs::write(&profile, text).unwrap();
+    let (stdout, stderr) = research(
+        &["sides", profile.to_str().unwrap(), "--learned", "odd"],
+        "",
+    );
+    assert_eq!(stderr, "");
+    let rows = rows(&stdout);
+    assert_eq!(rows.len(), 2);
+    let step = &rows[1];
+    let cell = |c: &str| step[c].as_str();
+    assert_eq!(
+        (cell("kernel"), cell("class"), cell("launches")),
+        ("k_step", "25", "5")
+    );
+    assert_eq!(
+        (cell("auto_grids"), cell("learned_grids")),
+        ("32x128", "264x128")
+    );
+    assert_eq!(
+        (cell("auto_median_ns"), cell("learned_median_ns")),
+        ("105000", "70000")
+    );
+    // Weighed as the run's 5 launches: median x 5, and the side's sum x 5/2.
+    assert_eq!(
+        (cell("auto_median_sum_ns"), cell("auto_sum_ns")),
+        ("525000", "525000")
+    );
+    assert_eq!(cell("learned_median_sum_ns"), "350000");
+    assert_eq!(
+        (
+            rows[0]["kernel"].as_str(),
+            rows[0]["auto_launches"].as_str()
+        ),
+        ("k_init", "")
+    );
+
+    // A link to the profile, a missing file and a bad side: one line each,
+    // and a failing exit.
+    let link = dir.join("link.csv");
+    std::os::unix::fs::symlink(&profile, &link).unwrap();
+    for (args, error) in [
+        (
+            vec![link.to_str().unwrap(), "--learned", "odd"],
+            "a symbolic link, not a regular file",
+        ),
+        (
+            vec!["/nonexistent/run.csv", "--learned", "even"],
+            "/nonexistent/run.csv: No such file",
+        ),
+        (
+            vec![profile.to_str().unwrap(), "--learned", "both"],
+            "\"both\": odd or even",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gridsel-research"))
+            .arg("sides")
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && out.stdout.is_empty(), "{args:?}");
+        assert!(stderr.contains(error), "{stderr}");
+    }
+}

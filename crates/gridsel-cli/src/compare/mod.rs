@@ -16,7 +16,8 @@ pub(crate) mod svg;
 
 use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, RunRecord};
-use crate::runner::{RunnerArgs, file_safe, output, profile_rows};
+use crate::runner::{RunnerArgs, file_safe, output};
+use gridsel_cli::profile_rows;
 use gridsel_core::policy::Policy;
 use gridsel_host::config::ENV_POLICY;
 use results::{ProgramResult, Samples};

@@ -5,7 +5,7 @@
 //! program's median wall time.
 
 use super::stats::{Summary, geomean};
-use crate::runner::profile_rows::Launch;
+use gridsel_cli::profile_rows::Launch;
 use std::collections::BTreeMap;
 
 /// A launch grid as the profile writes it: (blocks, threads).

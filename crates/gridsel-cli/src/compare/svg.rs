@@ -193,7 +193,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::compare::results::Samples;
-    use crate::runner::profile_rows::Launch;
+    use gridsel_cli::profile_rows::Launch;
     use std::collections::BTreeMap;
 
     fn program(name: &str) -> Program {

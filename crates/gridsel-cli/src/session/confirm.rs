@@ -42,9 +42,10 @@
 //! is one run instead, under `auto` reading the store with the learned grids
 //! launched only at each search's odd-numbered launches in odd-numbered
 //! runs, at its even-numbered ones from the third on in even-numbered runs
-//! (`GRIDSEL_LEARNED_ALTERNATE`, [`LearnedLaunches::of_run`]), and auto's
+//! (`GRIDSEL_LEARNED_ALTERNATE`, `LearnedLaunches::of_run`), and auto's
 //! at the others, the cold first launch among them but left out of both
-//! sides ([`Launches::alternating`]). A code doing different work on odd
+//! sides (`gridsel_cli::launches`, where `gridsel-research sides` splits
+//! the measurements' runs the same way). A code doing different work on odd
 //! and even steps (ping-pong buffers) so favours each side in turn, and
 //! the sign test reads that as noise, not as an effect of the grids. Two
 //! halves of one run of the very same grids differ by 1-4 % where two runs
@@ -66,15 +67,10 @@
 //! build's, nor a pinned one (`session/store.rs`).
 
 use crate::compare::report::counted;
-use gridsel_core::tune::LearnedLaunches;
+use gridsel_cli::launches::{
+    Grid, Launched, MIN_ALTERNATING_LAUNCHES, Pair, RunTimes, SearchKey, grid_label, median,
+};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// (blocks, threads).
-pub type Grid = (u32, u32);
-
-/// A search as the store keys it within one program's session: the kernel
-/// and its trip-count class.
-pub type SearchKey = (String, u32);
 
 /// How much slower than auto's grid, in the median pair, a learned grid
 /// must be before it is refused: beyond the few per cent that the same
@@ -160,58 +156,6 @@ fn tail(k: usize, n: usize) -> f64 {
     (k..=n).map(ways).sum::<f64>() / 2f64.powi(n as i32)
 }
 
-/// One search's launches in one run: the grid launched most often, the
-/// median launch time and how many launches there were.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Launched {
-    pub grid: Grid,
-    pub median_ns: f64,
-    pub launches: usize,
-}
-
-/// One confirmation run: per search its launches, and the run's GPU time
-/// as the sum of every launch's time.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunTimes {
-    pub searches: BTreeMap<SearchKey, Launched>,
-    pub total_ns: f64,
-}
-
-impl RunTimes {
-    /// The run's GPU time robust to outlier launches: per search its median
-    /// launch time times its launches, summed.
-    pub fn median_sum_ns(&self) -> f64 {
-        self.searches
-            .values()
-            .map(|l| l.median_ns * l.launches as f64)
-            .sum()
-    }
-}
-
-impl Launched {
-    /// Of `launches` (grid, time) of one search, at least one: the grid
-    /// launched most often (the smaller of two as often) and the median,
-    /// weighed as `weight` launches.
-    fn of(launches: &[(Grid, f64)], weight: usize) -> Option<Self> {
-        let mut grids: BTreeMap<Grid, usize> = BTreeMap::new();
-        for (grid, _) in launches {
-            *grids.entry(*grid).or_default() += 1;
-        }
-        let (grid, _) = grids
-            .into_iter()
-            .max_by_key(|&(grid, n)| (n, std::cmp::Reverse(grid)))?;
-        Some(Self {
-            grid,
-            median_ns: median(launches.iter().map(|(_, ns)| *ns))?,
-            launches: weight,
-        })
-    }
-}
-
-/// The fewest launches a run must give a search for an alternating run to
-/// compare it: the cold first, then at least one on each side.
-pub const MIN_ALTERNATING_LAUNCHES: usize = 3;
-
 /// Whether the confirmation runs can alternate: every search in `changed`
 /// (those the learned set launches another grid than auto's for) that a
 /// run launches is launched at least [`MIN_ALTERNATING_LAUNCHES`] times, as
@@ -226,96 +170,6 @@ pub fn can_alternate<'a>(
     let often = |n: usize| n >= MIN_ALTERNATING_LAUNCHES;
     per_run.values().any(|&n| often(n))
         && changed.all(|key| per_run.get(key).is_none_or(|&n| often(n)))
-}
-
-/// Which side of an alternating run whose learned grids went to the
-/// launches `at` a search's launch `j` (from 0, in launch order) is on;
-/// `None` for the first, cold one, auto's, which would weigh on one side.
-pub fn alternating_side(at: LearnedLaunches, j: usize) -> Option<Side> {
-    match j as u64 {
-        0 => None,
-        j if at.learned_at(j) => Some(Side::Learned),
-        _ => Some(Side::Auto),
-    }
-}
-
-/// A side of a confirmation: auto's grids, or the learned ones.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Auto,
-    Learned,
-}
-
-/// A confirmation run's launches, per search in launch order.
-#[derive(Clone, Debug, Default)]
-pub struct Launches {
-    searches: BTreeMap<SearchKey, Vec<(Grid, f64)>>,
-}
-
-impl Launches {
-    /// Adds the next launch of `key`; returns its place among the run's
-    /// launches of that search, from 0.
-    pub fn add(&mut self, key: SearchKey, grid: Grid, ns: f64) -> usize {
-        let launches = self.searches.entry(key).or_default();
-        launches.push((grid, ns));
-        launches.len() - 1
-    }
-
-    /// How many launches the run gave each search.
-    pub fn counts(&self) -> BTreeMap<SearchKey, usize> {
-        let count = |(key, l): (&SearchKey, &Vec<(Grid, f64)>)| (key.clone(), l.len());
-        self.searches.iter().map(count).collect()
-    }
-
-    /// The run's times, every launch on one side.
-    pub fn times(&self) -> RunTimes {
-        let searches = self
-            .searches
-            .iter()
-            .filter_map(|(key, l)| Some((key.clone(), Launched::of(l, l.len())?)))
-            .collect();
-        let total_ns = self.searches.values().flatten().map(|(_, ns)| ns).sum();
-        RunTimes { searches, total_ns }
-    }
-
-    /// An alternating run whose learned grids went to the launches `at`,
-    /// split into a pair by [`alternating_side`]. Each
-    /// side's search weighs as the run's launches of it, as production
-    /// would launch them, and so does its share of the plain sum; a search
-    /// without a launch on both sides is left out of both.
-    pub fn alternating(&self, at: LearnedLaunches) -> Pair {
-        let mut pair = Pair::default();
-        for (key, launches) in &self.searches {
-            let on = |side| -> Vec<(Grid, f64)> {
-                let sided = launches.iter().enumerate();
-                sided
-                    .filter(|(j, _)| alternating_side(at, *j) == Some(side))
-                    .map(|(_, l)| *l)
-                    .collect()
-            };
-            let (auto, learned) = (on(Side::Auto), on(Side::Learned));
-            let n = launches.len();
-            let (Some(a), Some(l)) = (Launched::of(&auto, n), Launched::of(&learned, n)) else {
-                continue;
-            };
-            for (times, side, launched) in
-                [(&mut pair.auto, &auto, a), (&mut pair.learned, &learned, l)]
-            {
-                let sum: f64 = side.iter().map(|(_, ns)| ns).sum();
-                times.total_ns += sum * n as f64 / side.len() as f64;
-                times.searches.insert(key.clone(), launched);
-            }
-        }
-        pair
-    }
-}
-
-/// A confirmation pair: the run without the store and the one reading it,
-/// or the two sides of an alternating run.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Pair {
-    pub auto: RunTimes,
-    pub learned: RunTimes,
 }
 
 /// What was decided for one search.
@@ -575,33 +429,16 @@ fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<Decision> {
     })
 }
 
-/// `blocks`x`threads`, as the reports write grids.
-pub fn grid_label((blocks, threads): Grid) -> String {
-    format!("{blocks}x{threads}")
-}
-
 fn percent(ratio: f64) -> String {
     format!("{:.1} %", ratio * 100.0)
-}
-
-/// The median of `xs` (the mean of the middle two for an even count).
-pub fn median(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut xs: Vec<f64> = xs.collect();
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let mid = xs.len() / 2;
-    Some(if xs.len() % 2 == 1 {
-        xs[mid]
-    } else {
-        (xs[mid - 1] + xs[mid]) / 2.0
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gridsel_cli::launches::{Launches, Side, alternating_side};
+    use gridsel_cli::profile_rows::Launch;
+    use gridsel_core::tune::LearnedLaunches;
 
     const L52: &str = "__omp_offloading_fd00_2a_ad_step_l52";
     const L64: &str = "__omp_offloading_fd00_2a_oc_step_l64";
@@ -923,8 +760,17 @@ mod tests {
     /// after the learned l64); l70 at class 44 twice and l91 once.
     fn alternating_run(at: LearnedLaunches) -> Launches {
         let mut run = Launches::default();
-        let mut add = |kernel: &str, class, grid, us: f64| {
-            run.add((kernel.to_string(), class), grid, us * 1e3)
+        // Trip counts of classes 45 (2^22) and 44.
+        let mut add = |kernel: &str, class, (blocks, threads): Grid, us: f64| {
+            let trip_count = if class == 45 { 1 << 22 } else { 3_000_000 };
+            let ns = (us * 1e3) as u64;
+            run.add(&Launch {
+                kernel: kernel.into(),
+                trip_count,
+                blocks,
+                threads,
+                ns,
+            })
         };
         for step in 0..7 {
             let learned = at.learned_at(step as u64);

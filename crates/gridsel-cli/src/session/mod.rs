@@ -24,7 +24,7 @@
 //!   `--confirm` pairs, and more while they disagree, up to
 //!   [`PAIRS_CAP_FACTOR`] times as many;
 //! - or, where every search the learned set changes is launched at least
-//!   [`confirm::MIN_ALTERNATING_LAUNCHES`] times in the before run,
+//!   [`launches::MIN_ALTERNATING_LAUNCHES`] times in the before run,
 //!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
 //!   reading the scratch store with `GRIDSEL_LEARNED_ALTERNATE=odd` in odd
 //!   runs and `even` in even ones, each split by launch parity into the two
@@ -40,10 +40,11 @@ mod verify;
 use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
-use crate::runner::{RunnerArgs, output, profile_rows};
+use crate::runner::{RunnerArgs, output};
 use confirm::Confirmed;
+use gridsel_cli::launches::{self, Launches, Pair, Side};
 use gridsel_core::tune::LearnedLaunches;
-use gridsel_core::tune::store::{Record, Table, class};
+use gridsel_core::tune::store::{Record, Table};
 use gridsel_host::config::{
     self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
     ENV_TUNE_SESSION_RUNS,
@@ -382,7 +383,7 @@ impl Runner<'_> {
                 session.runs.push(run);
                 return Ok(session);
             }
-            read_profile(&run, &mut session.kernels, |_| {});
+            read_launches(&run, &mut session.kernels, &mut samples, |_| None);
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
                 if r.pinned.is_some() || r.search.settled(r.kind()) {
@@ -428,7 +429,7 @@ impl Runner<'_> {
             if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
                 break;
             }
-            let mut pair = confirm::Pair::default();
+            let mut pair = Pair::default();
             let order = match (by, i % 2) {
                 (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
                 (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
@@ -476,9 +477,9 @@ impl Runner<'_> {
                     // An alternating run's wall time is of both sets:
                     // neither side's.
                     _ => {
-                        let side = |j| match confirm::alternating_side(at, j)? {
-                            confirm::Side::Auto => Some(BEFORE),
-                            confirm::Side::Learned => Some(AFTER),
+                        let side = |j| match launches::alternating_side(at, j)? {
+                            Side::Auto => Some(BEFORE),
+                            Side::Learned => Some(AFTER),
                         };
                         pair = read_launches(&run, kernels, &mut samples, side).alternating(at);
                     }
@@ -557,43 +558,25 @@ impl Runner<'_> {
     }
 }
 
-/// A confirmation run's launches, per search in the profile's order, which
-/// is launch order: a launch's row is written when it returns, and a
-/// program's host thread waits for a launch (without `nowait`) before the
-/// next. (Where several host threads or processes launch one kernel at
-/// once, their rows interleave and an alternating run's split mixes the
-/// sides, which blunts the comparison.) Each launch goes into
-/// `samples` under the policy `policy(j)` gives its place `j` among its
-/// search's launches (`None`: into none).
+/// A confirmation run's launches, per search in launch order
+/// ([`Launches::read`]). Each launch goes into `samples` under the policy
+/// `policy(j)` gives its place `j` among its search's launches (`None`:
+/// into none).
 fn read_launches(
     run: &SessionRun,
     kernels: &mut BTreeSet<String>,
     samples: &mut Samples,
     policy: impl Fn(usize) -> Option<usize>,
-) -> confirm::Launches {
-    let mut launches = confirm::Launches::default();
-    read_profile(run, kernels, |l| {
-        let key = (l.kernel.to_string(), class(l.trip_count));
-        let j = launches.add(key, (l.blocks, l.threads), l.ns as f64);
+) -> Launches {
+    let bytes = std::fs::read(&run.files.profile).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let (launches, _) = Launches::read(&text, |l, j| {
+        if !kernels.contains(&*l.kernel) {
+            kernels.insert(l.kernel.to_string());
+        }
         if let Some(policy) = policy(j) {
             samples.add_launch(policy, l);
         }
     });
     launches
-}
-
-/// Hands each launch of a run's profile to `each` and adds its kernel to
-/// `kernels`.
-fn read_profile(
-    run: &SessionRun,
-    kernels: &mut BTreeSet<String>,
-    mut each: impl FnMut(profile_rows::Launch<'_>),
-) {
-    let bytes = std::fs::read(&run.files.profile).unwrap_or_default();
-    profile_rows::parse(&String::from_utf8_lossy(&bytes), |launch| {
-        if !kernels.contains(&*launch.kernel) {
-            kernels.insert(launch.kernel.to_string());
-        }
-        each(launch);
-    });
 }

@@ -12,7 +12,7 @@
 //! runs that got the learned grids (odd launches in odd runs, even ones in
 //! even runs).
 
-use super::confirm::{self, Confirmed, grid_label};
+use super::confirm::{self, Confirmed};
 use super::{AFTER, BEFORE, ProgramSession, RunKind};
 use crate::cache::Verdict;
 use crate::compare::report::{
@@ -22,6 +22,7 @@ use crate::compare::svg;
 use crate::runner::manifest::Program;
 use crate::runner::{output, shell_words};
 use gridsel_cli::csv::field;
+use gridsel_cli::launches::grid_label;
 use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{self, Record};
 use std::fmt::Write;

@@ -7,7 +7,7 @@
 //! once can both write the header. Header lines are skipped; any other line
 //! that is not six well-formed fields is skipped and counted, never fatal.
 
-use gridsel_cli::csv;
+use crate::csv;
 use gridsel_host::profile::HEADER;
 use std::borrow::Cow;
 

@@ -76,14 +76,15 @@ def write_folder(root):
         write_profile(variant("llvm"), repeated(KR, (128, 4), [120] * 5, "llvm") +
                       repeated(KS, (128, 4), [120] * 5, "llvm"))
         explore = [100, 300, 100, 100, 100] if rnd == 1 else [100] * 5
-        write_profile(variant("tune"), [(KR, 1000, (256, 4) if ns == 300 else A, ns, "tune")
-                                        for ns in [900] + explore] + repeated(KS, A, [100] * 5, "tune"))
+        write_profile(variant("tune"), [(KR, 1000, (256, 4), ns, tsr.TRIAL_LABEL) if ns == 300 else
+                                        (KR, 1000, A, ns, "tune") for ns in [900] + explore] +
+                      repeated(KS, A, [100] * 5, "tune"))
         once = lambda v, g, ns, label="": write_profile(os.path.join(root, "profiles", f"po.{rnd}.{v}.csv"),
                                                         [(KO, 4096, g, ns, label or v)])
         once("auto", (128, 32), 60)
         once("learned", (64, 64), 41, "learned")
         once("llvm", (128, 16), 80)
-        once("tune", (128, 32), 60 + rnd - 1)
+        once("tune", (128, 32), 60 + rnd - 1, tsr.TRIAL_LABEL if rnd == 1 else "tune")
         fail = lambda v, ns: write_profile(os.path.join(root, "profiles", f"pf.{rnd}.{v}.csv"),
                                            [(KO.replace("ko", "kf"), 64, (32, 2), ns, "auto")])
         fail("auto", 10)
@@ -190,6 +191,18 @@ class Report(TempDirTest):
         self.assertEqual(b["pr"]["variants"]["learned"], 6 * 52 + 6 * 110)
         self.assertEqual(b["po"]["best"], ("64x64", 41))  # the median of its two panel runs, 40 and 42
         self.assertIn("| po | 64x64 | 0.00 | 68.3 % | 100.0 % |", self.text)
+
+    def test_exploring_cost_within_the_run(self):
+        procs = tsr.load_processes(self.dir)
+        # pr round 1: one warm trial of 300 against kr's other warm launches' median 100, in a run
+        # of 3000; po round 1: its one launch is the cold trial, not measured; no trial in round 2.
+        self.assertEqual(tsr.exploring_cost(procs), {("pr", 1): (200, 3000, 0), ("po", 1): (None, 60, 1)})
+        text, _ = tsr.report(self.dir)
+        self.assertIn("| online tune's exploring within its own run (`tune-trial` launches over their search's "
+                      "other launches in the run): <= 3 % of the run's GPU time, every run | **not met** | "
+                      "worst pr round 1 +6.7 %, median +6.7 % over 1 runs whose exploring could be measured; "
+                      "over: pr round 1 +6.7 %; 1 exploring launches cold or without another warm launch of "
+                      "their search in the run, not measured |", text)
 
     def test_targets(self):
         t = self.t

@@ -59,6 +59,14 @@ within one process, where two halves of a run differ by 1-4 % where two processe
 10-40 %. A program whose store changes a search launched once or twice a run cannot alternate
 (that search's learned grid never runs there); its across-process rows stand.
 
+Online tune's exploring, within its own run: `tune` profiles its exploring launches
+`tune-trial`; each costs its time over the median of the same search's other warm launches in
+that run (the leader's, mostly), and a run's exploring cost is their sum over the run's GPU
+time. The cold first launch is left out on both sides, as in the alternating split, so a
+search launched once or twice a run (no warm launch besides the trial) is not measured here:
+the report counts its trials apart. This is a measurement of what gridsel's allowance
+(GRIDSEL_TUNE_OVERHEAD, 3 % by default) bounds by prediction, taken from outside it.
+
 Usage:
   tune_session_report.py plan FOLDER PROGRAM [--sweep DIR] [--summary CSV] [--spread] [--sms N]
       prints "ROUNDS T,B T,B ...": the panel's grids and how often to run each
@@ -89,6 +97,7 @@ SHARE = 0.98      # learned grids' geomean share of the best grid's
 KERNEL_SLACK = 1.03  # no kernel slower than auto's grid by more
 STORE_SLACK = 1.01   # production with the store against auto, GPU time
 ONLINE_SLACK = 1.03  # online tune against auto, GPU time
+TRIAL_LABEL = "tune-trial"  # the profile's label of tune's exploring launches (tune::TRIAL_LABEL)
 SESSION_RUNS = {"repeated": 3, "once": 10}
 BOOTSTRAP = 2000  # resamples of the rounds for a median's interval
 LEVEL = 0.90      # the interval's coverage
@@ -352,6 +361,33 @@ def gpu_time(rows, measure="plain"):
     for k, t, _, ns, _ in rows:
         by[(k, t)].append(ns)
     return sum(statistics.median(x) * len(x) for x in by.values())
+
+
+def exploring_cost(procs):
+    """{(program, round): (cost_ns, gpu_ns, unmeasured)} of each online tune run that has an
+    exploring launch (profiled TRIAL_LABEL): per (kernel, trip count), each warm trial's time
+    over the median of the same search's other warm launches in the run, summed; the run's GPU
+    time; and the trials not in the cost: a process's first launch of a search, cold, and the
+    warm trials of a search with no other warm launch in the run. cost_ns is None where no
+    trial of the run could be measured."""
+    out = {}
+    for (prog, src, rnd), rows in procs.items():
+        if src != "tune" or not any(r[4] == TRIAL_LABEL for r in rows):
+            continue
+        by = collections.defaultdict(list)
+        for k, t, _, ns, label in rows:
+            by[(k, t)].append((ns, label == TRIAL_LABEL))
+        cost, measured, unmeasured = 0.0, 0, 0
+        for (_, cold), *warm in by.values():
+            trials = [ns for ns, trial in warm if trial]
+            others = [ns for ns, trial in warm if not trial]
+            unmeasured += cold + (len(trials) if not others else 0)
+            if trials and others:
+                lead = statistics.median(others)
+                cost += sum(ns - lead for ns in trials)
+                measured += len(trials)
+        out[(prog, rnd)] = (cost if measured else None, gpu_time(rows), unmeasured)
+    return out
 
 
 def run_totals(procs, measure="plain"):
@@ -894,6 +930,21 @@ def report(folder, sweep=None):
     t["within"] = w
     if w:
         lines += within_target_lines(w)
+    explored = exploring_cost(procs)
+    shares = {key: cost / gpu for key, (cost, gpu, _) in explored.items() if cost is not None and gpu > 0}
+    if shares:
+        worst = max(shares.items(), key=lambda kv: kv[1])
+        over = sorted((kv for kv in shares.items() if kv[1] > ONLINE_SLACK - 1), key=lambda kv: -kv[1])
+        unmeasured = sum(u for _, _, u in explored.values())
+        lines.append(f"| online tune's exploring within its own run (`{TRIAL_LABEL}` launches over their "
+                     f"search's other launches in the run): <= {100 * (ONLINE_SLACK - 1):.0f} % of the run's "
+                     f"GPU time, every run | {mark(not over)} | worst {worst[0][0]} round {worst[0][1]} "
+                     f"{100 * worst[1]:+.1f} %, median {100 * statistics.median(shares.values()):+.1f} % over "
+                     f"{len(shares)} runs whose exploring could be measured"
+                     + (("; over: " + ", ".join(f"{p} round {r} {100 * x:+.1f} %" for (p, r), x in over[:5]))
+                        if over else "")
+                     + (f"; {unmeasured} exploring launches cold or without another warm launch of "
+                        "their search in the run, not measured" if unmeasured else "") + " |")
     whole = program_best(procs)
     tuned = {s["program"] for s in sessions if s["rc"] == "0"}
     if has_best:

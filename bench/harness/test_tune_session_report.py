@@ -530,6 +530,21 @@ class WithinOneProcess(TempDirTest):
         self.assertAlmostEqual(t["share"]["share"], math.sqrt(0.5 / 0.52 / 1.1))
         self.assertFalse(t["share"]["met"])
 
+    def test_a_store_that_launches_autos_grids_changes_nothing(self):
+        # pr's store gives both searches auto's grid A: its side 5 % slower in every round is the
+        # noise (and the neighbours), not the store's doing.
+        pr = lambda kr, ks: [(KR, 1000, 6, (A, 100), kr), (KS, 1000, 6, (A, 100), ks)]
+        for rnd in range(1, 6):
+            write_alternating(self.dir, "pr", rnd, "learned-alt", pr((A, 105), (A, 105)))
+        cs = tsr.cases(tsr.load_processes(self.dir))
+        w = tsr.within(cs, tsr.read_sides(self.dir), tsr.read_csv(os.path.join(self.dir, "sessions.csv")))
+        self.assertEqual(tsr.within_ratios(tsr.read_sides(self.dir), "learned-alt", "plain")["pr"], [1.05] * 5)
+        self.assertEqual(w["targets"]["store"], {"pr": ("met", None)})
+        self.assertEqual(w["targets"]["unchanged"], ["pr"])
+        self.assertEqual(w["targets"]["kernel"], {})
+        text, _ = tsr.report(self.dir)
+        self.assertIn("too few rounds in 0 of 1 programs (pr: the store launches auto's grids)", text)
+
     def test_report_section(self):
         text, t = tsr.report(self.dir)
         section = text[text.index("## Within one process"):text.index("## Paired GPU time")]

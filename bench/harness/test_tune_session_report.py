@@ -196,7 +196,14 @@ class Report(TempDirTest):
         procs = tsr.load_processes(self.dir)
         # pr round 1: one warm trial of 300 against kr's other warm launches' median 100, in a run
         # of 3000; po round 1: its one launch is the cold trial, not measured; no trial in round 2.
-        self.assertEqual(tsr.exploring_cost(procs), {("pr", 1): (200, 3000, 0), ("po", 1): (None, 60, 1)})
+        cs = tsr.cases(procs)
+        self.assertEqual(tsr.exploring_cost(procs, cs), {("pr", 1): (200, 3000, 0)})
+        # po's trial is of auto's own grid (128, 32): not exploring. On another grid, it is the
+        # run's cold first launch: not measured.
+        write_profile(os.path.join(self.dir, "profiles", "po.1.tune.csv"), [(KO, 4096, B, 60, tsr.TRIAL_LABEL)])
+        procs = tsr.load_processes(self.dir)
+        self.assertEqual(tsr.exploring_cost(procs, tsr.cases(procs)),
+                         {("pr", 1): (200, 3000, 0), ("po", 1): (None, 60, 1)})
         text, _ = tsr.report(self.dir)
         self.assertIn("| online tune's exploring within its own run (`tune-trial` launches over their search's "
                       "other launches in the run): <= 3 % of the run's GPU time, every run | **not met** | "
@@ -544,6 +551,8 @@ class WithinOneProcess(TempDirTest):
         self.assertEqual(w["targets"]["kernel"], {})
         text, _ = tsr.report(self.dir)
         self.assertIn("too few rounds in 0 of 1 programs (pr: the store launches auto's grids)", text)
+        # No search given another grid: nothing for the per-kernel bound to judge.
+        self.assertIn("median launch over auto's side's, its interval) | - | met in 0, not met in 0", text)
 
     def test_report_section(self):
         text, t = tsr.report(self.dir)

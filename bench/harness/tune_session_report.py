@@ -62,7 +62,8 @@ within one process, where two halves of a run differ by 1-4 % where two processe
 Online tune's exploring, within its own run: `tune` profiles its exploring launches
 `tune-trial`; each costs its time over the median of the same search's other warm launches in
 that run (the leader's, mostly), and a run's exploring cost is their sum over the run's GPU
-time. The cold first launch is left out on both sides, as in the alternating split, so a
+time. A trial of auto's own grid (a search's first candidate) is not exploring another grid
+and is left out. The cold first launch is left out on both sides, as in the alternating split, so a
 search launched once or twice a run (no warm launch besides the trial) is not measured here:
 the report counts its trials apart. This is a measurement of what gridsel's allowance
 (GRIDSEL_TUNE_OVERHEAD, 3 % by default) bounds by prediction, taken from outside it.
@@ -363,20 +364,24 @@ def gpu_time(rows, measure="plain"):
     return sum(statistics.median(x) * len(x) for x in by.values())
 
 
-def exploring_cost(procs):
+def exploring_cost(procs, cs):
     """{(program, round): (cost_ns, gpu_ns, unmeasured)} of each online tune run that has an
-    exploring launch (profiled TRIAL_LABEL): per (kernel, trip count), each warm trial's time
-    over the median of the same search's other warm launches in the run, summed; the run's GPU
+    exploring launch (profiled TRIAL_LABEL) of another grid than auto's (`cases`' cs: a trial
+    of auto's own grid costs nothing over auto, and its time against the others is the run's
+    noise): per (kernel, trip count), each warm such trial's time over the median of the same
+    search's other warm launches in the run, summed; the run's GPU
     time; and the trials not in the cost: a process's first launch of a search, cold, and the
     warm trials of a search with no other warm launch in the run. cost_ns is None where no
     trial of the run could be measured."""
     out = {}
     for (prog, src, rnd), rows in procs.items():
-        if src != "tune" or not any(r[4] == TRIAL_LABEL for r in rows):
+        auto = lambda k, t: cs.get((prog, k, t), {}).get("grid", {}).get("auto")
+        exploring = lambda k, t, g, label: label == TRIAL_LABEL and g != auto(k, t)
+        if src != "tune" or not any(exploring(k, t, g, label) for k, t, g, _, label in rows):
             continue
         by = collections.defaultdict(list)
-        for k, t, _, ns, label in rows:
-            by[(k, t)].append((ns, label == TRIAL_LABEL))
+        for k, t, g, ns, label in rows:
+            by[(k, t)].append((ns, exploring(k, t, g, label)))
         cost, measured, unmeasured = 0.0, 0, 0
         for (_, cold), *warm in by.values():
             trials = [ns for ns, trial in warm if trial]
@@ -837,10 +842,13 @@ def rounds_to_tell(need):
 
 def summary_mark(counts, programs):
     """The per-program bound over all programs: met where every program's is, not met where
-    one's is not, else not told apart (some programs' intervals straddle the bound)."""
-    if programs and counts["met"] == programs:
+    one's is not, else not told apart (some programs' intervals straddle the bound); "-" with
+    nothing to judge."""
+    if not programs:
+        return "-"
+    if counts["met"] == programs:
         return mark(True)
-    if counts["not met"] or not programs:
+    if counts["not met"]:
         return mark(False)
     if counts["too few rounds"] == programs:
         return f"no verdict (fewer than {MIN_ROUNDS} rounds)"
@@ -913,7 +921,8 @@ def report(folder, sweep=None):
                          f"session runs"),
                         ("once", f"once-per-run kernels: the same after <= {SESSION_RUNS['once']} runs")):
         g = t[group]
-        lines.append(f"| {what} | {mark(g['met'])} | {pct(g['share'])} of best over {g['cases']} kernels; "
+        lines.append(f"| {what} | {mark(g['met']) if g['cases'] else '-'} | {pct(g['share'])} of best over "
+                     f"{g['cases']} kernels; "
                      f"session runs asked: {g['runs'] if g['cases'] else '-'} |")
     k = t["kernel"]
     worst = ", ".join(f"{c[0]} {short(c[1])} +{100 * (x - 1):.1f} %" for c, x in k["slower"][:5])
@@ -946,7 +955,7 @@ def report(folder, sweep=None):
     t["within"] = w
     if w:
         lines += within_target_lines(w)
-    explored = exploring_cost(procs)
+    explored = exploring_cost(procs, cs)
     shares = {key: cost / gpu for key, (cost, gpu, _) in explored.items() if cost is not None and gpu > 0}
     if shares:
         worst = max(shares.items(), key=lambda kv: kv[1])

@@ -525,6 +525,8 @@ class WithinOneProcess(TempDirTest):
         self.assertEqual(tsr.within_ratios(sides, "learned-alt", "median-sum"), {"pr": [0.81] * 5})
         self.assertEqual(tsr.within_ratios(sides, "auto", "plain"), {"pr": [1.0] * 6})
         self.assertEqual(tsr.within_best(sides), {("pr", KR, 20): ("32x32", 0.5), ("pr", KS, 20): ("auto", 1.0)})
+        # The panel's grid C for both kernels: (50 + 130) / (100 + 100) of the program.
+        self.assertEqual(tsr.panel_programs(sides), {"pr": {"32x32": 0.9}})
 
     def test_targets_within_one_process(self):
         cs = tsr.cases(tsr.load_processes(self.dir))
@@ -563,6 +565,7 @@ class WithinOneProcess(TempDirTest):
                       "-22.5 % [-22.5, -22.5] |", section)
         self.assertIn(f"| pr | {tsr.short(KR)} | 20 | 6 | 16x64 | -48.0 % [-48.0, -48.0] | 32x32 | "
                       "-45.0 % [-45.0, -45.0] | 32x32 | -50.0 % | 96.2 % |", section)
+        self.assertIn("| pr | 1 | 32x32 -10.0 % | -10.0 % | 32x32 -10.0 % |", section)
         targets = text[text.index("## Targets"):text.index("## Within one process")]
         self.assertIn("| within one process: production with the store vs auto, GPU time (plain) per program: "
                       "the median over rounds of the learned side over auto's side, its 90 % interval <= +1.0 % | "

@@ -618,6 +618,19 @@ def search_ratios(sides, variant):
     return dict(ratios), what
 
 
+def panel_programs(sides):
+    """{program: {grid: median over its panel rounds of the run's side_ratio (plain)}} of the
+    within panel: each grid launched for every kernel at once against auto's grids in the same
+    run, the whole program's GPU time. Grids as blocks x threads."""
+    by = collections.defaultdict(lambda: collections.defaultdict(list))
+    for (prog, v, _), rows in sides.items():
+        x = side_ratio(rows, "plain") if v.startswith(PANEL_ALT) else None
+        if x is not None:
+            threads, blocks = v[len(PANEL_ALT):].split("_")
+            by[prog][f"{blocks}x{threads}"].append(x)
+    return {p: {g: statistics.median(x) for g, x in grids.items()} for p, grids in by.items()}
+
+
 def within_best(sides):
     """Per search the within panel's best: {(program, kernel, class): (grid, r)} with r the
     lowest over its panel grids g of the median over g's runs of the search's median launch on
@@ -705,7 +718,7 @@ def within(cs, sides, sessions):
     share = geomean(shares)
     t["share"] = dict(share=share, cases=len(shares), met=bool(shares) and share >= SHARE)
     return dict(tables=tables, stats=stats, what={v: searches[v][1] for v in ALTERNATING}, best=best,
-                fixed=fixed, targets=t)
+                fixed=fixed, targets=t, panel=panel_programs(sides))
 
 
 def within_lines(w):
@@ -759,6 +772,17 @@ def within_lines(w):
         share = pct(best[1] / learned[0][0]) if best and learned else "-"
         lines.append(f"| {c[0]} | {short(c[1])} | {c[2]} | {n} | " + " | ".join(cells) +
                      f" | {best[0] if best else '-'} | {change(best[1]) if best else '-'} | {share} |")
+    if w["panel"]:
+        lines += ["", "The within panel's whole programs: each panel grid launched for every kernel at once, "
+                  "against auto's grids in the same run, the program's GPU time (plain), median over the panel "
+                  "rounds. Beside the per-search within best above: a kernel's best there was measured with "
+                  "every other kernel on the same grid, which no assignment of one grid per kernel keeps for "
+                  "all of them at once.", "",
+                  "| program | grids | fastest | median over grids | slowest |", "|---|---|---|---|---|"]
+        for prog, grids in sorted(w["panel"].items()):
+            ranked = sorted(grids.items(), key=lambda gx: gx[1])
+            lines.append(f"| {prog} | {len(ranked)} | {ranked[0][0]} {change(ranked[0][1])} | "
+                         f"{change(statistics.median(grids.values()))} | {ranked[-1][0]} {change(ranked[-1][1])} |")
     return lines
 
 

@@ -1484,7 +1484,7 @@ fn learned_moves_come_from_settled_searches_and_survive_empty_records() {
 /// A program launching two kernels once per run, the first's candidates all
 /// 1.3x `auto`'s time. Where the launch model predicted one of them no
 /// slower and it ran, its excess (30 % of a kernel) overdraws the run's
-/// allowance (5 % of the run here: at the default 3 % none of them is
+/// allowance (5 % of the run here: at the default 2.5 % none of them is
 /// predicted to fit, and nothing overdraws), and the second kernel's search, whose first
 /// exploring launch of the run it would be, is held back in that run: every
 /// exploring launch is counted, each search's first too (the old rule ran

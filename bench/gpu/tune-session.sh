@@ -20,8 +20,8 @@
 #   --rounds R        production rounds at most (default 8)
 #   --limit S         no program's pilot and no round starts after S seconds from the
 #                     start (default 400); the sweeps get a third of it
-#   --panel-alt       after each session, the within panel (4. below): as many runs again as
-#                     the panel (on run 4's seven programs about 95 runs, 1.5 min on the H200)
+#   --panel-alt       after each session, the within panel (4. below): twice the panel's grids
+#                     (on run 8's seven programs about 140 runs, 3 min on the H200)
 # Phase 1 (the sweeps) runs `gridsel_bench.py run` on the programs flagged sweep. Phase 2, per
 # program, in order:
 #   1. a pilot run under llvm (its kernels and trip counts: pilot/PROGRAM.csv);
@@ -34,9 +34,11 @@
 #   4. with --panel-alt, the within panel: per panel grid g a store pinning g for every kernel
 #      and trip count of the pilot (`tune_session_report.py panel-store`, through
 #      `gridsel-research cache-entries`, as the best set), and a run of auto reading it with
-#      GRIDSEL_LEARNED_ALTERNATE (odd in odd panel rounds, even in even ones): each kernel on g
-#      and on auto's grid in one process (panel-alt/, panel-alt.csv); a grid a kernel cannot
-#      run is cut to its safe range by gridsel, as under fixed:T,B;
+#      GRIDSEL_LEARNED_ALTERNATE, at least twice (odd in odd panel rounds, even in even ones, so
+#      that a code doing different work on odd and even steps favours each side in turn): each
+#      kernel on g and on auto's grid in one process (panel-alt/, panel-alt.csv); a grid a kernel
+#      cannot run is cut to its safe range by gridsel, as under fixed:T,B; no grid starts after
+#      --limit;
 # then the best set: `tune_session_report.py best-set` takes every kernel's fastest grid of its
 # program's panel at each trip count (the report's per-kernel best; runs that failed left out),
 # writes them to best-set.csv, and `gridsel-research cache-entries` pins them, for every build,
@@ -183,10 +185,14 @@ for i in "${!progs[@]}"; do
   stores=(--store "$store")
   for s in "$out"/sessions/*/store.json; do [[ -e $s ]] && stores+=(--store "$s"); done
   for grid in $grids; do
+    if (($(elapsed) > limit)); then
+      echo "tune-session.sh: time limit reached in $p's within panel: $grid and the grids after it left out"
+      break
+    fi
     g=${grid/,/_} pins=$out/panel-alt/$p.${grid/,/_}.json
     python3 "$report" panel-store "$out" "$p" "$grid" "${stores[@]}" --gridsel "$GRIDSEL_CLI" \
       --out "$pins" >/dev/null || { echo "FAILED: the within panel's store for $p $grid"; continue; }
-    for ((k = 1; k <= panel_rounds; k++)); do
+    for ((k = 1; k <= (panel_rounds > 2 ? panel_rounds : 2); k++)); do
       at=$(side_of "$k")
       run_program "$out/run.log" GRIDSEL_POLICY=auto GRIDSEL_CACHE="$pins" GRIDSEL_LEARNED_ALTERNATE="$at" \
         GRIDSEL_PROFILE="$out/panel-alt/$p.$g.$k.csv" -- "$b/$p" "$n" "$reps" 0

@@ -207,9 +207,16 @@ class Report(TempDirTest):
         text, _ = tsr.report(self.dir)
         self.assertIn("| online tune's exploring within its own run (`tune-trial` launches over their search's "
                       "other launches in the run): <= 3 % of the run's GPU time, every run | **not met** | "
-                      "worst pr round 1 +6.7 %, median +6.7 % over 1 runs whose exploring could be measured; "
-                      "over: pr round 1 +6.7 %; 1 exploring launches cold or without another warm launch of "
-                      "their search in the run, not measured |", text)
+                      "worst pr round 1 +6.7 %, median +6.7 % over 1 of 2 runs that explored another grid than "
+                      "auto's measured; over: pr round 1 +6.7 %; 1 exploring launches cold or without another "
+                      "warm launch of their search in the run, not measured |", text)
+        # Without pr's trial, what was measured keeps the bound, but a run was not measured.
+        rows = tsr.launches(os.path.join(self.dir, "profiles", "pr.1.tune.csv"))
+        write_profile(os.path.join(self.dir, "profiles", "pr.1.tune.csv"),
+                      [(k, t, g, ns, "tune" if label == tsr.TRIAL_LABEL else label) for k, t, g, ns, label in rows])
+        text, _ = tsr.report(self.dir)
+        self.assertIn("of the run's GPU time, every run | met where measured | 0 of 1 runs that explored another "
+                      "grid than auto's measured; 1 exploring launches cold", text)
 
     def test_targets(self):
         t = self.t

@@ -199,7 +199,7 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: ENV_TUNE_OVERHEAD,
         values: "a percentage in 0-1000, or off",
-        default: DefaultValue::Written("3"),
+        default: DefaultValue::Written("2.5"),
         help: "What `tune`'s exploring may add to a process's kernel time, in percent of it; off: no bound.",
         if_bad: None,
         read: |config, value| {
@@ -831,5 +831,26 @@ mod tests {
             show(&expected),
             show(&rows)
         );
+    }
+
+    /// docs/usage.md's environment list gives every setting with a written
+    /// default that default, as `- \`NAME\` (VALUES; default \`VALUE\`)`.
+    #[test]
+    fn the_usage_list_gives_every_written_default() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/usage.md");
+        let usage = std::fs::read_to_string(path).unwrap();
+        for s in SETTINGS {
+            let DefaultValue::Written(value) = s.default else {
+                continue;
+            };
+            let start = format!("- `{}` (", s.name);
+            let line = usage.lines().find(|l| l.starts_with(&start));
+            let default = format!("; default `{value}`)");
+            assert!(
+                line.is_some_and(|l| l.contains(&default)),
+                "docs/usage.md should list {} with \"{default}\", but has {line:?}",
+                s.name
+            );
+        }
     }
 }

@@ -383,7 +383,7 @@ impl Runner<'_> {
                 session.runs.push(run);
                 return Ok(session);
             }
-            read_launches(&run, &mut session.kernels, &mut samples, |_| None);
+            read_kernels(&run, &mut session.kernels);
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
                 if r.pinned.is_some() || r.search.settled(r.kind()) {
@@ -556,6 +556,17 @@ impl Runner<'_> {
         };
         (run, output)
     }
+}
+
+/// Adds the kernels a tuning run launched to `kernels`: its launches, of
+/// many grids while it explores, are not compared, so none is kept.
+fn read_kernels(run: &SessionRun, kernels: &mut BTreeSet<String>) {
+    let bytes = std::fs::read(&run.files.profile).unwrap_or_default();
+    gridsel_cli::profile_rows::parse(&String::from_utf8_lossy(&bytes), |l| {
+        if !kernels.contains(&*l.kernel) {
+            kernels.insert(l.kernel.to_string());
+        }
+    });
 }
 
 /// A confirmation run's launches, per search in launch order

@@ -51,7 +51,7 @@
 //! - **What exploring may cost** ([`Allowance`], `GRIDSEL_TUNE_OVERHEAD`):
 //!   every exploring launch, each search's first in a process too, runs
 //!   only when what the process's exploring has cost plus what this one is
-//!   predicted to cost over its leader fits 3 % of the process's kernel
+//!   predicted to cost over its leader fits 2.5 % of the process's kernel
 //!   time (timed, or expected from the store); otherwise the leader runs,
 //!   and the search goes on in a later run or a tuning session.
 //! - **Safety**: every candidate is cut to the launch's limits (the safe

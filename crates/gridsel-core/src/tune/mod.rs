@@ -27,7 +27,8 @@
 //!   than SMs also tries `auto`'s threads spread over every SM, right after
 //!   `auto`'s grid. A tuning session (exploring unbounded:
 //!   [`search::Exploring`]) also tries one and two whole waves of fewer
-//!   threads than `auto`'s among the neighbours. Candidates are relative
+//!   threads than `auto`'s, and `auto`'s threads on 2 and 4 blocks per SM
+//!   where those are fewer than `auto`'s blocks, among the neighbours. Candidates are relative
 //!   to the launch, so one
 //!   search serves every trip count of its class ([`store::class`]: half
 //!   octaves).

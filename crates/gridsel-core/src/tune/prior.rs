@@ -286,14 +286,47 @@ fn wave_moves(
         .collect()
 }
 
+/// Blocks per SM of the grids at `auto`'s threads a tuning session tries
+/// below `auto`'s blocks ([`few_block_moves`]).
+const SESSION_BLOCKS_PER_SM: [u32; 2] = [2, 4];
+
+/// Grids of `auto`'s threads on 2 and 4 blocks per SM
+/// ([`SESSION_BLOCKS_PER_SM`]) where those are fewer blocks than `auto`'s,
+/// cut to the blocks that get work: past the fewest blocks the moves reach
+/// (2^-2 of `auto`'s), where some loops run fastest. On the H100 sweep
+/// (396 cases; bench/results/h100/NOTES.md §40) they raise the best of a
+/// session's first sixteen candidates from 97.45 to 97.74 % of the best
+/// measured, in 22 cases of 9 programs (ts_advect_diag's 128 x 3200 loops
+/// 0.81-0.93 to 0.98-1.00, hydro_lagrange's force loop 0.86-0.87 to 0.96),
+/// losing it in none. Only a tuning session ([`Exploring::Unbounded`])
+/// tries them, last among `auto`'s neighbours: they add 150 candidates
+/// measured more than 1.5x slower than `auto`'s grid, and ordered by
+/// distance they entered a cold plan's four, where the replay (`tune-sim
+/// --programs`) found a program's costliest run 2-10 at p90 +75 % over
+/// `auto`'s grids instead of +23 %. Fixed grids: the store keys a search
+/// by device.
+fn few_block_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Candidate> {
+    // A loop of fewer chunks than SMs has its own grids ([`spread_moves`]).
+    if useful < device.sm_count {
+        return Vec::new();
+    }
+    SESSION_BLOCKS_PER_SM
+        .iter()
+        .map(|&k| device.sm_count.saturating_mul(k).min(useful))
+        .filter(|&blocks| blocks < auto.blocks)
+        .map(|blocks| Candidate::Grid(Geometry::new(auto.threads, blocks)))
+        .collect()
+}
+
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
 /// grids in `gridsel tune-sim`), less those predicted to take more than
 /// [`PRUNE_ABOVE`] times `auto`'s time. A tuning session
-/// ([`Exploring::Unbounded`]) also tries whole waves of fewer threads
-/// among `auto`'s neighbours. `learned` are moves that won for
-/// other kernels on this device, most frequent first; a launch without a
+/// ([`Exploring::Unbounded`]) also tries whole waves of fewer threads and,
+/// last among `auto`'s neighbours, `auto`'s threads on a few blocks per SM.
+/// `learned` are moves that won for other kernels on this device, most
+/// frequent first; a launch without a
 /// trip count ignores them and tries its own ladder of block counts after
 /// LLVM's grid (`auto`'s, `occupancy`'s and LLVM's are one there).
 pub fn candidates(
@@ -401,6 +434,12 @@ fn listed(
         // Nearest `auto`'s grid first (a region without a loop comes in its
         // own order, coarse to fine).
         moves.sort_by(|a, b| distance(a.1, auto).total_cmp(&distance(b.1, auto)));
+        // Last among the neighbours, so that a cold plan's few and a small
+        // session's stay with the nearest.
+        if exploring.unbounded() {
+            let few = few_block_moves(device, auto, useful);
+            moves.extend(few.into_iter().filter_map(|c| Some((c, resolve(c)?))));
+        }
     }
     let mut seen = HashSet::new();
     let list: Vec<(Candidate, Geometry)> = [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]

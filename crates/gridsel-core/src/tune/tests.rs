@@ -550,6 +550,54 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     );
 }
 
+/// A tuning session also tries `auto`'s threads on 2 and 4 blocks per SM
+/// where those are fewer than `auto`'s blocks: ts_advect_diag's searches
+/// (auto 128 x 3200) settled on the fewest blocks the moves reach, 2^-2 of
+/// `auto`'s, where 3 blocks per SM was faster still. They come among the
+/// sixteen candidates of its warm plan, after the four of a cold plan;
+/// online `tune` lists neither, and a loop whose `auto` has fewer blocks
+/// gets only those below them.
+#[test]
+fn a_session_tries_autos_threads_on_a_few_blocks_per_sm() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let k = kernel(ExecMode::Spmd, false);
+    let long = LaunchDesc::open(524_176);
+    let auto = resolve(Candidate::Auto, &d, &k, &long).unwrap();
+    assert_eq!(auto, Geometry::new(128, 3200));
+    let few = [Geometry::new(128, 264), Geometry::new(128, 528)];
+    let session = candidates(&d, &k, &long, &[], Exploring::UNBOUNDED, |_| true);
+    let plan = search::Params::SESSION_WARM.candidates;
+    let first: Vec<Geometry> = session.list.iter().take(plan).map(|&(_, g)| g).collect();
+    for g in few {
+        assert!(first.contains(&g), "{g} not in {first:?}");
+        assert!(!first[..search::Params::COLD.candidates].contains(&g));
+    }
+    let online = candidates(&d, &k, &long, &[], Exploring::Bounded, |_| true);
+    for g in few {
+        assert!(!online.list.iter().any(|&(_, o)| o == g), "{g}");
+    }
+    // 2^18 iterations: `auto`'s 2048 blocks leave 4 per SM (528) below them.
+    let shorter = LaunchDesc::open(1 << 18);
+    assert_eq!(
+        resolve(Candidate::Auto, &d, &k, &shorter).unwrap(),
+        Geometry::new(128, 2048)
+    );
+    let listed = candidates(&d, &k, &shorter, &[], Exploring::UNBOUNDED, |_| true).list;
+    for g in few {
+        assert!(listed.iter().any(|&(_, l)| l == g), "{g}");
+    }
+    // 2^15 iterations: `auto`'s 256 blocks are fewer than 264.
+    let short = LaunchDesc::open(1 << 15);
+    assert_eq!(
+        resolve(Candidate::Auto, &d, &k, &short).unwrap(),
+        Geometry::new(128, 256)
+    );
+    let listed = candidates(&d, &k, &short, &[], Exploring::UNBOUNDED, |_| true).list;
+    for g in few {
+        assert!(!listed.iter().any(|&(_, l)| l == g), "{g}");
+    }
+}
+
 /// A long cross-team reduction gets one wave of 32-thread blocks from
 /// `auto` (rule 6): at 2^30 iterations that gives a thread 7 943 of them,
 /// more than any other candidate may. `auto`'s grid stays the first

@@ -28,7 +28,8 @@
 //!   `auto`'s grid. A tuning session (exploring unbounded:
 //!   [`search::Exploring`]) also tries one and two whole waves of fewer
 //!   threads than `auto`'s, and `auto`'s threads on 2 and 4 blocks per SM
-//!   where those are fewer than `auto`'s blocks, among the neighbours. Candidates are relative
+//!   where those are fewer than `auto`'s blocks, last among the
+//!   neighbours. Candidates are relative
 //!   to the launch, so one
 //!   search serves every trip count of its class ([`store::class`]: half
 //!   octaves).

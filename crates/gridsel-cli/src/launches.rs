@@ -10,6 +10,7 @@
 //! alternating run is what a session would have decided on.
 
 use crate::profile_rows::{self, Launch};
+use crate::stats::median;
 use gridsel_core::tune::LearnedLaunches;
 use gridsel_core::tune::store::class;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,7 +40,7 @@ impl Launched {
         let (grid, _) = *grid_counts(launches).first()?;
         Some(Self {
             grid,
-            median_ns: median(launches.iter().map(|(_, ns)| *ns))?,
+            median_ns: median(&launches.iter().map(|(_, ns)| *ns).collect::<Vec<_>>())?,
             launches: weight,
         })
     }
@@ -255,19 +256,4 @@ pub struct Pair {
 /// `blocks`x`threads`, as the reports write grids.
 pub fn grid_label((blocks, threads): Grid) -> String {
     format!("{blocks}x{threads}")
-}
-
-/// The median of `xs` (the mean of the middle two for an even count).
-pub fn median(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut xs: Vec<f64> = xs.collect();
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let mid = xs.len() / 2;
-    Some(if xs.len() % 2 == 1 {
-        xs[mid]
-    } else {
-        (xs[mid - 1] + xs[mid]) / 2.0
-    })
 }

@@ -5,10 +5,11 @@
 //! reads or writes goes through [`csv`], and a run's `GRIDSEL_PROFILE` is
 //! read ([`profile_rows`]) and split into its searches' launches and an
 //! alternating run's two sides ([`launches`]) once, for `gridsel tune` and
-//! for `gridsel-research sides`.
+//! for `gridsel-research sides`; medians and percentiles are [`stats`]'.
 #![forbid(unsafe_code)]
 
 pub mod args;
 pub mod csv;
 pub mod launches;
 pub mod profile_rows;
+pub mod stats;

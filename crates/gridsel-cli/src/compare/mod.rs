@@ -11,7 +11,6 @@
 
 pub(crate) mod report;
 pub(crate) mod results;
-pub(crate) mod stats;
 pub(crate) mod svg;
 
 use crate::runner::manifest::Program;

@@ -9,6 +9,7 @@ use crate::runner::output;
 use crate::runner::runs::RunRecord;
 use crate::runner::shell_words;
 use gridsel_cli::csv;
+use gridsel_cli::launches::grid_label;
 use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::Path;
@@ -200,7 +201,7 @@ pub(crate) fn grids_label(grids: &[(Grid, usize)]) -> String {
     let mut parts: Vec<String> = grids
         .iter()
         .take(SHOWN)
-        .map(|((blocks, threads), _)| format!("{blocks}x{threads}"))
+        .map(|(grid, _)| grid_label(*grid))
         .collect();
     if grids.len() > SHOWN {
         parts.push(format!("+{}", grids.len() - SHOWN));

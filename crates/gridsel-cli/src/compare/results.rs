@@ -4,8 +4,8 @@
 //! speedup over `llvm`; per policy the geomean of those speedups and the
 //! program's median wall time.
 
-use super::stats::{Summary, geomean};
 use gridsel_cli::profile_rows::Launch;
+use gridsel_cli::stats::{Summary, geomean};
 use std::collections::BTreeMap;
 
 /// A launch grid as the profile writes it: (blocks, threads).

@@ -68,8 +68,9 @@
 
 use crate::compare::report::counted;
 use gridsel_cli::launches::{
-    Grid, Launched, MIN_ALTERNATING_LAUNCHES, Pair, RunTimes, SearchKey, grid_label, median,
+    Grid, Launched, MIN_ALTERNATING_LAUNCHES, Pair, RunTimes, SearchKey, grid_label,
 };
+use gridsel_cli::stats::median;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How much slower than auto's grid, in the median pair, a learned grid
@@ -334,8 +335,8 @@ pub fn decide(pairs: &[Pair], looks: Looks, by: Confirmed) -> Verdict {
             .collect()
     };
     let gpu = ratios(RunTimes::median_sum_ns);
-    let gpu_ratio = median(gpu.iter().copied());
-    let plain_ratio = median(ratios(|r| r.total_ns).into_iter());
+    let gpu_ratio = median(&gpu);
+    let plain_ratio = median(&ratios(|r| r.total_ns));
     let keys: BTreeSet<&SearchKey> = pairs
         .iter()
         .flat_map(|p| p.auto.searches.keys().chain(p.learned.searches.keys()))
@@ -393,7 +394,7 @@ fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<Decision> {
         .iter()
         .map(|(a, l)| l.median_ns / a.median_ns.max(1.0))
         .collect();
-    let ratio = median(ratios.iter().copied());
+    let ratio = median(&ratios);
     let same_grid = launched.iter().all(|(a, l)| a.grid == l.grid);
     let slower_in_most = 2 * ratios.iter().filter(|r| **r > 1.0).count() > ratios.len();
     let harmful = ratio.is_some_and(|r| r > HARM) && slower_in_most;

@@ -44,6 +44,11 @@ impl Summary {
     }
 }
 
+/// The median of `samples`; `None` for none.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    Summary::of(samples).map(|s| s.median)
+}
+
 /// The `q` quantile (0 to 1) of non-empty `sorted`, interpolated linearly
 /// between the two nearest order statistics.
 fn percentile(sorted: &[f64], q: f64) -> f64 {

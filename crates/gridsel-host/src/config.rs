@@ -237,10 +237,7 @@ pub static SETTINGS: &[Setting] = &[
         if_bad: None,
         read: |config, value| {
             let word = text(value).trim().to_ascii_lowercase();
-            let side = [LearnedLaunches::Odd, LearnedLaunches::Even]
-                .into_iter()
-                .find(|side| side.name() == word);
-            config.learned_alternate = match side {
+            config.learned_alternate = match LearnedLaunches::named(&word) {
                 Some(side) => Some(side),
                 None if word == "off" => None,
                 None => return Err(Refused::NotOneOf),

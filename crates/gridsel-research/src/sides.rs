@@ -38,10 +38,7 @@ pub struct SidesArgs {
 }
 
 fn learned_launches(word: &str) -> Result<LearnedLaunches, String> {
-    [LearnedLaunches::Odd, LearnedLaunches::Even]
-        .into_iter()
-        .find(|at| at.name() == word)
-        .ok_or_else(|| format!("{word:?}: odd or even"))
+    LearnedLaunches::named(word).ok_or_else(|| format!("{word:?}: odd or even"))
 }
 
 /// `sides`: prints the CSV (see the command's doc).

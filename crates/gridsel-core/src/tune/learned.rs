@@ -126,6 +126,13 @@ impl LearnedLaunches {
             Self::Even => "even",
         }
     }
+
+    /// The side [`LearnedLaunches::name`] calls `word`.
+    pub fn named(word: &str) -> Option<Self> {
+        [Self::Odd, Self::Even]
+            .into_iter()
+            .find(|side| side.name() == word)
+    }
 }
 
 impl LearnedPolicy {

@@ -15,13 +15,13 @@ from .log import log
 from .programs import check_line, environment, prog_env, read_profile, run_prog
 
 
-def parse_ncu_csv(text):
-    """{kernel: [ns]} from `ncu --csv --metrics gpu__time_duration.sum`, plus grids seen."""
+def ncu_rows(text):
+    """(kernel, block size, grid size, ns) per launch, in launch order, from
+    `ncu --csv --metrics gpu__time_duration.sum` (sizes as ncu writes them, "(128, 1, 1)")."""
     lines = text.splitlines()
     start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
-    out, grids = defaultdict(list), defaultdict(set)
     if start is None:
-        return out, grids
+        return
     scale = {"nsecond": 1, "ns": 1, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9, "s": 1e9}
     for r in csv.DictReader(lines[start:]):
         if r.get("Metric Name") != "gpu__time_duration.sum":
@@ -30,9 +30,16 @@ def parse_ncu_csv(text):
             v = float(r["Metric Value"].replace(",", ""))
         except (KeyError, ValueError):
             continue
-        name = r.get("Kernel Name", "?")
-        out[name].append(v * scale.get(r.get("Metric Unit", "nsecond"), 1))
-        grids[name].add((r.get("Block Size", "?"), r.get("Grid Size", "?")))
+        yield (r.get("Kernel Name", "?"), r.get("Block Size", "?"), r.get("Grid Size", "?"),
+               v * scale.get(r.get("Metric Unit", "nsecond"), 1))
+
+
+def parse_ncu_csv(text):
+    """{kernel: [ns]} from `ncu --csv --metrics gpu__time_duration.sum`, plus grids seen."""
+    out, grids = defaultdict(list), defaultdict(set)
+    for name, block, grid, ns in ncu_rows(text):
+        out[name].append(ns)
+        grids[name].add((block, grid))
     return out, grids
 
 

@@ -140,17 +140,22 @@ def cmd_report(a):
               f"(explicit num_teams/thread_limit)")
     md.append("")
     md.append("## Method\n")
-    md.append("- Timing: the wall time of the forwarded `__tgt_target_kernel` call as gridsel's "
-              "`GRIDSEL_PROFILE` records it (launch and wait); it includes a launch overhead of about 20 us, "
-              "so kernels shorter than ~0.1 ms show little geometry effect.")
-    md.append("- Interleaving: under `GRIDSEL_POLICY=sweep` the i-th launch of each (kernel, trip count) runs "
-              "point i mod L of `gridsel-research space` (the policies' grids first, then the grid space), so every "
-              "point of a kernel is measured in the same process, interleaved with all others.")
-    md.append(f"- Repetitions: the program runs REPS = ceil(samples x L / launches per repetition) timed "
-              f"repetitions after {SWEEP_WARMUP} warmup repetition (not counted); target "
-              f"{ok[0]['reps'] if ok else '?'} samples per point; cycle lengths L from {min(L) if L else '-'} to "
-              f"{max(L) if L else '-'}. REPS was reduced to fit the per-job time limit for {len(reduced)} jobs"
-              + (f" ({', '.join(record_key(j) for j in reduced)})" if reduced else "") + ".")
+    # A folder converted from other runs (bench/harness/realapps.py) says how it was measured.
+    method = next((j["method"] for j in jobs if j.get("method")), None)
+    if method:
+        md.extend(f"- {line}" for line in method)
+    else:
+        md.append("- Timing: the wall time of the forwarded `__tgt_target_kernel` call as gridsel's "
+                  "`GRIDSEL_PROFILE` records it (launch and wait); it includes a launch overhead of about 20 us, "
+                  "so kernels shorter than ~0.1 ms show little geometry effect.")
+        md.append("- Interleaving: under `GRIDSEL_POLICY=sweep` the i-th launch of each (kernel, trip count) runs "
+                  "point i mod L of `gridsel-research space` (the policies' grids first, then the grid space), so every "
+                  "point of a kernel is measured in the same process, interleaved with all others.")
+        md.append(f"- Repetitions: the program runs REPS = ceil(samples x L / launches per repetition) timed "
+                  f"repetitions after {SWEEP_WARMUP} warmup repetition (not counted); target "
+                  f"{ok[0]['reps'] if ok else '?'} samples per point; cycle lengths L from {min(L) if L else '-'} to "
+                  f"{max(L) if L else '-'}. REPS was reduced to fit the per-job time limit for {len(reduced)} jobs"
+                  + (f" ({', '.join(record_key(j) for j in reduced)})" if reduced else "") + ".")
     md.append("- Statistics: the median of a point's samples; spread = (p90 - p10) / median. Speedup of a "
               "policy = LLVM's median / the policy's median. Best = the point with the lowest median of all "
               "points of the kernel (the policies' points included).")

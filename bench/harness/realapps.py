@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""The upstream mini-apps' runs (bench/gpu/realapps.sh run) as a harness results folder.
+
+    python3 bench/harness/realapps.py convert RUNS_DIR RESULTS --bin-dir bench/build/realapps/bin
+    python3 bench/harness/gridsel_bench.py summarize RESULTS --min-samples 2
+    python3 bench/harness/realapps.py retime RETIME_RUNS_DIR RESULTS
+
+RUNS_DIR is what realapps.sh wrote ($OUT/realapps: runs.csv, env.txt, ENTRY/*.csv profiles).
+A run made under ncu (TIMER=ncu) is timed by ncu's device time of each launch instead of the
+profile's wall time. RESULTS gets, as `gridsel_bench.py run` writes them, raw/ENTRY-0.csv.gz and jobs.jsonl (one
+job per entry, `group: upstream`), so that `gridsel_bench.py summarize` and `report` read them
+like the suite's sweeps. Per run, each kernel's first launch is its warm-up (left out) unless
+the kernel is launched once a run, whose single launch is then the sample. Runs that failed
+their program's check are left out whole. A panel run's launches are labelled with the policy
+that chose them (`llvm`, `auto`, ...); a fixed grid's are `grid` points, as the sweep's are.
+Entries whose two names share a binary (prk-stencil-grid, prk-transpose-flat) get a link
+under RESULTS/bin so that `gridsel select` finds each entry's image.
+"""
+
+import argparse
+import csv
+import gzip
+import json
+import math
+import os
+import statistics
+import sys
+from collections import Counter, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gridsel_harness.crosscheck import ncu_rows  # noqa: E402
+from gridsel_harness.programs import LLVM_VERSION, read_profile  # noqa: E402
+from gridsel_harness.results import RAW_HEADER, SUMMARY_HEADER  # noqa: E402
+
+# Entry -> the binary it runs, where the two differ (shared/realapps/progs.sh).
+BINARY = {"prk-stencil-grid": "prk-stencil", "prk-transpose-flat": "prk-transpose"}
+
+
+METHOD = [
+    "Programs: the upstream mini-apps of shared/realapps (their own sources, licences and checks), "
+    "built with clang 19 for sm_90 (`bench/gpu/realapps.sh stage`), at the benchmark size of their table; "
+    "every run passed its program's own check.",
+    "Sweep entries (kernels launched every step): one run under `GRIDSEL_POLICY=sweep` with the steps "
+    "raised, every point of `gridsel-research space` (the policies' grids first) interleaved in one process, "
+    "timed by Nsight Compute (`gpu__time_duration.sum`, `--clock-control none`): device time only, "
+    "also for `nowait` regions; each kernel's first launch left out.",
+    "Panel entries (XSBench, RSBench, miniBUDE: kernels launched once or a few times a run): one run per "
+    "policy and per fixed grid of the panel (13 grids of 64-1024 threads), in rotating order, 3 rounds "
+    "(miniBUDE 1), timed by the profile's wall time of the launch (kernels of 25 ms to 0.9 s, so the "
+    "launch's ~20 us is below 0.1 %).",
+    "Best: the sweep's fastest point, then re-timed (sweep entries) against auto's grid within one process: "
+    "auto reading a store that pins it, alternating launch by launch with auto's grid, once with best on odd "
+    "launches and once on even ones; the row says auto's median over that speedup (retime.csv). Panel "
+    "entries keep the panel's fastest.",
+]
+
+
+def run_env(lines):
+    """realapps.sh's env.txt (nvidia-smi's "name, driver", the date, the commit) as the
+    harness's `environment()` record."""
+    gpu, _, driver = (lines[0] if lines else "none, none").rpartition(",")
+    return {"gpu": gpu.strip() or "none", "driver": driver.strip(), "date": lines[1] if len(lines) > 1 else "",
+            "commit": lines[2] if len(lines) > 2 else "unknown", "llvm": LLVM_VERSION}
+
+
+def label(config, row_policy):
+    """The point's label: a policy's own name, `grid` for the sweep's and fixed panel points."""
+    if config == "sweep":
+        return row_policy
+    return "grid" if config.startswith("fixed:") else config
+
+
+def first_dim(size):
+    """ncu's "(128, 1, 1)" as 128."""
+    return int(size.strip("()").split(",")[0])
+
+
+def device_timed(prof, ncu_text):
+    """The profile's rows with `ns` replaced by ncu's device time of the same launch.
+
+    Launches are matched per (kernel, threads, blocks) in order, so that launches ncu saw in
+    another order than gridsel forwarded them (`nowait` regions on helper threads) still meet
+    their own row; a profile row ncu did not time is dropped."""
+    timed = defaultdict(list)
+    for name, block, grid, ns in ncu_rows(ncu_text):
+        timed[(name, first_dim(block), first_dim(grid))].append(int(ns))
+    out = []
+    for p in prof:
+        q = timed.get((p["kernel"], p["threads"], p["blocks"]))
+        if q:
+            out.append(dict(p, ns=q.pop(0)))
+    return out
+
+
+def convert(runs_dir, results, bin_dir):
+    with open(os.path.join(runs_dir, "runs.csv")) as f:
+        runs = list(csv.DictReader(f))
+    env = open(os.path.join(runs_dir, "env.txt")).read().split("\n") if os.path.exists(
+        os.path.join(runs_dir, "env.txt")) else []
+    links = os.path.join(results, "bin")
+    os.makedirs(os.path.join(results, "raw"), exist_ok=True)
+    os.makedirs(links, exist_ok=True)
+    by_entry = defaultdict(list)
+    for r in runs:
+        by_entry[r["entry"]].append(r)
+    jobs = []
+    for entry, entry_runs in by_entry.items():
+        link = os.path.join(links, entry)
+        target = os.path.abspath(os.path.join(bin_dir, BINARY.get(entry, entry)))
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.relpath(target, links), link)  # the results folder moves with the repository
+        rows, pairs, failed = [], {}, []
+        for r in entry_runs:
+            if r["check"] != "pass":
+                failed.append(f"{r['config']} round {r['round']}")
+                continue
+            tag = r["config"].replace(":", "_").replace(",", "_") + f"-r{r['round']}"
+            prof = list(read_profile(os.path.join(runs_dir, entry, f"{tag}.csv")))
+            ncu = os.path.join(runs_dir, entry, f"{tag}.ncu.csv")
+            if os.path.exists(ncu):
+                with open(ncu, errors="replace") as f:
+                    prof = device_timed(prof, f.read())
+            per_run = Counter(p["kernel"] for p in prof)
+            seen = Counter()
+            for p in prof:
+                seen[p["kernel"]] += 1
+                warm = seen[p["kernel"]] == 1 and per_run[p["kernel"]] > 1
+                rows.append([p["kernel"], p["trip_count"], label(r["config"], p["policy"]),
+                             p["blocks"], p["threads"], p["ns"], entry, 0, int(warm)])
+                pairs.setdefault((p["kernel"], p["trip_count"]), per_run[p["kernel"]])
+        with gzip.open(os.path.join(results, "raw", f"{entry}-0.csv.gz"), "wt", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(RAW_HEADER)
+            w.writerows(rows)
+        mode = entry_runs[0]["mode"]
+        jobs.append({
+            "program": entry, "n": 0, "status": "ok" if rows else "failed", "group": "upstream",
+            "mode": mode, "runs": len(entry_runs), "failed_runs": failed,
+            "wall_s": round(sum(int(r["wall_ms"]) for r in entry_runs) / 1000, 1),
+            "bin_dir": os.path.relpath(links),
+            "pairs": [{"kernel": k, "trip_count": int(t), "launches_per_run": n}
+                      for (k, t), n in sorted(pairs.items())],
+            "env": run_env(env), "method": METHOD,
+        })
+    with open(os.path.join(results, "jobs.jsonl"), "w") as f:
+        for j in jobs:
+            f.write(json.dumps(j) + "\n")
+    return jobs
+
+
+RETIME_HEADER = ["program", "kernel", "trip_count", "best_threads", "best_blocks", "auto_threads",
+                 "auto_blocks", "launches_per_side", "speedup_odd", "speedup_even", "speedup"]
+
+
+def retime(runs_dir, results):
+    """The re-timing runs (realapps.sh with RETIME_STORE) against summary.csv's best rows.
+
+    Per kernel and run, the median device time of auto's launches over that of the store's
+    (best) launches, the first two launches of each kernel left out (cold); the two runs (best
+    on odd launches, then on even ones) give two such speedups, whose geometric mean is
+    best's speedup over auto within one process. summary.csv's `best` row then says
+    auto's median over that speedup, and retime.csv keeps the numbers; a case not re-timed
+    keeps the sweep's best."""
+    out, ratio = [], {}
+    for entry in sorted(os.listdir(runs_dir)):
+        if not os.path.isdir(os.path.join(runs_dir, entry)):
+            continue
+        per = defaultdict(lambda: defaultdict(list))
+        grids = defaultdict(dict)
+        for side in ("odd", "even"):
+            stem = os.path.join(runs_dir, entry, f"best-{side}-r1")
+            if not os.path.exists(stem + ".ncu.csv"):
+                continue
+            with open(stem + ".ncu.csv", errors="replace") as f:
+                prof = device_timed(read_profile(stem + ".csv"), f.read())
+            seen = Counter()
+            for p in prof:
+                seen[p["kernel"]] += 1
+                if seen[p["kernel"]] <= 2:
+                    continue
+                key = (p["kernel"], p["trip_count"])
+                per[key][(side, p["policy"])].append(p["ns"])
+                grids[key][p["policy"]] = (p["threads"], p["blocks"])
+        for key, v in sorted(per.items()):
+            sides = [statistics.median(v[(s, "auto")]) / statistics.median(v[(s, "learned")])
+                     if v.get((s, "auto")) and v.get((s, "learned")) else None for s in ("odd", "even")]
+            got = [x for x in sides if x]
+            if not got:
+                continue
+            r = math.exp(sum(map(math.log, got)) / len(got))
+            ratio[(entry, key[0], key[1])] = r
+            b, a = grids[key].get("learned", ("", "")), grids[key].get("auto", ("", ""))
+            n = min(len(x) for x in v.values())
+            out.append([entry, key[0], key[1], b[0], b[1], a[0], a[1], n]
+                       + [f"{x:.4f}" if x else "" for x in sides] + [f"{r:.4f}"])
+    with open(os.path.join(results, "retime.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(RETIME_HEADER)
+        w.writerows(out)
+    path = os.path.join(results, "summary.csv")
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    auto = {(r["program"], r["kernel"], int(r["trip_count"])): float(r["median_ms"])
+            for r in rows if r["policy"] == "auto"}
+    for r in rows:
+        key = (r["program"], r["kernel"], int(r["trip_count"]))
+        if r["policy"] == "best" and key in ratio and key in auto:
+            r["median_ms"] = f"{auto[key] / ratio[key]:.6f}"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=SUMMARY_HEADER)
+        w.writeheader()
+        w.writerows(rows)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("convert", help="realapps.sh's runs as a results folder")
+    c.add_argument("runs_dir")
+    c.add_argument("results")
+    c.add_argument("--bin-dir", default="bench/build/realapps/bin")
+    r = sub.add_parser("retime", help="best re-timed against auto in one process, into summary.csv")
+    r.add_argument("runs_dir")
+    r.add_argument("results")
+    a = ap.parse_args(argv)
+    if a.cmd == "retime":
+        rows = retime(a.runs_dir, a.results)
+        print(f"re-timed {len(rows)} cases into {a.results}/summary.csv (retime.csv)")
+        return 0
+    jobs = convert(a.runs_dir, a.results, a.bin_dir)
+    for j in jobs:
+        print(f"{j['program']}: {j['mode']}, {j['runs']} runs, {len(j['failed_runs'])} failed, "
+              f"{len(j['pairs'])} kernels, {j['wall_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

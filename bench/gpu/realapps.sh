@@ -18,6 +18,8 @@
 #          each kernel's best grid (gridsel_bench.py best-cache), alternating launch by launch with
 #          auto's grid: best and auto timed in one process, which a minimum over many noisy points
 #          is not (the sweep's best is its luckiest point);
+#   tune   (TUNE=1) a `gridsel tune` session per entry from an empty store, then production reading
+#          its store judged against auto's grids (tune_entry);
 #   panel  entries whose kernels launch once or a few times a run (XSBench, RSBench, miniBUDE):
 #          one run per policy and per grid of PANEL, in an order that rotates from round to round,
 #          ROUNDS rounds (a sweep would need ~100 runs of each).
@@ -81,6 +83,37 @@ run_one() { # ENTRY MODE CONFIG ROUND BINARY ARGS VERIFY [VAR=VALUE...]
   [[ $check == pass ]] || { echo "FAILED: $entry $config round $round (rc=$rc)"; tail -n 3 "$dir/$tag.log"; }
 }
 
+# A `gridsel tune` session from an empty store (TUNE=1), then production judged against auto:
+# within one process (auto reading the session's store, alternating with auto's grids, both
+# parities, under ncu) where the kernels launch every step, else ROUNDS pairs of runs under auto
+# without and with the store.
+tune_entry() { # ENTRY BINARY ARGS VERIFY
+  local entry=$1 bin=$2 args=$3 verify=$4 dir=$out/$1 check t0 rc
+  mkdir -p "$dir/scratch" && rm -rf "$dir/session" "$dir/store.json"*
+  # gridsel tune checks a pattern that must appear; a failure pattern (F:) is checked after the
+  # session in every run's log instead, against the end of the results table it prints.
+  case $verify in P:*) check=${verify#P:} ;; *) check='^Triad' ;; esac
+  t0=$(date +%s%N)
+  (cd "$dir/scratch" && "$GRIDSEL_CLI" tune --runs "${TUNE_RUNS:-3}" --check "$check" --store "$dir/store.json" \
+    --lib "$GRIDSEL_LIB" --out "$dir/session" -- "$bin" $args >"$dir/session.txt" 2>&1)
+  rc=$?
+  if [[ $verify == F:* ]] && grep -rEq "${verify#F:}" "$dir/session" --include='*.log'; then rc=99; fi
+  echo "$entry,session,\"tune\",1,$rc,$([[ $rc == 0 ]] && echo pass || echo fail),$((($(date +%s%N) - t0) / 1000000))" >>"$out/runs.csv"
+  tail -n 4 "$dir/session.txt"
+  [[ -f $dir/store.json ]] || return 0
+  if [[ -v SWEEP_ARGS[$entry] ]]; then
+    for side in odd even; do
+      run_one "$entry" retime "learned-$side" 1 "$bin" "$args" "$verify" GRIDSEL_POLICY=auto \
+        GRIDSEL_CACHE="$dir/store.json" GRIDSEL_LEARNED_ALTERNATE=$side
+    done
+  else
+    for ((r = 1; r <= ROUNDS; r++)); do
+      run_one "$entry" panel auto "$r" "$bin" "$args" "$verify" GRIDSEL_POLICY=auto GRIDSEL_CACHE=off
+      run_one "$entry" panel learned "$r" "$bin" "$args" "$verify" GRIDSEL_POLICY=auto GRIDSEL_CACHE="$dir/store.json"
+    done
+  fi
+}
+
 run() {
   source "$repo/bench/gpu/env.sh"
   local pack=$repo/.stage/realapps
@@ -102,7 +135,9 @@ run() {
       bin=$repo/bench/build/realapps/host/$binary bench=$check sweep_args=$check
     fi
     [[ -n ${STEPS:-} ]] && sweep_args=$(sed -E "s/(^| )(-n|-i) 500/\\1\\2 $STEPS/; s/^500 /$STEPS /" <<<"$sweep_args")
-    if [[ -n ${RETIME_STORE:-} ]]; then
+    if [[ ${TUNE:-0} == 1 ]]; then
+      tune_entry "$name" "$bin" "$([[ -v SWEEP_ARGS[$name] ]] && echo "$sweep_args" || echo "$bench")" "$verify"
+    elif [[ -n ${RETIME_STORE:-} ]]; then
       # Re-timing: auto reading a store that pins each kernel's best grid, alternating launch by
       # launch with auto's own grid (odd launches the store's in one run, even ones in the other),
       # so that best and auto are timed in one process without the sweep's pick of the luckiest.

@@ -4,6 +4,7 @@
     python3 bench/harness/realapps.py convert RUNS_DIR RESULTS --bin-dir bench/build/realapps/bin
     python3 bench/harness/gridsel_bench.py summarize RESULTS --min-samples 2
     python3 bench/harness/realapps.py retime RETIME_RUNS_DIR RESULTS
+    python3 bench/harness/realapps.py production TUNE_RUNS_DIR RESULTS
 
 RUNS_DIR is what realapps.sh wrote ($OUT/realapps: runs.csv, env.txt, ENTRY/*.csv profiles).
 A run made under ncu (TIMER=ncu) is timed by ncu's device time of each launch instead of the
@@ -149,27 +150,22 @@ def convert(runs_dir, results, bin_dir):
     return jobs
 
 
-RETIME_HEADER = ["program", "kernel", "trip_count", "best_threads", "best_blocks", "auto_threads",
+RETIME_HEADER = ["program", "kernel", "trip_count", "store_threads", "store_blocks", "auto_threads",
                  "auto_blocks", "launches_per_side", "speedup_odd", "speedup_even", "speedup"]
 
 
-def retime(runs_dir, results):
-    """The re-timing runs (realapps.sh with RETIME_STORE) against summary.csv's best rows.
-
-    Per kernel and run, the median device time of auto's launches over that of the store's
-    (best) launches, the first two launches of each kernel left out (cold); the two runs (best
-    on odd launches, then on even ones) give two such speedups, whose geometric mean is
-    best's speedup over auto within one process. summary.csv's `best` row then says
-    auto's median over that speedup, and retime.csv keeps the numbers; a case not re-timed
-    keeps the sweep's best."""
-    out, ratio = [], {}
+def alternating(runs_dir, prefix):
+    """Per (entry, kernel, trip count), from realapps.sh's two alternating runs PREFIX-odd and
+    PREFIX-even (auto reading a store, its launches alternating with auto's grid, under ncu):
+    the store's grid, auto's, the launches per side, and the speedup of the store's grid over
+    auto's in each run (median device times, each kernel's first two launches left out as
+    cold) and their geometric mean. One process per run: no noise between processes enters."""
+    out = {}
     for entry in sorted(os.listdir(runs_dir)):
-        if not os.path.isdir(os.path.join(runs_dir, entry)):
-            continue
         per = defaultdict(lambda: defaultdict(list))
         grids = defaultdict(dict)
         for side in ("odd", "even"):
-            stem = os.path.join(runs_dir, entry, f"best-{side}-r1")
+            stem = os.path.join(runs_dir, entry, f"{prefix}-{side}-r1")
             if not os.path.exists(stem + ".ncu.csv"):
                 continue
             with open(stem + ".ncu.csv", errors="replace") as f:
@@ -188,16 +184,29 @@ def retime(runs_dir, results):
             got = [x for x in sides if x]
             if not got:
                 continue
-            r = math.exp(sum(map(math.log, got)) / len(got))
-            ratio[(entry, key[0], key[1])] = r
             b, a = grids[key].get("learned", ("", "")), grids[key].get("auto", ("", ""))
-            n = min(len(x) for x in v.values())
-            out.append([entry, key[0], key[1], b[0], b[1], a[0], a[1], n]
-                       + [f"{x:.4f}" if x else "" for x in sides] + [f"{r:.4f}"])
+            out[(entry, key[0], key[1])] = dict(
+                store=b, auto=a, n=min(len(x) for x in v.values()), sides=sides,
+                speedup=math.exp(sum(map(math.log, got)) / len(got)))
+    return out
+
+
+def alternating_rows(found):
+    return [[e, k, t, r["store"][0], r["store"][1], r["auto"][0], r["auto"][1], r["n"]]
+            + [f"{x:.4f}" if x else "" for x in r["sides"]] + [f"{r['speedup']:.4f}"]
+            for (e, k, t), r in sorted(found.items())]
+
+
+def retime(runs_dir, results):
+    """The re-timing runs (realapps.sh with RETIME_STORE: best-odd, best-even) against
+    summary.csv's best rows: each `best` row then says auto's median over best's speedup over
+    auto within one process ([`alternating`]), retime.csv keeps the numbers; a case not
+    re-timed keeps the sweep's best."""
+    found = alternating(runs_dir, "best")
     with open(os.path.join(results, "retime.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(RETIME_HEADER)
-        w.writerows(out)
+        w.writerows(alternating_rows(found))
     path = os.path.join(results, "summary.csv")
     with open(path) as f:
         rows = list(csv.DictReader(f))
@@ -205,12 +214,72 @@ def retime(runs_dir, results):
             for r in rows if r["policy"] == "auto"}
     for r in rows:
         key = (r["program"], r["kernel"], int(r["trip_count"]))
-        if r["policy"] == "best" and key in ratio and key in auto:
-            r["median_ms"] = f"{auto[key] / ratio[key]:.6f}"
+        if r["policy"] == "best" and key in found and key in auto:
+            r["median_ms"] = f"{auto[key] / found[key]['speedup']:.6f}"
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=SUMMARY_HEADER)
         w.writeheader()
         w.writerows(rows)
+    return found
+
+
+PRODUCTION_HEADER = ["program", "kernel", "trip_count", "judged", "auto_speedup", "production_over_auto",
+                     "production_speedup", "best_speedup", "production_share", "auto_share"]
+
+
+def production(runs_dir, results):
+    """A `gridsel tune` session per entry (realapps.sh with TUNE=1), then production (auto reading
+    the session's store) against auto: within one process (learned-odd, learned-even) where the
+    kernels launch every step, else by the median launch over ROUNDS runs each of auto without
+    and with the store. With summary.csv's speedups over LLVM (auto's in the sweep, best's
+    re-timed), each kernel's production speedup and its share of best's; production.csv, and
+    the sessions' cost (runs.csv's `session` rows) in sessions.csv."""
+    within = alternating(runs_dir, "learned")
+    with open(os.path.join(runs_dir, "runs.csv")) as f:
+        runs = list(csv.DictReader(f))
+    pairs = defaultdict(lambda: defaultdict(list))
+    grids = defaultdict(lambda: defaultdict(set))
+    for r in runs:
+        if r["mode"] != "panel" or r["check"] != "pass":
+            continue
+        tag = r["config"] + f"-r{r['round']}"
+        for p in read_profile(os.path.join(runs_dir, r["entry"], f"{tag}.csv")):
+            key = (r["entry"], p["kernel"], p["trip_count"])
+            pairs[key][r["config"]].append(p["ns"])
+            grids[key][r["config"]].add((p["threads"], p["blocks"]))
+    # A kernel production launches at auto's grid is auto's by construction: no run judges it.
+    speedup, judged = {}, {}
+    for k, v in within.items():
+        speedup[k], judged[k] = v["speedup"], "one process"
+    for k, v in pairs.items():
+        if grids[k]["learned"] and grids[k]["learned"] != grids[k]["auto"]:
+            speedup[k] = statistics.median(v["auto"]) / statistics.median(v["learned"])
+            judged[k] = "pairs of runs"
+    table = defaultdict(dict)
+    with open(os.path.join(results, "summary.csv")) as f:
+        for r in csv.DictReader(f):
+            table[(r["program"], r["kernel"], int(r["trip_count"]))][r["policy"]] = float(r["median_ms"])
+    entries = {r["entry"] for r in runs if r["mode"] == "session"}
+    for k in table:
+        if k[0] in entries and k not in speedup:
+            speedup[k], judged[k] = 1.0, "auto's grid"
+    out = []
+    for k in sorted(set(speedup) & set(table)):
+        t = table[k]
+        a, b = t["llvm"] / t["auto"], t["llvm"] / t["best"]
+        prod = a * speedup[k]
+        out.append([*k, judged[k], f"{a:.4f}", f"{speedup[k]:.4f}", f"{prod:.4f}", f"{b:.4f}",
+                    f"{math.log(prod) / math.log(b) if b > 1.0001 else 1:.4f}",
+                    f"{math.log(a) / math.log(b) if b > 1.0001 else 1:.4f}"])
+    with open(os.path.join(results, "production.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(PRODUCTION_HEADER)
+        w.writerows(out)
+    with open(os.path.join(results, "sessions.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["program", "rc", "check", "wall_s"])
+        w.writerows([r["entry"], r["rc"], r["check"], f"{int(r['wall_ms']) / 1000:.1f}"]
+                    for r in runs if r["mode"] == "session")
     return out
 
 
@@ -224,7 +293,21 @@ def main(argv=None):
     r = sub.add_parser("retime", help="best re-timed against auto in one process, into summary.csv")
     r.add_argument("runs_dir")
     r.add_argument("results")
+    pr = sub.add_parser("production", help="tune sessions, then production against auto and best")
+    pr.add_argument("runs_dir")
+    pr.add_argument("results")
     a = ap.parse_args(argv)
+    if a.cmd == "production":
+        rows = production(a.runs_dir, a.results)
+        lg = defaultdict(list)
+        for r in rows:
+            for name, i in (("llvm", None), ("auto", 4), ("production", 6), ("best", 7)):
+                lg[name].append(0.0 if i is None else math.log(float(r[i])))
+        g = {n: math.exp(sum(v) / len(v)) for n, v in lg.items()}
+        print(f"{len(rows)} kernels: geomean speedup over LLVM auto {g['auto']:.3f}, production "
+              f"{g['production']:.3f}, best {g['best']:.3f}; production slower than auto by > 1 %: "
+              f"{sum(1 for r in rows if float(r[5]) < 1 / 1.01)}")
+        return 0
     if a.cmd == "retime":
         rows = retime(a.runs_dir, a.results)
         print(f"re-timed {len(rows)} cases into {a.results}/summary.csv (retime.csv)")

@@ -23,10 +23,12 @@
 
 pub mod clauses;
 pub mod device;
+pub mod env;
 pub mod forest;
 pub mod geometry;
 pub mod image;
 pub mod kernel;
+pub mod libomptarget;
 pub mod occupancy;
 pub mod policy;
 pub mod splitmix;

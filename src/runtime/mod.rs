@@ -3,18 +3,18 @@
 //! [`Runtime::launch`] is the one path every kernel launch takes, in the
 //! manner of LLVM's `GenericKernelTy::launch`: the export converts the C
 //! ABI into a [`LaunchRequest`] and hands over the forwarding call; the
-//! pipeline ([`pipeline`]) looks up the kernel ([`registry`]) and the device
-//! ([`devices`]), applies the clause rules ([`crate::clauses::may_change`]),
-//! asks the [`GridPolicy`] in force ([`policies`]) for a proposal, cuts it
-//! to the launch's [`crate::policy::Limits`] (the only place a grid is
-//! cut), forwards, and times, profiles and feeds the policy back where
-//! asked; the info log says what it did ([`log`]). Every launch carries the
-//! release of the libomptarget it goes to, told once at start ([`llvm`]).
+//! pipeline (`pipeline`) looks up the kernel (`registry`) and the device
+//! (`devices`), applies the clause rules ([`crate::clauses::may_change`]),
+//! asks the [`GridPolicy`] in force (built in `policies`) for a proposal,
+//! cuts it to the launch's [`crate::policy::Limits`] (the only place a grid
+//! is cut), forwards, and times, profiles and feeds the policy back where
+//! asked; the info log says what it did (`log_line`). Every launch carries the
+//! release of the libomptarget it goes to, told once at start (`llvm`).
 //! Everything here is safe code over plain data.
 
 mod devices;
 mod llvm;
-pub mod log;
+mod log_line;
 mod pipeline;
 mod policies;
 mod registry;
@@ -70,7 +70,7 @@ impl Runtime {
             .and_then(|path| match Profile::open(path) {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    ::log::error!(
+                    log::error!(
                         "{ENV_PROFILE}: cannot open {}: {e}; not profiling",
                         path.display()
                     );
@@ -97,14 +97,14 @@ impl Runtime {
             let (config, errors) = Config::from_env();
             crate::logging::init(config.log);
             for e in &errors {
-                ::log::error!("{e}");
+                log::error!("{e}");
             }
             if !config.safe_range {
-                ::log::warn!(
+                log::warn!(
                     "{ENV_SAFE_RANGE}=off: fixed grids may leave the launch's safe range; a launch that needs more device heap than there is fails and ends the program"
                 );
             }
-            ::log::info!(
+            log::info!(
                 "policy {}, device {}, {ENV_OVERRIDE_CLAUSES}={}, {ENV_TEAMS_REGIONS}={}",
                 config.policy,
                 config

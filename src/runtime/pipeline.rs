@@ -2,7 +2,7 @@
 //! device, clause rules, the policy's proposal, the one cut to the launch's
 //! limits), forwards it, and records it.
 
-use super::log::{Decided, describe};
+use super::log_line::{Decided, describe};
 use super::{KernelEntry, Once, Runtime};
 use crate::clauses;
 use crate::config::{ENV_LOG, ENV_POLICY};
@@ -118,7 +118,7 @@ impl Runtime {
         }
         let Some(entry) = self.kernel(request.host_ptr) else {
             if self.report_once(Once::UnknownKernel(request.host_ptr)) {
-                ::log::warn!(
+                log::warn!(
                     "launch of unregistered kernel at {:#x}; passing it through",
                     request.host_ptr
                 );
@@ -165,17 +165,17 @@ impl Runtime {
                 // others at debug.
                 let name = &staged.entry.name;
                 if keep.has_opt_in() {
-                    if ::log::log_enabled!(::log::Level::Info)
+                    if log::log_enabled!(log::Level::Info)
                         && self.report_once(Once::KeptWithOptIn(staged.request.host_ptr, keep))
                     {
-                        ::log::info!("{name}: kept as given: {keep}");
+                        log::info!("{name}: kept as given: {keep}");
                     }
-                } else if ::log::log_enabled!(::log::Level::Debug)
+                } else if log::log_enabled!(log::Level::Debug)
                     && staged
                         .entry
                         .first_sighting(staged.request.device_id, desc.trip_count)
                 {
-                    ::log::debug!("{name}: kept as given: {keep}");
+                    log::debug!("{name}: kept as given: {keep}");
                 }
                 None
             }
@@ -197,12 +197,12 @@ impl Runtime {
             self.report_fixed_cut(&staged.entry.name, grid, &limits);
         }
         let (num_teams, thread_limit) = clauses::request(grid, device, kernel);
-        if ::log::log_enabled!(::log::Level::Info)
+        if log::log_enabled!(log::Level::Info)
             && staged
                 .entry
                 .first_sighting(staged.request.device_id, desc.trip_count)
         {
-            ::log::info!(
+            log::info!(
                 "{}",
                 describe(&Decided {
                     name: &staged.entry.name,
@@ -235,7 +235,7 @@ impl Runtime {
     /// silently: they are gridsel's own proposals.
     fn report_fixed_cut(&self, kernel: &str, grid: Geometry, limits: &Limits) {
         if matches!(self.config.policy, Policy::Fixed(_)) && self.report_once(Once::FixedCut) {
-            ::log::warn!(
+            log::warn!(
                 "{ENV_POLICY}={}: {kernel} cannot launch that grid ({limits}); its launches get {grid} ({ENV_LOG}=info shows each kernel's)",
                 self.config.policy
             );

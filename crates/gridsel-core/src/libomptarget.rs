@@ -41,7 +41,7 @@ impl LlvmRule {
 }
 
 /// The libomptarget a launch goes to, as one value that travels with the
-/// launch ([`LaunchDesc::llvm`]): its LLVM major version as gridsel
+/// launch ([`crate::geometry::LaunchDesc::llvm`]): its LLVM major version as gridsel
 /// identified it, which the store's records keep
 /// ([`crate::tune::store::Record::llvm`]), and through it the grid rule
 /// modelled for it ([`Self::rule`]).

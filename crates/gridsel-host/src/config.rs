@@ -1,9 +1,12 @@
 //! The environment variables gridsel reads: one table, [`SETTINGS`], gives
 //! each its name, the values the user writes, its default, its help and the
 //! function that reads it into a [`Config`]. [`Config::from_lookup`] is a
-//! loop over that table, and the CLI's `gridsel env` and the README's environment
-//! table are generated from it or checked against it, so a setting is defined
-//! in one place (as ripgrep defines each flag once).
+//! loop over that table (and [`PROTOCOL`], the variables `gridsel tune` sets
+//! on its own runs), the CLI's `gridsel env` prints it, and the README's and
+//! docs/usage.md's tables are [`markdown_table`]'s, which a test checks; every
+//! message names a variable through its constant ([`ENV_POLICY`] and the
+//! others, from `gridsel_core::env`). So a setting is defined in one place (as
+//! ripgrep defines each flag once).
 //!
 //! Every variable follows the same rules: an empty or blank value is no value
 //! ([`given`]); a boolean takes the words of [`on_off`]; and parsing never

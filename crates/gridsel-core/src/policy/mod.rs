@@ -18,7 +18,7 @@ pub mod sweep;
 use crate::device::{DeviceDesc, MAX_BLOCKS, MAX_THREADS_PER_BLOCK};
 use crate::geometry::{Geometry, LaunchDesc, LoopClass};
 use crate::kernel::KernelDesc;
-use crate::libomptarget::LlvmRelease;
+use crate::libomptarget::{LlvmRelease, LlvmRule};
 pub use limits::Limits;
 use std::fmt;
 use std::str::FromStr;
@@ -128,7 +128,7 @@ impl fmt::Display for Policy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
     /// The launch keeps LLVM's own grid, by this release's rule.
-    LlvmDefault(crate::libomptarget::LlvmRule),
+    LlvmDefault(LlvmRule),
     /// Lloyd et al. 2018, Fig. 7, a loop of at most one iteration per SM:
     /// one single-thread block per iteration.
     LloydShort,

@@ -76,7 +76,8 @@ fn check_decisions(device: &DeviceDesc, kernel: &KernelDesc) {
             let d = policy::decide(p, device, kernel, &launch).expect("a stateless policy");
             let g = d.geometry;
             assert!(
-                (1..=cap).contains(&g.threads) && (1..=policy::MAX_BLOCKS).contains(&g.blocks),
+                (1..=cap).contains(&g.threads)
+                    && (1..=gridsel::device::MAX_BLOCKS).contains(&g.blocks),
                 "{p} gave {g:?} for {kernel:?} at trip {trip} (cap {cap})"
             );
         }

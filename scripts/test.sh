@@ -11,7 +11,11 @@ export PATH=$HOME/.cargo/bin:$PATH
 export GRIDSEL_LLVM_RUNTIMES=$repo/target/llvm-runtimes
 
 cargo fmt --check
-cargo clippy --workspace --all-targets -- -D warnings
+# --all-features: the harness's `sweep` policy and the tests' fault injection too.
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+# The preload library alone, as `cargo build -p gridsel` builds it: gridsel-core
+# without the research features the workspace's other members turn on.
+cargo clippy -p gridsel --lib -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace
 python3 -m unittest discover -s bench/harness -p 'test_*.py'

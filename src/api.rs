@@ -22,6 +22,7 @@ use crate::ffi::dl;
 use crate::geometry::LaunchDesc;
 use crate::guard::boundary;
 use crate::kernel::{ExecMode, KernelDesc};
+use crate::libomptarget::LlvmRelease;
 use crate::policy::{self, Policy};
 use crate::runtime::{LaunchRequest, Runtime};
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -145,6 +146,7 @@ pub unsafe fn launch_with(
             trip_count: kernel_args.trip_count,
             num_teams,
             thread_limit,
+            llvm: rt.llvm(),
         },
         waits: !kernel_args.nowait,
     };
@@ -195,8 +197,6 @@ macro_rules! c_device {
                 DeviceDesc {
                     name: "C API device".into(),
                     $($field: self.$field,)*
-                    // The C struct names no LLVM release: LLVM 19's rule, as documented.
-                    llvm: policy::llvm::LlvmRule::FALLBACK,
                 }
             }
         }
@@ -352,7 +352,11 @@ pub unsafe extern "C" fn gridsel_select(
             return GRIDSEL_ERR_POLICY;
         };
         let kernel = kernel.to_desc();
-        let launch = LaunchDesc::open(trip_count);
+        // The header promises LLVM 19's grid beside the decision.
+        let launch = LaunchDesc {
+            llvm: LlvmRelease::new(19),
+            ..LaunchDesc::open(trip_count)
+        };
         let Some(decision) = policy::decide(&policy, &device, &kernel, &launch) else {
             return GRIDSEL_ERR_POLICY;
         };
@@ -417,7 +421,6 @@ mod tests {
         assert_eq!(
             DeviceDesc {
                 name: h100.name.clone(),
-                llvm: h100.llvm,
                 ..back
             },
             h100

@@ -40,7 +40,7 @@
 
 pub use gridsel_core::{
     BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest, geometry, image,
-    kernel, lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
+    kernel, libomptarget, lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

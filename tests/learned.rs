@@ -43,6 +43,10 @@ fn tuned_key(program: &Path, dir: &Path) -> Key {
     )
     .ok();
     let table = gridsel::files::load_cache(&store).unwrap().table;
+    // The record keeps the release of the libomptarget its launches went to,
+    // which each launch carried: the host offload's, LLVM 19.
+    let llvms: Vec<u32> = table.records().map(|r| r.llvm).collect();
+    assert_eq!(llvms, [19]);
     let keys: Vec<Key> = table.records().map(|r| r.key.clone()).collect();
     let [key] = &keys[..] else {
         panic!("one search expected: {keys:?}");

@@ -8,6 +8,7 @@ use gridsel::device::DeviceDesc;
 use gridsel::files;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
+use gridsel::libomptarget::LlvmRelease;
 use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
 use gridsel::tune::search::{Candidate, Exploring, Kind};
 use gridsel::tune::store::{
@@ -405,7 +406,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     // Nor is it read at the first launch: a binary's registration reads it.
     let (store, reads, _) = counting_file_reads(&path);
     let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), f64::INFINITY);
-    tune.prepare(&[]);
+    tune.prepare(&[], LlvmRelease::UNKNOWN);
     assert_eq!(reads.load(Ordering::Relaxed), 1);
     let device = h100();
     let launch = timed_launch(&k, &device, trip);

@@ -7,7 +7,8 @@ if [[ ${GRIDSEL_HOST_DRY_RUN:-0} == 1 ]]; then
   # A dry run of a script on the development machine: libomptarget's host
   # plugin runs the programs of bench/build/host (LLVM 19's honours the grids
   # gridsel picks), gridsel is the debug build and is told the device, there
-  # being no CUDA driver to ask.
+  # being no CUDA driver to ask (a script that sweeps needs the library built
+  # with `cargo build --features sweep`, as the tests build it).
   export GRIDSEL_BENCH_BIN=${GRIDSEL_BENCH_BIN:-$repo/bench/build/host}
   export GRIDSEL_LIB=${GRIDSEL_LIB:-$repo/target/debug/libgridsel.so}
   export GRIDSEL_CLI=${GRIDSEL_CLI:-$repo/target/debug/gridsel}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything a GPU run needs, here, and stages it for the device tool:
 #   .stage/libgridsel.so, .stage/gridsel, .stage/gridsel-research
-#                                          (stripped release builds)
+#                                          (stripped release builds; the
+#                                          library with the harness's `sweep`
+#                                          policy, feature `sweep`)
 #   .stage/demo-sm_90                      (the README's demo program)
 #   .stage/launch_path                     (the criterion launch-path benchmark)
 #   bench/build/{sm_90,host}/*             (the benchmark programs)
@@ -21,7 +23,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
-cargo build --release --quiet
+cargo build --release --quiet --features gridsel/sweep
 mkdir -p .stage
 for f in libgridsel.so gridsel gridsel-research; do
   strip -o ".stage/$f" "target/release/$f"

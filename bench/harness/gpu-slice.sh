@@ -12,8 +12,9 @@
 # every job; pass it in, the GPU machine has no .git), GRIDSEL_SLICE_BUDGET_S,
 # GRIDSEL_BIN_DIR (default bench/build/sm_90), GRIDSEL_RESULTS (default
 # bench/results/h100), GRIDSEL_CLI and GRIDSEL_LIB (default target/release/,
-# with gridsel-research beside GRIDSEL_CLI; bench/gpu/stage.sh stages
-# stripped copies in .stage/).
+# with gridsel-research beside GRIDSEL_CLI, the library built with
+# `--features gridsel/sweep`; bench/gpu/stage.sh stages stripped copies in
+# .stage/).
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 

@@ -35,13 +35,17 @@ pub fn profile_dir() -> PathBuf {
 
 /// `libgridsel.so` of the same profile as the test, rebuilt once per test
 /// executable: `cargo test` builds the library's rlib for the tests but does
-/// not always relink the cdylib, and a stale one would test old code.
+/// not always relink the cdylib, and a stale one would test old code. It is
+/// the benchmark harness's build, with the `sweep` feature, so that the
+/// tests also run its research policy; every other policy is the same as in
+/// a user's build.
 pub fn lib() -> PathBuf {
     static BUILD: Once = Once::new();
     let path = profile_dir().join("libgridsel.so");
     BUILD.call_once(|| {
         let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.args(["build", "--lib"]).current_dir(repo());
+        cmd.args(["build", "--lib", "--features", "sweep"])
+            .current_dir(repo());
         if profile_dir().file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }

@@ -4,11 +4,12 @@
 
 use clap::Args;
 use gridsel_core::device::DeviceDesc;
+use gridsel_core::env::ENV_POLICY;
 use gridsel_core::geometry::LaunchDesc;
 use gridsel_core::image;
 use gridsel_core::kernel::{ExecMode, KernelDesc};
+use gridsel_core::libomptarget::{LlvmRelease, LlvmRule};
 use gridsel_core::policy::POLICY_NAMES;
-use gridsel_core::policy::llvm::LlvmRule;
 use std::path::{Path, PathBuf};
 
 /// The device, the kernel and the trip count of a launch.
@@ -55,28 +56,29 @@ pub struct Target {
     /// The LLVM release whose grid rule gives LLVM's grid (19 to 23;
     /// default 19).
     #[arg(long = "llvm-version", value_name = "MAJOR", value_parser = parse_llvm_rule)]
-    pub llvm: Option<LlvmRule>,
+    pub llvm: Option<LlvmRelease>,
 }
 
 /// `--policy`'s help: the accepted names, from the library's own list.
 pub fn policy_help() -> String {
     format!(
-        "Grid policy: {POLICY_NAMES} (sweep and tune decide per launch at run time, so only GRIDSEL_POLICY takes them)"
+        "Grid policy: {POLICY_NAMES} (tune decides per launch at run time, so only {ENV_POLICY} takes it)"
     )
 }
 
-fn parse_llvm_rule(text: &str) -> Result<LlvmRule, String> {
+fn parse_llvm_rule(text: &str) -> Result<LlvmRelease, String> {
     let release: u32 = text
         .parse()
         .map_err(|_| format!("`{text}` is not an LLVM major version"))?;
     let modelled = LlvmRule::MODELLED;
-    LlvmRule::of_release(release).ok_or_else(|| {
-        format!(
+    match LlvmRule::of_release(release) {
+        Some(_) => Ok(LlvmRelease::new(release)),
+        None => Err(format!(
             "LLVM {release}'s grid rule is not modelled; {}-{} are",
             modelled.start(),
             modelled.end()
-        )
-    })
+        )),
+    }
 }
 
 /// `--mode`: spmd, generic or generic-spmd.
@@ -103,7 +105,6 @@ impl Target {
     /// the launch.
     pub fn resolve(&self) -> Result<(DeviceDesc, KernelDesc, LaunchDesc), String> {
         let mut device = gridsel_host::files::device(&self.device).map_err(|e| e.to_string())?;
-        device.llvm = self.llvm.unwrap_or_default();
         if let Some(tpb) = self.threads_per_block {
             device.threads_per_block = tpb;
             device.validate().map_err(|e| e.to_string())?;
@@ -136,7 +137,12 @@ impl Target {
         if let Some(nested) = nested {
             kernel.state_nesting(nested);
         }
-        Ok((device, kernel, LaunchDesc::open(self.trip_count)))
+        // Without --llvm-version, LLVM 19's rule (its help's default).
+        let launch = LaunchDesc {
+            llvm: self.llvm.unwrap_or(LlvmRelease::new(19)),
+            ..LaunchDesc::open(self.trip_count)
+        };
+        Ok((device, kernel, launch))
     }
 }
 

@@ -21,6 +21,7 @@
 //! nothing for a rule to size the grid by.
 
 use crate::device::DeviceDesc;
+use crate::env::{ENV_OVERRIDE_CLAUSES, ENV_TEAMS_REGIONS};
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::{ExecMode, KernelDesc};
 use std::fmt;
@@ -64,10 +65,16 @@ impl fmt::Display for Keep {
             Self::OneTeam => "`target parallel` region (one team)",
             Self::OneThread => "thread_limit(1) or simd",
             Self::UserClause => {
-                "num_teams/thread_limit clause (GRIDSEL_OVERRIDE_CLAUSES=1 to override)"
+                return write!(
+                    f,
+                    "num_teams/thread_limit clause ({ENV_OVERRIDE_CLAUSES}=1 to override)"
+                );
             }
             Self::NoTripCount => {
-                "no trip count: no distribute loop on the construct, so each team runs the region's team-level code (GRIDSEL_TEAMS_REGIONS=change if the results do not depend on the number of teams)"
+                return write!(
+                    f,
+                    "no trip count: no distribute loop on the construct, so each team runs the region's team-level code ({ENV_TEAMS_REGIONS}=change if the results do not depend on the number of teams)"
+                );
             }
             Self::UnknownExecMode(mode) => {
                 return write!(
@@ -192,9 +199,9 @@ mod tests {
 
     fn launch(num_teams: i32, thread_limit: i32, trip_count: u64) -> LaunchDesc {
         LaunchDesc {
-            trip_count,
             num_teams,
             thread_limit,
+            ..LaunchDesc::open(trip_count)
         }
     }
 

@@ -5,7 +5,6 @@
 //! (`GRIDSEL_DEVICE=<preset|path>`), so decisions can be inspected and tested on
 //! machines without a GPU.
 
-use crate::policy::llvm::LlvmRule;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -36,12 +35,14 @@ pub struct DeviceDesc {
     pub shared_alloc_unit: u32,
     /// Shared memory the system reserves per block (1 KiB from sm_80 on).
     pub reserved_shared_per_block: u32,
-    /// The grid rule of the libomptarget that launches on the device: the
-    /// one identified in the process, or the one `gridsel select` is asked
-    /// to model. Not part of a profile.
-    #[serde(skip)]
-    pub llvm: LlvmRule,
 }
+
+/// CUDA's grid x-dimension limit.
+pub const MAX_BLOCKS: u32 = i32::MAX as u32;
+
+/// CUDA's limit on threads per block, on every GPU gridsel knows (a device
+/// description allows no more: [`DeviceDesc::validate`]).
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 
 /// `auto`'s long-loop cap before calibration: one wave, the paper's
 /// no-queuing insight.
@@ -100,7 +101,6 @@ impl DeviceDesc {
             register_alloc_unit: 256,
             shared_alloc_unit: 128,
             reserved_shared_per_block: reserved,
-            llvm: LlvmRule::default(),
         })
     }
 
@@ -173,7 +173,7 @@ impl DeviceDesc {
                 "max_threads_per_block",
                 self.max_threads_per_block,
                 WARP_SIZE,
-                crate::policy::MAX_THREADS_PER_BLOCK,
+                MAX_THREADS_PER_BLOCK,
             )
             .multiple_of(WARP_SIZE),
             Limit::new(

@@ -1,5 +1,6 @@
 //! Launch grids and the launch requests they answer.
 
+use crate::libomptarget::LlvmRelease;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -32,7 +33,8 @@ impl fmt::Display for Geometry {
     }
 }
 
-/// What the program asked for at one `__tgt_target_kernel` call.
+/// What the program asked for at one `__tgt_target_kernel` call, and the
+/// libomptarget it asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchDesc {
     /// Trip count of the `distribute` loop; 0 when the region has none.
@@ -41,15 +43,21 @@ pub struct LaunchDesc {
     pub num_teams: i32,
     /// `thread_limit` as passed: 0 open, else a clause (1 for simd forms).
     pub thread_limit: i32,
+    /// The libomptarget that launches it: its release, which decides
+    /// LLVM's own grid (`crate::policy::llvm::grid`).
+    pub llvm: LlvmRelease,
 }
 
 impl LaunchDesc {
-    /// A launch whose grid the program left entirely to the runtime.
+    /// A launch whose grid the program left entirely to the runtime, a
+    /// libomptarget of no known release ([`LlvmRelease::UNKNOWN`]: LLVM
+    /// 19's rule stands in).
     pub fn open(trip_count: u64) -> Self {
         Self {
             trip_count,
             num_teams: 0,
             thread_limit: 0,
+            llvm: LlvmRelease::UNKNOWN,
         }
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! What gridsel knows and decides, with no FFI, no files and no process
 //! state: the kernel descriptors read from device images ([`image`],
-//! [`kernel`]), the GPUs ([`device`], [`occupancy`]), the rules about what
+//! [`kernel`]), the GPUs ([`device`], [`occupancy`]), the libomptarget a
+//! launch goes to ([`libomptarget`], carried by each [`LaunchDesc`]), the
+//! variables' names ([`mod@env`]), the rules about what
 //! a launch may change ([`clauses`]), the policies and the grids a launch can
 //! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
 //! `tune`'s search ([`tune`]), plus the calibration of a device profile from
@@ -18,15 +20,23 @@
 //! implements (`gridsel-host`'s store file, the preload library's writer). Policies are pure functions of
 //! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
 //! state where they learn ([`policy::GridPolicy`]).
+//!
+//! Two features add what only research needs, off in a user's build:
+//! `research` (searches replayed on sweep results, `auto` with other
+//! constants, the candidates before pruning, the labelled sweep space), for
+//! `gridsel-research` and the tests, and `sweep` (`GRIDSEL_POLICY=sweep`),
+//! for the benchmark harness's preload library.
 
 #![forbid(unsafe_code)]
 
 pub mod clauses;
 pub mod device;
+pub mod env;
 pub mod forest;
 pub mod geometry;
 pub mod image;
 pub mod kernel;
+pub mod libomptarget;
 pub mod occupancy;
 pub mod policy;
 pub mod splitmix;

@@ -1,9 +1,12 @@
 //! The environment variables gridsel reads: one table, [`SETTINGS`], gives
 //! each its name, the values the user writes, its default, its help and the
 //! function that reads it into a [`Config`]. [`Config::from_lookup`] is a
-//! loop over that table, and the CLI's `gridsel env` and the README's environment
-//! table are generated from it or checked against it, so a setting is defined
-//! in one place (as ripgrep defines each flag once).
+//! loop over that table (and [`PROTOCOL`], the variables `gridsel tune` sets
+//! on its own runs), the CLI's `gridsel env` prints it, and the README's and
+//! docs/usage.md's tables are [`markdown_table`]'s, which a test checks; every
+//! message names a variable through its constant ([`ENV_POLICY`] and the
+//! others, from `gridsel_core::env`). So a setting is defined in one place (as
+//! ripgrep defines each flag once).
 //!
 //! Every variable follows the same rules: an empty or blank value is no value
 //! ([`given`]); a boolean takes the words of [`on_off`]; and parsing never
@@ -12,8 +15,8 @@
 //! pass-through, so that a mistyped policy changes no grid).
 
 use gridsel_core::clauses::OptIn;
-use gridsel_core::device::DeviceDesc;
-use gridsel_core::policy::{DEFAULT_POLICY, MAX_THREADS_PER_BLOCK, POLICY_NAMES, Policy};
+use gridsel_core::device::{DeviceDesc, MAX_THREADS_PER_BLOCK};
+use gridsel_core::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
 use gridsel_core::tune::LearnedLaunches;
 use log::LevelFilter;
 use std::borrow::Cow;
@@ -22,20 +25,7 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-pub const ENV_POLICY: &str = "GRIDSEL_POLICY";
-pub const ENV_DEVICE: &str = "GRIDSEL_DEVICE";
-pub const ENV_THREADS_PER_BLOCK: &str = "GRIDSEL_THREADS_PER_BLOCK";
-pub const ENV_OVERRIDE_CLAUSES: &str = "GRIDSEL_OVERRIDE_CLAUSES";
-pub const ENV_TEAMS_REGIONS: &str = "GRIDSEL_TEAMS_REGIONS";
-pub const ENV_PROFILE: &str = "GRIDSEL_PROFILE";
-pub const ENV_LOG: &str = "GRIDSEL_LOG";
-pub const ENV_CACHE: &str = "GRIDSEL_CACHE";
-pub const ENV_SITE_CACHE: &str = "GRIDSEL_SITE_CACHE";
-pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
-pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
-pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
-pub const ENV_TUNE_SESSION_RUNS: &str = "GRIDSEL_TUNE_SESSION_RUNS";
-pub const ENV_LEARNED_ALTERNATE: &str = "GRIDSEL_LEARNED_ALTERNATE";
+pub use gridsel_core::env::*;
 
 /// One environment variable, defined once: what help shows and how its value
 /// is read.
@@ -128,13 +118,13 @@ fn text(value: &OsStr) -> Cow<'_, str> {
     value.to_string_lossy()
 }
 
-/// Every setting, in the order help lists them.
+/// Every setting a user may give, in the order help lists them.
 pub static SETTINGS: &[Setting] = &[
     Setting {
         name: ENV_POLICY,
         values: POLICY_NAMES,
         default: DefaultValue::Written("auto"),
-        help: "How each launch's grid is chosen: `auto` from the kernel and the GPU, `llvm` as LLVM chooses it (pass-through), `tune` by measuring across runs; the README describes each.",
+        help: "How each launch's grid is chosen: `auto` from the kernel and the GPU, `llvm` as LLVM chooses it (pass-through), `tune` by measuring across runs; docs/policies.md describes each.",
         if_bad: Some("passing every launch through unchanged"),
         // A policy the user did not ask for must not run: a bad value
         // passes every launch through (`llvm`), not the default.
@@ -215,37 +205,6 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
-        name: ENV_TUNE_SESSION_RUNS,
-        values: "a run count in 1-1000",
-        default: DefaultValue::Described("not a tuning session's run"),
-        help: "Set by `gridsel tune` on its tuning runs: how many the session runs, so that with exploring unbounded each search measures only as many grids as its launches in those runs can settle.",
-        if_bad: None,
-        read: |config, value| {
-            let runs = text(value).trim().parse::<u32>().ok();
-            config.tune_session_runs = Some(
-                runs.filter(|r| (1..=1000).contains(r))
-                    .ok_or(Refused::NotOneOf)?,
-            );
-            Ok(())
-        },
-    },
-    Setting {
-        name: ENV_LEARNED_ALTERNATE,
-        values: "odd, even or off",
-        default: DefaultValue::Written("off"),
-        help: "Set by `gridsel tune` on its confirmation runs: the default policy launches a search's learned grid only at its odd-numbered launches (odd: the 2nd, 4th, ...) or its even-numbered ones (even: the 3rd, 5th, ...) and auto's at the others, the first always, so that one run compares the two step by step.",
-        if_bad: None,
-        read: |config, value| {
-            let word = text(value).trim().to_ascii_lowercase();
-            config.learned_alternate = match LearnedLaunches::named(&word) {
-                Some(side) => Some(side),
-                None if word == "off" => None,
-                None => return Err(Refused::NotOneOf),
-            };
-            Ok(())
-        },
-    },
-    Setting {
         name: ENV_SAFE_RANGE,
         values: ON_OFF,
         default: DefaultValue::Written("on"),
@@ -307,7 +266,7 @@ pub static SETTINGS: &[Setting] = &[
     },
     Setting {
         name: ENV_LOG,
-        values: "off, error, warn, info or debug",
+        values: "off, error, warn, info, debug or trace",
         default: DefaultValue::Written("warn"),
         help: "What gridsel writes to stderr; at info, each distinct decision with LLVM's grid next to gridsel's and the rule that chose it.",
         if_bad: None,
@@ -317,6 +276,67 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
 ];
+
+/// The private protocol between `gridsel tune` and the runs it starts:
+/// variables the session sets on its own runs, never a user (docs/usage.md
+/// lists them apart from the settings). Read like the settings.
+pub static PROTOCOL: &[Setting] = &[
+    Setting {
+        name: ENV_TUNE_SESSION_RUNS,
+        values: "a run count in 1-1000",
+        default: DefaultValue::Described("not a tuning session's run"),
+        help: "Set by `gridsel tune` on its tuning runs: how many the session runs, so that with exploring unbounded each search measures only as many grids as its launches in those runs can settle.",
+        if_bad: None,
+        read: |config, value| {
+            let runs = text(value).trim().parse::<u32>().ok();
+            config.tune_session_runs = Some(
+                runs.filter(|r| (1..=1000).contains(r))
+                    .ok_or(Refused::NotOneOf)?,
+            );
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_LEARNED_ALTERNATE,
+        values: "odd, even or off",
+        default: DefaultValue::Written("off"),
+        help: "Set by `gridsel tune` on its confirmation runs: the default policy launches a search's learned grid only at its odd-numbered launches (odd: the 2nd, 4th, ...) or its even-numbered ones (even: the 3rd, 5th, ...) and auto's at the others, the first always, so that one run compares the two step by step.",
+        if_bad: None,
+        read: |config, value| {
+            let word = text(value).trim().to_ascii_lowercase();
+            config.learned_alternate = match LearnedLaunches::named(&word) {
+                Some(side) => Some(side),
+                None if word == "off" => None,
+                None => return Err(Refused::NotOneOf),
+            };
+            Ok(())
+        },
+    },
+];
+
+/// Every variable gridsel reads: the settings, then the session's protocol.
+pub fn every_variable() -> impl Iterator<Item = &'static Setting> {
+    SETTINGS.iter().chain(PROTOCOL)
+}
+
+/// `settings` as a Markdown table (variable, values, default, effect): the
+/// README's and docs/usage.md's, which a test checks against this.
+pub fn markdown_table(settings: &[Setting]) -> String {
+    let mut table = String::from("| variable | values | default | effect |\n|---|---|---|---|\n");
+    for s in settings {
+        let default = match s.default {
+            DefaultValue::Written(value) => format!("`{value}`"),
+            DefaultValue::Described(words) => words.to_string(),
+        };
+        table.push_str(&format!(
+            "| `{}` | {} | {default} | {} |\n",
+            s.name,
+            s.values.replace('|', "\\|"),
+            s.help.replace('|', "\\|")
+        ));
+    }
+    table
+}
 
 impl Setting {
     /// The one error line for a refused value.
@@ -438,7 +458,7 @@ impl Config {
             ..Self::default()
         };
         let mut errors = Vec::new();
-        for setting in SETTINGS {
+        for setting in every_variable() {
             if let Some(value) = given(lookup(setting.name))
                 && let Err(refused) = (setting.read)(&mut config, &value)
             {
@@ -463,6 +483,7 @@ mod tests {
     use gridsel_core::clauses::TeamsRegions;
     use gridsel_core::geometry::Geometry;
     use std::collections::HashMap;
+    use std::path::Path;
 
     fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
         let map: HashMap<String, String> = vars
@@ -473,7 +494,7 @@ mod tests {
     }
 
     fn setting(name: &str) -> &'static Setting {
-        SETTINGS.iter().find(|s| s.name == name).unwrap()
+        every_variable().find(|s| s.name == name).unwrap()
     }
 
     #[test]
@@ -623,7 +644,7 @@ mod tests {
     #[test]
     fn an_empty_or_blank_value_is_no_value_for_every_variable() {
         for empty in ["", " ", "\t\n"] {
-            let vars: Vec<(&str, &str)> = SETTINGS.iter().map(|s| (s.name, empty)).collect();
+            let vars: Vec<(&str, &str)> = every_variable().map(|s| (s.name, empty)).collect();
             let (c, errors) = parse(&vars);
             assert_eq!((c, errors), (Config::default(), vec![]), "{empty:?}");
         }
@@ -642,7 +663,7 @@ mod tests {
     #[test]
     fn a_written_default_reads_as_the_default() {
         let mut written = 0;
-        for s in SETTINGS {
+        for s in every_variable() {
             if let DefaultValue::Written(value) = s.default {
                 assert_eq!(
                     parse(&[(s.name, value)]),
@@ -679,9 +700,9 @@ mod tests {
             (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
             (ENV_LEARNED_ALTERNATE, "sometimes", "odd, even or off"),
             (ENV_SAFE_RANGE, "please", ON_OFF),
-            (ENV_LOG, "loud", "off, error, warn, info or debug"),
+            (ENV_LOG, "loud", "off, error, warn, info, debug or trace"),
         ];
-        for s in SETTINGS {
+        for s in every_variable() {
             let Some(&(_, value, takes)) = bad.iter().find(|b| b.0 == s.name) else {
                 let (_, errors) = parse(&[(s.name, "any thing\u{fffd}")]);
                 assert_eq!(errors, Vec::<String>::new(), "{} takes any path", s.name);
@@ -793,61 +814,158 @@ mod tests {
         assert!(!c.opt_in.override_clauses);
     }
 
-    /// The README's environment table lists exactly [`SETTINGS`], in their
-    /// order, each with the values and the default defined here (backticks
-    /// aside: the README may set values in code).
+    /// The table between `start` and `end` in the file at `path` (from
+    /// the repository root).
+    fn marked_block(path: &str, start: &str, end: &str) -> String {
+        let path = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let from = text
+            .find(start)
+            .unwrap_or_else(|| panic!("{path} has no line {start}"));
+        let block = &text[from + start.len()..];
+        let to = block
+            .find(end)
+            .unwrap_or_else(|| panic!("{path} has no line {end} after {start}"));
+        block[..to].trim().to_string()
+    }
+
+    /// The README's and docs/usage.md's tables of the settings, and
+    /// usage.md's of the session's protocol, are [`markdown_table`]'s: each
+    /// setting's values, default and help are written once, in the table
+    /// above. A failure shows the block to paste.
     #[test]
-    fn the_readme_lists_every_setting_as_defined() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
-        let rows: Vec<[String; 3]> = readme
+    fn the_readme_and_usage_show_the_settings_table_generated_here() {
+        let settings = (
+            "<!-- settings: generated from SETTINGS in crates/gridsel-host/src/config.rs; a test checks it -->",
+            "<!-- end of settings -->",
+            markdown_table(SETTINGS),
+        );
+        let protocol = (
+            "<!-- protocol: generated from PROTOCOL in crates/gridsel-host/src/config.rs; a test checks it -->",
+            "<!-- end of protocol -->",
+            markdown_table(PROTOCOL),
+        );
+        for (path, (start, end, expected)) in [
+            ("README.md", &settings),
+            ("docs/usage.md", &settings),
+            ("docs/usage.md", &protocol),
+        ] {
+            let block = marked_block(path, start, end);
+            assert!(
+                block == expected.trim(),
+                "{path}: the table after {start} should be\n{expected}\nbut is\n{block}"
+            );
+        }
+    }
+
+    /// docs/usage.md explains every variable in full after its table, one
+    /// item each, `- \`NAME\`: ...`, in the table's order: a variable
+    /// added to the table is documented there too.
+    #[test]
+    fn the_usage_explains_every_variable_in_the_tables_order() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/usage.md");
+        let usage = std::fs::read_to_string(path).unwrap();
+        let explained: Vec<&str> = usage
             .lines()
-            .skip_while(|l| *l != "## Environment")
-            .skip(1)
-            .take_while(|l| !l.starts_with("## "))
-            .filter_map(|l| l.strip_prefix("| `GRIDSEL_"))
-            .map(|row| {
-                let mut cells = row.split(" | ");
-                let mut cell = || cells.next().unwrap_or_default().replace('`', "");
-                [format!("GRIDSEL_{}", cell()), cell(), cell()]
-            })
+            .filter_map(|l| l.strip_prefix("- `GRIDSEL_")?.split_once("`:"))
+            .map(|(name, _)| name)
             .collect();
-        let expected: Vec<[String; 3]> = SETTINGS
-            .iter()
-            .map(|s| [s.name, s.values, s.default.text()].map(String::from))
+        let expected: Vec<&str> = every_variable()
+            .map(|s| s.name.strip_prefix("GRIDSEL_").unwrap())
             .collect();
-        let show = |rows: &[[String; 3]]| {
-            rows.iter()
-                .map(|r| format!("| `{}` | {} | {} |", r[0], r[1], r[2]))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        assert!(
-            rows == expected,
-            "README.md's environment table (variable | values | default | ...) should begin its rows with\n{}\nbut has\n{}",
-            show(&expected),
-            show(&rows)
+        assert_eq!(
+            explained, expected,
+            "docs/usage.md's items `- `GRIDSEL_NAME`: ...`"
         );
     }
 
-    /// docs/usage.md's environment list gives every setting with a written
-    /// default that default, as `- \`NAME\` (VALUES; default \`VALUE\`)`.
+    /// Messages name the variables through their constants ([`ENV_POLICY`]
+    /// and the others, the names [`SETTINGS`] gives), never spelt out by
+    /// hand: a string literal of code outside the tests that says
+    /// `GRIDSEL_` is a defect, but in the constants themselves.
     #[test]
-    fn the_usage_list_gives_every_written_default() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/usage.md");
-        let usage = std::fs::read_to_string(path).unwrap();
-        for s in SETTINGS {
-            let DefaultValue::Written(value) = s.default else {
-                continue;
-            };
-            let start = format!("- `{}` (", s.name);
-            let line = usage.lines().find(|l| l.starts_with(&start));
-            let default = format!("; default `{value}`)");
-            assert!(
-                line.is_some_and(|l| l.contains(&default)),
-                "docs/usage.md should list {} with \"{default}\", but has {line:?}",
-                s.name
-            );
+    fn no_message_spells_a_variable_by_hand() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        // The session's messages are being rewritten apart (a helper of
+        // issue 39); they come off this list then.
+        let exempt = [
+            "crates/gridsel-core/src/env.rs",
+            "crates/gridsel-cli/src/session/mod.rs",
+            "crates/gridsel-cli/src/session/report.rs",
+        ];
+        let mut folders = vec![root.join("src")];
+        for c in std::fs::read_dir(root.join("crates")).unwrap() {
+            folders.push(c.unwrap().path().join("src"));
         }
+        let mut spelt = Vec::new();
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                    continue;
+                }
+                let relative = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if path.extension().is_none_or(|e| e != "rs") || exempt.contains(&relative.as_str())
+                {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text
+                    .find("#[cfg(test)]\nmod tests {")
+                    .map_or(&text[..], |at| &text[..at]);
+                for literal in string_literals(code) {
+                    if literal.contains("GRIDSEL_") {
+                        spelt.push(format!("{relative}: {literal}"));
+                    }
+                }
+            }
+        }
+        assert!(spelt.is_empty(), "{spelt:#?}");
+        assert_eq!(
+            string_literals("// \"A\"\nlet x = \"b\\\"c\"; /* \"d\" */ r#\"e\"#"),
+            ["b\\\"c", "e"]
+        );
+    }
+
+    /// The string literals of Rust `code`, outside comments (plain and raw).
+    fn string_literals(code: &str) -> Vec<String> {
+        let bytes = code.as_bytes();
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < bytes.len() {
+            let rest = &code[i..];
+            if rest.starts_with("//") {
+                i += rest.find('\n').unwrap_or(rest.len());
+            } else if rest.starts_with("/*") {
+                i += rest.find("*/").map_or(rest.len(), |end| end + 2);
+            } else if rest.starts_with("r#\"") || rest.starts_with("r\"") {
+                let hashes = rest[1..].find('"').unwrap();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let body = &rest[2 + hashes..];
+                let end = body.find(&close).unwrap_or(body.len());
+                out.push(body[..end].to_string());
+                i += 2 + hashes + end + close.len();
+            } else if rest.starts_with('"') {
+                let mut j = 1;
+                while j < rest.len() && rest.as_bytes()[j] != b'"' {
+                    j += if rest.as_bytes()[j] == b'\\' { 2 } else { 1 };
+                }
+                out.push(rest[1..j.min(rest.len())].to_string());
+                i += j + 1;
+            } else if rest.starts_with('\'')
+                && rest[1..].starts_with(|c: char| c != '\\')
+                && rest[2..].starts_with('\'')
+            {
+                // A char literal such as '"'.
+                i += 3;
+            } else {
+                i += rest.chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        out
     }
 }

@@ -18,6 +18,7 @@
 use crate::sweep::{Case, Measured};
 use gridsel_cli::csv;
 use gridsel_core::device::DeviceDesc;
+use gridsel_core::env::ENV_DEVICE;
 use gridsel_core::geometry::{Geometry, LaunchDesc};
 use gridsel_core::kernel::KernelDesc;
 use gridsel_core::policy::auto::auto;
@@ -219,7 +220,7 @@ pub fn profile_toml(
     );
     let _ = writeln!(
         out,
-        "# (leave-one-out, Lloyd et al. 2018 §II-B). Load with GRIDSEL_DEVICE=<this file>."
+        "# (leave-one-out, Lloyd et al. 2018 §II-B). Load with {ENV_DEVICE}=<this file>."
     );
     let _ = writeln!(out, "base = \"{base}\"");
     let _ = writeln!(out, "name = \"{}\"", device.name);

@@ -10,14 +10,19 @@ use crate::runner::runs::RunRecord;
 use crate::runner::shell_words;
 use gridsel_cli::csv;
 use gridsel_cli::launches::grid_label;
+use gridsel_core::env::{ENV_DEVICE, ENV_POLICY, ENV_PROFILE};
 use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::Path;
 
 /// Why a program can have no rows.
-const NO_LAUNCHES: &str = "no kernel launch recorded: the program launched no offload kernel, \
-     or gridsel chose no grid (no CUDA driver in the process and no GRIDSEL_DEVICE; the runs' \
-     logs say so)";
+fn no_launches() -> String {
+    format!(
+        "no kernel launch recorded: the program launched no offload kernel, \
+         or gridsel chose no grid (no CUDA driver in the process and no {ENV_DEVICE}; the runs' \
+         logs say so)"
+    )
+}
 
 /// Everything a report says.
 pub struct Study<'a> {
@@ -68,7 +73,7 @@ pub fn text(study: &Study) -> String {
         table.extend(result.rows.iter().map(|row| kernel_cells(study, row)));
         out.push_str(&aligned(&table));
         if result.rows.is_empty() {
-            let _ = writeln!(out, "({NO_LAUNCHES})");
+            let _ = writeln!(out, "({})", no_launches());
         }
         out.push('\n');
         let mut table = vec![WALL_COLUMNS.map(String::from).to_vec()];
@@ -273,7 +278,7 @@ fn markdown(study: &Study, date: &str, devices: &str) -> String {
     if let Some(device) = forced {
         let _ = writeln!(
             md,
-            "- `GRIDSEL_DEVICE={device}` in the environment: grids chosen for that device"
+            "- `{ENV_DEVICE}={device}` in the environment: grids chosen for that device"
         );
     }
     let _ = writeln!(md, "- Ran: {}", escape_cell(&study.source));
@@ -320,7 +325,7 @@ fn markdown(study: &Study, date: &str, devices: &str) -> String {
             md.push_str(&md_row(&cells));
         }
         if result.rows.is_empty() {
-            let _ = writeln!(md, "\n{NO_LAUNCHES}.");
+            let _ = writeln!(md, "\n{}.", no_launches());
         }
         md.push('\n');
     }
@@ -350,7 +355,7 @@ fn method(study: &Study) -> String {
          {rounds}; in each, every program ran once under every policy, the order of \
          policies rotating by one from round to round, so that drift (clocks, heat, other load) \
          reaches every policy alike. Each run: `LD_PRELOAD` = the library above (then the \
-         caller's own entries), `GRIDSEL_POLICY` = the policy, `GRIDSEL_PROFILE` = a fresh file; \
+         caller's own entries), `{ENV_POLICY}` = the policy, `{ENV_PROFILE}` = a fresh file; \
          `llvm` runs through gridsel too (LLVM's grids, forwarded), so every policy pays the same \
          interception and profiling cost.\n\n\
          Kernel time: the profile's `ns`, the wall time of the forwarded `__tgt_target_kernel` \

@@ -122,12 +122,23 @@ pub const LONG_LOOP_GRID: WaveGrid = WaveGrid {
 
 /// The `auto` grid and the rule that chose it.
 pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
-    auto_with(device, kernel, launch, REDUCTION_GRID)
+    with_reduction_grid(device, kernel, launch, REDUCTION_GRID)
 }
 
 /// [`auto`] with rule 6's constants given (`None`: no rule 6), for judging
 /// other constants on sweep results (`gridsel-research evaluate --reduction-grid`).
+#[cfg(feature = "research")]
 pub fn auto_with(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    reduction: Option<WaveGrid>,
+) -> (Geometry, Rule) {
+    with_reduction_grid(device, kernel, launch, reduction)
+}
+
+/// `auto`'s rules with rule 6's constants `reduction`.
+fn with_reduction_grid(
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
@@ -461,7 +472,7 @@ mod tests {
         // Without rule 6, as `gridsel-research evaluate --reduction-grid off`
         // judges: rule 7's one wave of 128-thread blocks.
         assert_eq!(
-            auto_with(&d, &k, &LaunchDesc::open(1 << 26), None).0,
+            with_reduction_grid(&d, &k, &LaunchDesc::open(1 << 26), None).0,
             Geometry::new(128, 528)
         );
     }
@@ -499,7 +510,7 @@ mod tests {
         );
         // Without rule 6 (`--reduction-grid off`) the one wave stays, from 2^20 on.
         assert_eq!(
-            auto_with(&d, &k, &LaunchDesc::open(1 << 26), None).0,
+            with_reduction_grid(&d, &k, &LaunchDesc::open(1 << 26), None).0,
             Geometry::new(128, 792)
         );
     }
@@ -515,7 +526,7 @@ mod tests {
         });
         // 1000 iterations are 8 chunks of 128: 8 blocks of 32 threads.
         assert_eq!(
-            auto_with(&d, &k, &LaunchDesc::open(1000), rule),
+            with_reduction_grid(&d, &k, &LaunchDesc::open(1000), rule),
             (Geometry::new(32, 8), Rule::AutoReductionWave)
         );
     }
@@ -568,9 +579,9 @@ mod tests {
         }
         // Clauses opened too (GRIDSEL_OVERRIDE_CLAUSES=1): LLVM honours them.
         let l = LaunchDesc {
-            trip_count: 0,
             num_teams: 8,
             thread_limit: 64,
+            ..LaunchDesc::open(0)
         };
         assert_eq!(
             auto(&d, &kernel(ExecMode::Spmd, 128, 32), &l),

@@ -1,8 +1,8 @@
 //! `forest`: the grid of least predicted time under a random forest
 //! (Lloyd et al. 2018, §III; the model is described in [`crate::forest`]).
 //!
-//! The candidates are the grid points of the sweep space ([`sweep::grid`]:
-//! [`sweep::space`] minus the policies' own points), the grids the training
+//! The candidates are the grid points of the sweep space ([`sweep::columns`]:
+//! the sweep's space minus the policies' own points), the grids the training
 //! data measured, so the model is never asked about a grid it has not seen
 //! the like of; above four warps only power-of-two thread counts are
 //! searched ([`searched_threads`]). The runtime caches each decision per

@@ -28,8 +28,7 @@
 //!    tell whether the kernel nests (no kernel environment, and no bounded
 //!    stack to rule out the runtime's recursion), the same limit applies.
 
-use super::MAX_BLOCKS;
-use crate::device::DeviceDesc;
+use crate::device::{DeviceDesc, MAX_BLOCKS};
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::{ExecMode, KernelDesc};
 use crate::occupancy::thread_cap;

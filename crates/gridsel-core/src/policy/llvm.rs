@@ -8,11 +8,9 @@
 //! (docs/llvm-grid.md §1, §5). For NVIDIA devices the releases differ in one
 //! point: from 22 on, SPMD-No-Loop kernels get one thread per iteration.
 
-use crate::device::DeviceDesc;
+use crate::device::{DeviceDesc, MAX_BLOCKS};
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use std::fmt;
-use std::ops::RangeInclusive;
 
 /// `GV_Default_WG_Size`: threads per block when nothing says otherwise.
 pub const DEFAULT_THREADS: u32 = 128;
@@ -24,60 +22,7 @@ pub const MIN_THREADS_FOR_LOW_TRIP_COUNT: u32 = 32;
 /// a loop that needs one thread per iteration (LLVM 22 and later).
 pub const EXEC_MODE_SPMD_NO_LOOP: u8 = 6;
 
-/// The libomptarget release whose grid rule is modelled, by major version.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LlvmRule {
-    release: u32,
-}
-
-impl LlvmRule {
-    /// The releases whose rule is modelled. 20 was read in no release
-    /// source; 19 and 21, before and after it, have the same rule.
-    pub const MODELLED: RangeInclusive<u32> = 19..=23;
-    /// The rule for a libomptarget gridsel cannot identify or does not model.
-    pub const FALLBACK: Self = Self { release: 19 };
-
-    /// The rule of LLVM `release`, when it is modelled.
-    pub fn of_release(release: u32) -> Option<Self> {
-        Self::MODELLED
-            .contains(&release)
-            .then_some(Self { release })
-    }
-
-    /// The LLVM major version.
-    pub fn release(self) -> u32 {
-        self.release
-    }
-
-    /// Whether SPMD-No-Loop kernels are launched with a thread per
-    /// iteration (`isNoLoopMode` in `getNumBlocks`, LLVM 22 and later).
-    fn has_no_loop_mode(self) -> bool {
-        self.release >= 22
-    }
-}
-
-impl Default for LlvmRule {
-    fn default() -> Self {
-        Self::FALLBACK
-    }
-}
-
-impl fmt::Display for LlvmRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "LLVM {}'s rule", self.release)
-    }
-}
-
-/// The LLVM major version in a libomptarget's file name: 19 for
-/// `libomptarget.so.19.1`, 15 for `libomptarget.so.15`; `None` for a name
-/// without one (`libomptarget.so`) or another library's.
-pub fn release_of_library(file_name: &str) -> Option<u32> {
-    let version = file_name.strip_prefix("libomptarget.so.")?;
-    let major = version.split('.').next()?;
-    major.parse().ok().filter(|&m| m > 0)
-}
-
-/// The grid the libomptarget of `device.llvm` launches for this request,
+/// The grid the libomptarget of `launch.llvm` launches for this request,
 /// with its environment defaults, on an NVIDIA device.
 ///
 /// An unknown execution mode is taken as SPMD, the mode of every combined
@@ -85,7 +30,7 @@ pub fn release_of_library(file_name: &str) -> Option<u32> {
 /// its grid strict (LLVM 23) is never modelled, since gridsel leaves it
 /// alone.
 pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Geometry {
-    let rule = device.llvm;
+    let rule = launch.llvm.rule();
     let max_threads = crate::occupancy::thread_cap(device, kernel);
     let mode = kernel.exec_mode.unwrap_or(ExecMode::Spmd);
     let env = kernel.environment.as_ref();
@@ -118,7 +63,7 @@ pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Ge
         } else {
             1
         };
-        return Geometry::new(threads, saturate(blocks).min(super::MAX_BLOCKS));
+        return Geometry::new(threads, saturate(blocks).min(MAX_BLOCKS));
     }
     let mut blocks = u64::MAX;
     if trip > 0 {
@@ -142,7 +87,7 @@ pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Ge
     // LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT (on by default).
     Geometry::new(
         threads,
-        saturate(blocks.min(DEFAULT_BLOCKS)).min(super::MAX_BLOCKS),
+        saturate(blocks.min(DEFAULT_BLOCKS)).min(MAX_BLOCKS),
     )
 }
 
@@ -150,15 +95,17 @@ pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Ge
 mod tests {
     use super::*;
     use crate::kernel::KernelEnvironment;
+    use crate::libomptarget::LlvmRelease;
 
     fn h100() -> DeviceDesc {
         DeviceDesc::preset("h100").unwrap()
     }
 
-    fn h100_with(release: u32) -> DeviceDesc {
-        DeviceDesc {
-            llvm: LlvmRule::of_release(release).unwrap(),
-            ..h100()
+    /// `launch` to LLVM `release`'s libomptarget.
+    fn under(release: u32, launch: LaunchDesc) -> LaunchDesc {
+        LaunchDesc {
+            llvm: LlvmRelease::new(release),
+            ..launch
         }
     }
 
@@ -177,42 +124,11 @@ mod tests {
     }
 
     #[test]
-    fn releases_19_to_23_are_modelled_and_19_stands_in_for_the_others() {
-        for release in 19..=23 {
-            assert_eq!(LlvmRule::of_release(release).unwrap().release(), release);
-        }
-        for release in [15, 16, 17, 18, 24] {
-            assert_eq!(LlvmRule::of_release(release), None, "{release}");
-        }
-        assert_eq!(LlvmRule::default(), LlvmRule::of_release(19).unwrap());
-        assert_eq!(LlvmRule::default().to_string(), "LLVM 19's rule");
-        assert_eq!(h100().llvm, LlvmRule::FALLBACK);
-    }
-
-    #[test]
-    fn the_release_is_read_from_the_library_file_name() {
-        // The names Debian's libomptarget packages install.
-        assert_eq!(release_of_library("libomptarget.so.15"), Some(15));
-        assert_eq!(release_of_library("libomptarget.so.16"), Some(16));
-        assert_eq!(release_of_library("libomptarget.so.19.1"), Some(19));
-        assert_eq!(release_of_library("libomptarget.so.23.1"), Some(23));
-        for other in [
-            "libomptarget.so",
-            "libomptarget.so.",
-            "libomptarget.so.x.1",
-            "libomp.so.5",
-            "libomptarget.so.0",
-        ] {
-            assert_eq!(release_of_library(other), None, "{other}");
-        }
-    }
-
-    #[test]
     fn loop_kernels_get_the_same_grid_from_every_release() {
         // SPMD, Generic-SPMD and Generic kernels: 19's rule unchanged through
         // 23 (getNumBlocks/getEffectiveNumBlocks differ only in No-Loop).
         for release in 19..=23 {
-            let d = h100_with(release);
+            let d = h100();
             for (trip, expected) in [
                 (132, Geometry::new(32, 5)),
                 (100_000, Geometry::new(32, 3125)),
@@ -222,14 +138,14 @@ mod tests {
             ] {
                 let k = KernelDesc::spmd_for_tests(128);
                 assert_eq!(
-                    grid(&d, &k, &LaunchDesc::open(trip)),
+                    grid(&d, &k, &under(release, LaunchDesc::open(trip))),
                     expected,
                     "LLVM {release}, trip {trip}"
                 );
             }
             let generic_spmd = with_environment(3, None);
             assert_eq!(
-                grid(&d, &generic_spmd, &LaunchDesc::open(500)),
+                grid(&d, &generic_spmd, &under(release, LaunchDesc::open(500))),
                 Geometry::new(128, 500),
                 "LLVM {release}"
             );
@@ -252,7 +168,7 @@ mod tests {
             for release in 19..=23 {
                 let expected = if release >= 22 { from_22 } else { before_22 };
                 assert_eq!(
-                    grid(&h100_with(release), &no_loop, &LaunchDesc::open(trip)),
+                    grid(&h100(), &no_loop, &under(release, LaunchDesc::open(trip))),
                     expected,
                     "LLVM {release}, trip {trip}"
                 );
@@ -260,12 +176,12 @@ mod tests {
         }
         // A clause still comes first.
         let clause = LaunchDesc {
-            trip_count: 1000,
             num_teams: 7,
             thread_limit: 64,
+            ..LaunchDesc::open(1000)
         };
         assert_eq!(
-            grid(&h100_with(23), &no_loop, &clause),
+            grid(&h100(), &no_loop, &under(23, clause)),
             Geometry::new(64, 7)
         );
     }
@@ -278,7 +194,7 @@ mod tests {
         k.environment.as_mut().unwrap().max_threads = Some(512);
         for release in 19..=23 {
             assert_eq!(
-                grid(&h100_with(release), &k, &LaunchDesc::open(1 << 24)),
+                grid(&h100(), &k, &under(release, LaunchDesc::open(1 << 24))),
                 Geometry::new(256, 3200),
                 "LLVM {release}"
             );
@@ -321,18 +237,18 @@ mod tests {
     #[test]
     fn clauses_are_taken_as_given() {
         let l = LaunchDesc {
-            trip_count: 1000,
             num_teams: 7,
             thread_limit: 64,
+            ..LaunchDesc::open(1000)
         };
         assert_eq!(
             grid(&h100(), &KernelDesc::spmd_for_tests(128), &l),
             Geometry::new(64, 7)
         );
         let l = LaunchDesc {
-            trip_count: 1000,
             num_teams: 0,
             thread_limit: 64,
+            ..LaunchDesc::open(1000)
         };
         assert_eq!(
             grid(&h100(), &KernelDesc::spmd_for_tests(128), &l),
@@ -350,9 +266,9 @@ mod tests {
         );
         k.exec_mode = Some(ExecMode::Generic);
         let l = LaunchDesc {
-            trip_count: 500,
             num_teams: 0,
             thread_limit: 64,
+            ..LaunchDesc::open(500)
         };
         assert_eq!(grid(&h100(), &k, &l), Geometry::new(96, 500));
     }
@@ -368,9 +284,9 @@ mod tests {
             Geometry::new(128, 3200)
         );
         let l = LaunchDesc {
-            trip_count: 0,
             num_teams: -1,
             thread_limit: 0,
+            ..LaunchDesc::open(0)
         };
         assert_eq!(
             grid(&h100(), &KernelDesc::spmd_for_tests(128), &l),

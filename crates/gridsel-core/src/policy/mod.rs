@@ -15,9 +15,10 @@ pub mod occupancy;
 pub mod per_launch;
 pub mod sweep;
 
-use crate::device::DeviceDesc;
+use crate::device::{DeviceDesc, MAX_BLOCKS, MAX_THREADS_PER_BLOCK};
 use crate::geometry::{Geometry, LaunchDesc, LoopClass};
 use crate::kernel::KernelDesc;
+use crate::libomptarget::{LlvmRelease, LlvmRule};
 pub use limits::Limits;
 use std::fmt;
 use std::str::FromStr;
@@ -35,7 +36,10 @@ pub enum Policy {
     Occupancy,
     /// The same grid for every launch (`fixed:T,B`), for sweeps.
     Fixed(Geometry),
-    /// Cycle through the sweep space launch by launch (benchmark harness).
+    /// Cycle through the sweep space launch by launch: the benchmark
+    /// harness's research policy, only in a library built with the `sweep`
+    /// feature.
+    #[cfg(feature = "sweep")]
     Sweep,
     /// Measure candidate grids on the first launches, then keep the fastest
     /// ([`crate::tune`]).
@@ -45,6 +49,11 @@ pub enum Policy {
 }
 
 /// The policy names `GRIDSEL_POLICY` accepts, for error messages and `--help`.
+#[cfg(not(feature = "sweep"))]
+pub const POLICY_NAMES: &str = "auto, llvm, lloyd, occupancy, fixed:T,B, tune, forest";
+/// The policy names `GRIDSEL_POLICY` accepts, for error messages and
+/// `--help`; with `sweep`, the benchmark harness's.
+#[cfg(feature = "sweep")]
 pub const POLICY_NAMES: &str = "auto, llvm, lloyd, occupancy, fixed:T,B, sweep, tune, forest";
 
 /// The default: `auto` beat both `llvm` and `lloyd` on the H100 suite
@@ -80,6 +89,7 @@ impl FromStr for Policy {
             "lloyd" => Ok(Self::Lloyd),
             "auto" => Ok(Self::Auto),
             "occupancy" => Ok(Self::Occupancy),
+            #[cfg(feature = "sweep")]
             "sweep" => Ok(Self::Sweep),
             "tune" => Ok(Self::Tune),
             "forest" => Ok(Self::Forest),
@@ -101,6 +111,7 @@ impl fmt::Display for Policy {
                 fixed = format!("fixed:{},{}", g.threads, g.blocks);
                 &fixed
             }
+            #[cfg(feature = "sweep")]
             Self::Sweep => "sweep",
             Self::Tune => "tune",
             Self::Forest => "forest",
@@ -117,7 +128,7 @@ impl fmt::Display for Policy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
     /// The launch keeps LLVM's own grid, by this release's rule.
-    LlvmDefault(llvm::LlvmRule),
+    LlvmDefault(LlvmRule),
     /// Lloyd et al. 2018, Fig. 7, a loop of at most one iteration per SM:
     /// one single-thread block per iteration.
     LloydShort,
@@ -302,9 +313,11 @@ impl Proposal {
 /// launch's limits after (the preload library's launch pipeline); adding a policy is a type
 /// implementing this plus its [`Policy`] name.
 pub trait GridPolicy: Send + Sync {
-    /// A binary with these `kernels` was registered (at program start, off
-    /// the launch path): work that a first launch would otherwise wait for.
-    fn prepare(&self, _kernels: &[&KernelDesc]) {}
+    /// A binary with these `kernels` was registered with the libomptarget
+    /// of release `llvm`, the one its launches will go to (at program
+    /// start, off the launch path): work that a first launch would
+    /// otherwise wait for.
+    fn prepare(&self, _kernels: &[&KernelDesc], _llvm: LlvmRelease) {}
 
     /// The grid for an open launch; `None` keeps LLVM's.
     fn decide(&self, launch: &Launch<'_>) -> Option<Proposal>;
@@ -350,7 +363,9 @@ fn stateless_grid(
     launch: &LaunchDesc,
 ) -> Option<(Geometry, Rule)> {
     Some(match policy {
-        Policy::Llvm | Policy::Sweep | Policy::Tune => return None,
+        Policy::Llvm | Policy::Tune => return None,
+        #[cfg(feature = "sweep")]
+        Policy::Sweep => return None,
         // `auto` and `forest` keep it themselves, since `tune` and
         // `ForestPolicy` call them directly.
         Policy::Lloyd | Policy::Occupancy if launch.trip_count == 0 => {
@@ -378,8 +393,8 @@ pub fn llvm_without_trip_count(
     (llvm::grid(device, kernel, launch), Rule::NoTripCount)
 }
 
-/// The decision of a policy that needs no launch history (all but `sweep`
-/// and `tune`: `None`), for the CLI, the C API and the policies that start
+/// The decision of a policy that needs no launch history (all but `tune`,
+/// and the harness's `sweep`: `None`), for the CLI, the C API and the policies that start
 /// from others' grids. `llvm` gives LLVM's grid; `forest` uses the embedded
 /// model.
 pub fn decide(
@@ -391,7 +406,7 @@ pub fn decide(
     let (grid, rule) = match policy {
         Policy::Llvm => (
             llvm::grid(device, kernel, launch),
-            Rule::LlvmDefault(device.llvm),
+            Rule::LlvmDefault(launch.llvm.rule()),
         ),
         other => stateless_grid(other, device, kernel, launch)?,
     };
@@ -400,13 +415,6 @@ pub fn decide(
         grid, rule, &limits, device, kernel, launch,
     ))
 }
-
-/// CUDA's grid x-dimension limit.
-pub const MAX_BLOCKS: u32 = i32::MAX as u32;
-
-/// CUDA's limit on threads per block, on every GPU gridsel knows (a device
-/// description allows no more: [`DeviceDesc::validate`]).
-pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 
 #[cfg(test)]
 mod tests {
@@ -419,16 +427,8 @@ mod tests {
 
     #[test]
     fn parses_every_policy_and_prints_it_back() {
-        for text in [
-            "auto",
-            "llvm",
-            "lloyd",
-            "occupancy",
-            "sweep",
-            "tune",
-            "forest",
-            "fixed:128,264",
-        ] {
+        for text in POLICY_NAMES.split(", ") {
+            let text = text.replace("T,B", "128,264");
             assert_eq!(text.parse::<Policy>().unwrap().to_string(), text);
         }
         assert_eq!(
@@ -522,6 +522,19 @@ mod tests {
         }
     }
 
+    /// A user's library knows no `sweep`: the harness's research policy is
+    /// built only into its own library (feature `sweep`).
+    #[cfg(not(feature = "sweep"))]
+    #[test]
+    fn sweep_is_not_a_policy_of_a_users_library() {
+        let err = "sweep".parse::<Policy>().unwrap_err();
+        assert_eq!(
+            err,
+            "unknown policy `sweep`; valid: auto, llvm, lloyd, occupancy, fixed:T,B, tune, forest"
+        );
+    }
+
+    #[cfg(feature = "sweep")]
     #[test]
     fn sweep_is_not_stateless() {
         assert_eq!(

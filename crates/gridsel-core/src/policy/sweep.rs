@@ -1,10 +1,13 @@
-//! The grid space the benchmark harness searches, one launch per point.
+//! The grid space the benchmark harness searches, one launch per point,
+//! and `forest` searches by prediction ([`columns`]).
 //!
-//! Under `GRIDSEL_POLICY=sweep` the runtime gives the i-th launch of each
-//! (kernel, trip count) the point `i mod len` of [`space`], so one run of a
-//! program measures every point, interleaved, as many times as the program
-//! repeats the kernel. The first points are the policies' own choices, so
-//! every comparison with LLVM's grid is made in the same process.
+//! Under `GRIDSEL_POLICY=sweep`, a research setting of the benchmark
+//! harness's library only (feature `sweep`), the runtime gives the i-th
+//! launch of each (kernel, trip count) the point `i mod len` of `space`, so
+//! one run of a program measures every point, interleaved, as many times as
+//! the program repeats the kernel. The first points are the policies' own
+//! choices, so every comparison with LLVM's grid is made in the same
+//! process. `space` and `grid` serve research only (feature `research`).
 //!
 //! The space follows the paper (threads 1 and multiples of the warp, blocks in
 //! powers of two up to 2^16) plus the grids a GPU-aware rule would pick:
@@ -20,8 +23,12 @@
 //! 9 ms for LLVM's 32 x 512 (one row per thread; bench/results/h100/
 //! patterns.md), so such points alone outlasted the sweep's job limit.
 
+#[cfg(feature = "sweep")]
 use super::per_launch::PerLaunch;
-use super::{Decision, GridPolicy, Launch, Policy, Proposal, decide};
+#[cfg(any(test, feature = "research"))]
+use super::{Decision, Policy, decide};
+#[cfg(feature = "sweep")]
+use super::{GridPolicy, Launch, Proposal};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::KernelDesc;
@@ -38,6 +45,7 @@ pub const MAX_ITERATIONS_PER_THREAD: u64 = 4096;
 pub const MAX_NESTED_ITERATIONS_PER_THREAD: u64 = 16;
 
 /// One point of the sweep: where it comes from and the grid.
+#[cfg(any(test, feature = "research"))]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepPoint {
     /// `llvm`, `lloyd`, ... for a policy's choice, `grid` for a space point.
@@ -47,6 +55,7 @@ pub struct SweepPoint {
 
 /// The policies whose choices open every cycle of the sweep, with their
 /// profile labels.
+#[cfg(any(test, feature = "research"))]
 const REFERENCE_POLICIES: [(&str, Policy); 4] = [
     ("llvm", Policy::Llvm),
     ("lloyd", Policy::Lloyd),
@@ -55,6 +64,7 @@ const REFERENCE_POLICIES: [(&str, Policy); 4] = [
 ];
 
 /// Every point of the sweep for one launch, policies first, deterministic.
+#[cfg(any(test, feature = "research"))]
 pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<SweepPoint> {
     let mut out: Vec<SweepPoint> = REFERENCE_POLICIES
         .iter()
@@ -89,8 +99,9 @@ pub struct Column {
     pub blocks: Vec<u32>,
 }
 
-/// The space's grid points without the policies' (what [`space`] labels
+/// The space's grid points without the policies' (what `space` labels
 /// `grid`), in the same order.
+#[cfg(any(test, feature = "research"))]
 pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
     points(columns(device, kernel, launch, |_| true))
 }
@@ -182,17 +193,19 @@ pub fn columns(
     out
 }
 
-const _: () = assert!(MAX_SWEEP_BLOCKS <= super::MAX_BLOCKS);
+const _: () = assert!(MAX_SWEEP_BLOCKS <= crate::device::MAX_BLOCKS);
 
 /// `sweep` as the launch pipeline runs it (benchmark harness): the i-th
 /// launch of each (kernel, device, trip count) gets the i-th point of its
 /// [`space`], cycling, each labelled with where it comes from; past
 /// [`super::per_launch::MAX_TRIP_COUNTS`] trip counts of a kernel, LLVM's grid.
+#[cfg(feature = "sweep")]
 #[derive(Default)]
 pub struct SweepPolicy {
     cursors: PerLaunch<(Vec<SweepPoint>, usize)>,
 }
 
+#[cfg(feature = "sweep")]
 impl GridPolicy for SweepPolicy {
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
         let start = || (space(l.device, l.kernel, &l.desc), 0);

@@ -35,7 +35,9 @@ use super::search::{Candidate, Search};
 use super::session::{Store, dropped_summary};
 use super::store::{self, Key, Only, Record};
 use crate::Reported;
+use crate::env::{ENV_CACHE, ENV_LOG};
 use crate::kernel::KernelDesc;
+use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
 use std::collections::HashMap;
@@ -76,8 +78,6 @@ pub struct LearnedPolicy {
     /// The user's store, then the site's (`GRIDSEL_SITE_CACHE`): the first
     /// to have a learned grid for a key gives it.
     stores: Vec<Box<dyn Store>>,
-    /// The libomptarget major version of this process (0: unknown).
-    llvm: u32,
     learned: RwLock<HashMap<Key, Candidate>>,
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
@@ -136,12 +136,10 @@ impl LearnedLaunches {
 }
 
 impl LearnedPolicy {
-    /// Reads `stores` (the user's first) at each image registration, in a
-    /// process whose libomptarget is LLVM `llvm` (0: unknown).
-    pub fn new(stores: Vec<Box<dyn Store>>, llvm: u32) -> Self {
+    /// Reads `stores` (the user's first) at each image registration.
+    pub fn new(stores: Vec<Box<dyn Store>>) -> Self {
         Self {
             stores,
-            llvm,
             learned: RwLock::default(),
             any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
@@ -160,12 +158,6 @@ impl LearnedPolicy {
         self
     }
 
-    /// Whether a record of LLVM `llvm` applies in this process: the same
-    /// major version, or one side unknown.
-    fn same_llvm(&self, llvm: u32) -> bool {
-        llvm == 0 || self.llvm == 0 || llvm == self.llvm
-    }
-
     fn lookup(&self, l: &Launch<'_>) -> Option<Candidate> {
         let key = Key::of_launch(l);
         let learned = crate::read_lock(&self.learned);
@@ -178,8 +170,10 @@ impl LearnedPolicy {
 
 impl GridPolicy for LearnedPolicy {
     /// Reads the records of `kernels` from the stores: at registration,
-    /// off every launch.
-    fn prepare(&self, kernels: &[&KernelDesc]) {
+    /// off every launch. A record applies to launches of LLVM `llvm` where
+    /// it was measured under the same major version, or either is unknown.
+    fn prepare(&self, kernels: &[&KernelDesc], llvm: LlvmRelease) {
+        let same_llvm = |major: u32| major == 0 || llvm.major() == 0 || major == llvm.major();
         let only = Only::kernels(kernels.iter().map(|k| k.name.as_str()));
         let builds: HashMap<&str, Vec<&str>> =
             kernels.iter().fold(HashMap::new(), |mut builds, k| {
@@ -222,7 +216,7 @@ impl GridPolicy for LearnedPolicy {
                     || builds
                         .get(record.key.kernel.as_str())
                         .is_some_and(|b| b.contains(&record.key.build.as_str()));
-                if !this_build || !self.same_llvm(record.llvm) {
+                if !this_build || !same_llvm(record.llvm) {
                     ignored += 1;
                     continue;
                 }
@@ -239,7 +233,7 @@ impl GridPolicy for LearnedPolicy {
         }
         if !found.is_empty() {
             log::info!(
-                "learned grids: {} for this program's kernels (GRIDSEL_LOG=info says which launches get them; GRIDSEL_CACHE=off runs without)",
+                "learned grids: {} for this program's kernels ({ENV_LOG}=info says which launches get them; {ENV_CACHE}=off runs without)",
                 found.join(", ")
             );
         }
@@ -339,20 +333,35 @@ mod tests {
         u
     }
 
+    /// `policy`'s proposal for a launch to LLVM 19's libomptarget, the
+    /// release the records are measured under.
     fn decide(
         policy: &LearnedPolicy,
         kernel: &KernelDesc,
         device: &DeviceDesc,
         trip: u64,
     ) -> Proposal {
-        policy.prepare(&[kernel]);
+        decide_under(LlvmRelease::new(19), policy, kernel, device, trip)
+    }
+
+    fn decide_under(
+        llvm: LlvmRelease,
+        policy: &LearnedPolicy,
+        kernel: &KernelDesc,
+        device: &DeviceDesc,
+        trip: u64,
+    ) -> Proposal {
+        policy.prepare(&[kernel], llvm);
         let launch = Launch {
             kernel_serial: 1,
             kernel_name: &kernel.name,
             kernel,
             device_id: 0,
             device,
-            desc: LaunchDesc::open(trip),
+            desc: LaunchDesc {
+                llvm,
+                ..LaunchDesc::open(trip)
+            },
             timed: true,
         };
         policy.decide(&launch).unwrap()
@@ -388,7 +397,7 @@ mod tests {
         let (auto_grid, _) = auto::auto(&device, &k, &LaunchDesc::open(trip));
         assert_ne!(learned_grid, auto_grid);
 
-        let policy = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19);
+        let policy = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))]);
         let p = decide(&policy, &k, &device, trip);
         assert_eq!(
             (p.grid, p.rule, p.label),
@@ -396,14 +405,21 @@ mod tests {
         );
         // Another trip-count class, build or LLVM: auto's own rule.
         assert_eq!(decide(&policy, &k, &device, 10).label, None);
-        let other = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19);
+        let other = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))]);
         let p = decide(&other, &kernel("00000000000000b2"), &device, trip);
         assert_eq!((p.grid, p.label), (auto_grid, None));
-        let other_llvm = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 22);
-        assert_eq!(decide(&other_llvm, &k, &device, trip).label, None);
+        let other_llvm = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))]);
+        let llvm_22 = LlvmRelease::new(22);
+        assert_eq!(
+            decide_under(llvm_22, &other_llvm, &k, &device, trip).label,
+            None
+        );
         // An unknown LLVM on either side cannot tell: the grid applies.
-        let unknown = LearnedPolicy::new(vec![Box::new(Memory(table))], 0);
-        assert_eq!(decide(&unknown, &k, &device, trip).grid, learned_grid);
+        let unknown = LearnedPolicy::new(vec![Box::new(Memory(table))]);
+        assert_eq!(
+            decide_under(LlvmRelease::UNKNOWN, &unknown, &k, &device, trip).grid,
+            learned_grid
+        );
     }
 
     #[test]
@@ -413,9 +429,8 @@ mod tests {
         let mut table = Table::default();
         table.apply(&measured(&k, &device, trip, true));
         table.apply(&measured(&k, &device, 10, true));
-        let alternating = |at| {
-            LearnedPolicy::new(vec![Box::new(Memory(table.clone()))], 19).alternating(Some(at))
-        };
+        let alternating =
+            |at| LearnedPolicy::new(vec![Box::new(Memory(table.clone()))]).alternating(Some(at));
         let labels = |policy: &LearnedPolicy, trip| -> Vec<Option<&str>> {
             (0..5)
                 .map(|_| decide(policy, &k, &device, trip).label)
@@ -435,7 +450,7 @@ mod tests {
         use LearnedLaunches::{Even, Odd};
         assert_eq!(sides, [Odd, Even, Odd, Even]);
         // Without the setting, every launch gets the learned grid.
-        let production = LearnedPolicy::new(vec![Box::new(Memory(table))], 19);
+        let production = LearnedPolicy::new(vec![Box::new(Memory(table))]);
         for _ in 0..3 {
             assert_eq!(decide(&production, &k, &device, trip).label, learned);
         }
@@ -451,18 +466,15 @@ mod tests {
         let mut pinned = measured(&k, &device, trip, true);
         pinned.pinned = Some(Candidate::Grid(Geometry::new(32, 7)));
         user.apply(&pinned);
-        let both = LearnedPolicy::new(
-            vec![
-                Box::new(Memory(user.clone())),
-                Box::new(Memory(site.clone())),
-            ],
-            19,
-        );
+        let both = LearnedPolicy::new(vec![
+            Box::new(Memory(user.clone())),
+            Box::new(Memory(site.clone())),
+        ]);
         assert_eq!(decide(&both, &k, &device, trip).grid, Geometry::new(32, 7));
-        let site_only = LearnedPolicy::new(
-            vec![Box::new(Memory(Table::default())), Box::new(Memory(site))],
-            19,
-        );
+        let site_only = LearnedPolicy::new(vec![
+            Box::new(Memory(Table::default())),
+            Box::new(Memory(site)),
+        ]);
         let fast = resolve(FAST, &device, &k, &LaunchDesc::open(trip)).unwrap();
         assert_eq!(decide(&site_only, &k, &device, trip).grid, fast);
     }

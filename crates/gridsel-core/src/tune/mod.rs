@@ -65,8 +65,9 @@
 //!   next run, unless the kept grid fails or falls far behind (then at once).
 //!
 //! [`Learner`] is one search in one process and is pure (no clock, no
-//! I/O): tests and `gridsel tune-sim` drive it with stand-in timers, run
-//! after run, through the store's format.
+//! I/O): tests, and the replay of searches on sweep results (`replay`,
+//! with the `research` feature), drive it with stand-in timers, run after
+//! run, through the store's format.
 //!
 //! Production runs read what was learned without exploring: under the
 //! default policy [`LearnedPolicy`] launches the grid of every settled
@@ -79,15 +80,16 @@
 //! candidate is predicted to cost), `learned` (what a production run
 //! reads), `learner` (one
 //! search in one process), `policy` ([`TunePolicy`] and its [`Allowance`]),
-//! `session` (the store as one process uses it), `replay` (`gridsel
-//! tune-sim`), [`search`] (the ranking of samples), [`store`] (the store's
-//! format).
+//! `session` (the store as one process uses it), `replay` (searches
+//! replayed on sweep results, research only: feature `research`),
+//! [`search`] (the ranking of samples), [`store`] (the store's format).
 
 pub mod cost;
 mod learned;
 mod learner;
 mod policy;
 mod prior;
+#[cfg(feature = "research")]
 mod replay;
 pub mod search;
 mod session;
@@ -100,8 +102,9 @@ pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch, TRIAL_LABEL,
 };
 pub use policy::{Allowance, DEFAULT_OVERHEAD, TunePolicy};
-pub use prior::{
-    PRUNE_ABOVE, Prior, candidates, candidates_before_pruning, learned_moves, resolve,
-};
+#[cfg(feature = "research")]
+pub use prior::candidates_before_pruning;
+pub use prior::{MAX_CANDIDATE_BLOCKS, PRUNE_ABOVE, Prior, candidates, learned_moves, resolve};
+#[cfg(feature = "research")]
 pub use replay::{Replay, ReplaySetup, ReplayedKernel, replay, replay_program, runs_until_within};
 pub use session::{Saver, Store};

@@ -13,6 +13,7 @@ use super::session::{Saver, Session};
 use super::store::{self, Key};
 use crate::geometry::{Geometry, Iterations};
 use crate::kernel::KernelDesc;
+use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -165,14 +166,8 @@ impl TunePolicy {
         self
     }
 
-    /// In a process whose libomptarget is LLVM `llvm` (0, the default:
-    /// unknown), which the records it adds to keep ([`store::Record::llvm`]).
-    pub fn with_llvm(mut self, llvm: u32) -> Self {
-        self.session.llvm = llvm;
-        self
-    }
-
     fn start(&self, l: &Launch<'_>) -> Learner {
+        self.session.launches_go_to(l.desc.llvm);
         let key = Key::of_launch(l);
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
@@ -198,7 +193,7 @@ impl GridPolicy for TunePolicy {
     /// than under `auto` when the store was read at its launch, 7 us when
     /// read at start (15 of 20 paired runs slower in each), and 2 us
     /// without a store (bench/results/h100/NOTES.md §23).
-    fn prepare(&self, _kernels: &[&KernelDesc]) {
+    fn prepare(&self, _kernels: &[&KernelDesc], _llvm: LlvmRelease) {
         self.session.loaded();
     }
 

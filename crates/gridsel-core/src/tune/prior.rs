@@ -12,8 +12,16 @@ use crate::occupancy::resident_blocks_per_sm;
 use crate::policy::{self, Limits, Policy, auto, sweep};
 use std::collections::{HashMap, HashSet};
 
-/// The grid `c` stands for at `launch`, cut to the launch's limits (so the
-/// grid launched is the grid resolved).
+/// The most blocks a candidate moved from `auto`'s grid resolves to, a
+/// learned move's too: 2^16, the most the benchmark sweep measured (its
+/// space's bound, Lloyd et al.'s), so that no candidate, nor a grid learned
+/// on another kernel, goes where no measurement went.
+pub const MAX_CANDIDATE_BLOCKS: u32 = 1 << 16;
+
+/// The grid `c` stands for at `launch`, cut to the launch's limits: the
+/// grid the pipeline will launch for it (the pipeline cuts every proposal
+/// the same way, `Limits::clamp` being idempotent), which the search must
+/// know to rank what it measured.
 pub fn resolve(
     c: Candidate,
     device: &DeviceDesc,
@@ -39,7 +47,7 @@ pub fn resolve(
             };
             let blocks = saturate(blocks.max(1))
                 .min(useful_blocks(kernel, launch).max(1))
-                .min(sweep::MAX_SWEEP_BLOCKS);
+                .min(MAX_CANDIDATE_BLOCKS);
             Geometry::new(threads, blocks)
         }
         Candidate::Grid(g) => g,
@@ -53,7 +61,7 @@ pub fn resolve(
 /// the region.
 fn useful_blocks(kernel: &KernelDesc, launch: &LaunchDesc) -> u32 {
     if launch.trip_count == 0 {
-        return policy::MAX_BLOCKS;
+        return crate::device::MAX_BLOCKS;
     }
     let spmd = kernel.exec_mode.unwrap_or(ExecMode::Spmd) == ExecMode::Spmd;
     let chunk = kernel
@@ -134,7 +142,7 @@ fn teams_region_moves(device: &DeviceDesc, limits: &Limits, auto: Geometry) -> V
         .chain(TEAMS_REGION_WARPS.map(|w| w.saturating_mul(device.warp_size)))
         .filter(|&t| limits.contains(Geometry::new(t, 1)));
     let grid = |threads: u32, blocks: u64| {
-        Geometry::new(threads, saturate(blocks).min(sweep::MAX_SWEEP_BLOCKS))
+        Geometry::new(threads, saturate(blocks).min(MAX_CANDIDATE_BLOCKS))
     };
     // (tier, distance from LLVM's grid, move) for `g`, 2^doublings times a
     // base count of blocks.
@@ -321,7 +329,7 @@ fn few_block_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Cand
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
-/// grids in `gridsel tune-sim`), less those predicted to take more than
+/// grids when searches are replayed on sweep results), less those predicted to take more than
 /// [`PRUNE_ABOVE`] times `auto`'s time. A tuning session
 /// ([`Exploring::Unbounded`]) also tries whole waves of fewer threads and,
 /// last among `auto`'s neighbours, `auto`'s threads on a few blocks per SM.
@@ -350,7 +358,8 @@ pub fn candidates(
 }
 
 /// [`candidates`] with none pruned: what the pruning threshold is judged on
-/// (`gridsel-research costs`).
+/// (`gridsel-research features --candidates`).
+#[cfg(any(test, feature = "research"))]
 pub fn candidates_before_pruning(
     device: &DeviceDesc,
     kernel: &KernelDesc,

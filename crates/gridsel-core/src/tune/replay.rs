@@ -1,5 +1,6 @@
-//! `gridsel tune-sim`: searches replayed against measured times, run
-//! after run, through the store's format.
+//! Searches replayed against measured times, run after run, through the
+//! store's format: research only (feature `research`), for
+//! `gridsel-research tune-sim` and the tests.
 
 use super::learner::Learner;
 use super::policy::Allowance;

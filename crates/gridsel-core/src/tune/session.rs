@@ -12,6 +12,9 @@ use super::prior::learned_moves;
 use super::search::Candidate;
 use super::store::{self, Table, Update};
 use crate::device::DeviceDesc;
+use crate::env::ENV_CACHE;
+use crate::libomptarget::LlvmRelease;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -106,9 +109,11 @@ pub trait Saver: Store {
 pub(super) struct Session {
     store: Option<Box<dyn Saver>>,
     records: OnceLock<Loaded>,
-    /// The process's libomptarget major version (0: unknown), which every
-    /// update carries to its record ([`store::Record::llvm`]).
-    pub(super) llvm: u32,
+    /// The LLVM major version of the libomptarget the searches' launches
+    /// go to (0: unknown), which every update carries to its record
+    /// ([`store::Record::llvm`]): one libomptarget per process, told by
+    /// each search's first launch ([`Self::launches_go_to`]).
+    llvm: AtomicU32,
 }
 
 impl Session {
@@ -116,8 +121,13 @@ impl Session {
         Self {
             store,
             records: OnceLock::new(),
-            llvm: 0,
+            llvm: AtomicU32::new(0),
         }
+    }
+
+    /// A search starts with a launch to `llvm`'s libomptarget.
+    pub(super) fn launches_go_to(&self, llvm: LlvmRelease) {
+        self.llvm.store(llvm.major(), Ordering::Relaxed);
     }
 
     /// The store, read once; a file that cannot be used is one warning and
@@ -130,7 +140,7 @@ impl Session {
             let (table, save) = match store.load() {
                 Ok(contents) => {
                     log::info!(
-                        "tune: store {}: {} searches (GRIDSEL_CACHE=off runs without one)",
+                        "tune: store {}: {} searches ({ENV_CACHE}=off runs without one)",
                         store.location(),
                         contents.table.len()
                     );
@@ -147,7 +157,7 @@ impl Session {
                 }
                 Err(e @ store::StoreError::NotAStore(_)) => {
                     log::warn!(
-                        "tune: store {}: {e}; neither read nor written (does GRIDSEL_CACHE name the right file?)",
+                        "tune: store {}: {e}; neither read nor written (does {ENV_CACHE} name the right file?)",
                         store.location()
                     );
                     (Table::default(), false)
@@ -177,7 +187,7 @@ impl Session {
             return String::new();
         };
         store.save(Update {
-            llvm: self.llvm,
+            llvm: self.llvm.load(Ordering::Relaxed),
             ..update
         });
         format!("; queued for {}", store.location())
@@ -187,7 +197,7 @@ impl Session {
     /// launch thread).
     pub(super) fn flush(&self, updates: Vec<Update>) {
         if let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) {
-            let llvm = self.llvm;
+            let llvm = self.llvm.load(Ordering::Relaxed);
             store.flush(updates.into_iter().map(|u| Update { llvm, ..u }).collect());
         }
     }

@@ -1,8 +1,9 @@
 use super::prior::PRUNE_ABOVE;
+use super::prior::candidates_before_pruning;
 use super::search::{self, Candidate, Exploring, Kind};
 use super::store::{self, Key, Table};
 use super::{
-    Allowance, Learner, Prior, SAMPLE_EVERY, candidates, candidates_before_pruning, cost, resolve,
+    Allowance, Learner, MAX_CANDIDATE_BLOCKS, Prior, SAMPLE_EVERY, candidates, cost, resolve,
 };
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
@@ -90,7 +91,9 @@ fn a_region_without_a_loop_starts_from_llvms_grid_then_spans_the_device() {
         )
     };
     assert_eq!(resolved(4), Some(Geometry::new(64, 51_200)));
-    assert_eq!(resolved(6), Some(Geometry::new(64, MAX_SWEEP_BLOCKS)));
+    assert_eq!(resolved(6), Some(Geometry::new(64, MAX_CANDIDATE_BLOCKS)));
+    // No further than the sweep measured.
+    assert_eq!(MAX_CANDIDATE_BLOCKS, MAX_SWEEP_BLOCKS);
     assert_eq!(resolved(-1), Some(Geometry::new(64, 1600)));
 }
 

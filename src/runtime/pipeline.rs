@@ -1,0 +1,262 @@
+//! The launch pipeline: [`Runtime::launch`] stages a launch (kernel,
+//! device, clause rules, the policy's proposal, the one cut to the launch's
+//! limits), forwards it, and records it.
+
+use super::log_line::{Decided, describe};
+use super::{KernelEntry, Once, Runtime};
+use crate::clauses;
+use crate::config::{ENV_LOG, ENV_POLICY};
+use crate::device::DeviceDesc;
+use crate::geometry::{Geometry, LaunchDesc};
+use crate::guard::boundary;
+use crate::kernel::KernelDesc;
+use crate::policy::{Launch, Limits, Policy, Proposal, llvm};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One `__tgt_target_kernel` call, as the export read it.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchRequest {
+    /// The CUDA ordinal the OpenMP device number resolved to.
+    pub device_id: i64,
+    /// The kernel's host entry address.
+    pub host_ptr: usize,
+    /// What the program asked, with the libomptarget it goes to
+    /// ([`Runtime::llvm`]).
+    pub desc: LaunchDesc,
+    /// The call returns only after the kernel (not `nowait`).
+    pub waits: bool,
+}
+
+/// One launch staged for the forwarded call: what the pipeline decided to
+/// write, and what it records once the call returns.
+struct Staged {
+    entry: Arc<KernelEntry>,
+    /// The index in `entry.descs` of the descriptor the device runs
+    /// ([`KernelEntry::desc_for`]).
+    desc_index: usize,
+    device: Arc<DeviceDesc>,
+    request: LaunchRequest,
+    /// `(num_teams, thread_limit)` to write, `None` to forward unchanged.
+    write: Option<(i32, i32)>,
+    /// The grid launched (as gridsel models it, for LLVM's).
+    grid: Geometry,
+    /// The profile row's label, when profiling.
+    label: Option<Label>,
+    /// Hand the launch's time to the policy.
+    observe: bool,
+}
+
+impl Staged {
+    fn kernel(&self) -> &KernelDesc {
+        &self.entry.descs[self.desc_index]
+    }
+
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            kernel_serial: self.entry.serial,
+            kernel_name: &self.entry.name,
+            kernel: self.kernel(),
+            device_id: self.request.device_id,
+            device: &self.device,
+            desc: self.request.desc,
+            timed: self.request.waits,
+        }
+    }
+}
+
+/// A profile row's label: the policy's name, shared, or one a proposal set.
+enum Label {
+    Shared(Arc<str>),
+    Static(&'static str),
+}
+
+impl Label {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Shared(s) => s,
+            Self::Static(s) => s,
+        }
+    }
+}
+
+impl Runtime {
+    /// Runs one launch through the pipeline. `forward` makes the real call
+    /// with the `(num_teams, thread_limit)` to write, `None` for the
+    /// program's own; it runs outside every panic boundary, so the real
+    /// runtime's unwinding passes through. Any failure of gridsel's own
+    /// forwards the launch unchanged.
+    pub fn launch(
+        &self,
+        request: LaunchRequest,
+        forward: impl FnOnce(Option<(i32, i32)>) -> i32,
+    ) -> i32 {
+        if self.passes_everything() {
+            return forward(None);
+        }
+        let staged = boundary(|| self.stage(request)).flatten();
+        let Some(staged) = staged else {
+            return forward(None);
+        };
+        let timed = staged.observe || staged.label.is_some();
+        let start = timed.then(Instant::now);
+        let rc = forward(staged.write);
+        if let Some(start) = start {
+            let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            boundary(|| self.finish(&staged, ns, rc));
+        }
+        rc
+    }
+
+    /// The decision half of [`Self::launch`], which stages the launch for the
+    /// forwarded call; `None` forwards unchanged and unrecorded (an unknown
+    /// kernel or device).
+    fn stage(&self, request: LaunchRequest) -> Option<Staged> {
+        #[cfg(feature = "fault-injection")]
+        if std::env::var_os(crate::config::ENV_INJECT_PANIC).is_some() {
+            panic!("injected by {}", crate::config::ENV_INJECT_PANIC);
+        }
+        let Some(entry) = self.kernel(request.host_ptr) else {
+            if self.report_once(Once::UnknownKernel(request.host_ptr)) {
+                log::warn!(
+                    "launch of unregistered kernel at {:#x}; passing it through",
+                    request.host_ptr
+                );
+            }
+            return None;
+        };
+        let device = self.device(request.device_id)?;
+        let mut staged = Staged {
+            desc_index: entry.desc_index(&device),
+            entry,
+            device,
+            request,
+            write: None,
+            // LLVM's grid, as gridsel models it, is only worked out for
+            // the profile or the log.
+            grid: Geometry::new(0, 0),
+            label: None,
+            observe: false,
+        };
+        match self.proposal(&staged) {
+            Some(proposal) => self.cut(&mut staged, proposal),
+            None if self.profile.is_some() => {
+                let desc = staged.request.desc;
+                staged.grid = llvm::grid(&staged.device, staged.kernel(), &desc);
+                staged.label = Some(Label::Shared(self.llvm_label.clone()));
+            }
+            None => {}
+        }
+        Some(staged)
+    }
+
+    /// The policy's proposal for a launch the clause rules let it change;
+    /// `None` keeps LLVM's grid.
+    fn proposal(&self, staged: &Staged) -> Option<Proposal> {
+        let desc = staged.request.desc;
+        match clauses::may_change(&desc, self.config.opt_in)
+            .and_then(|()| clauses::may_change_kernel(staged.kernel()))
+        {
+            Ok(()) => self.policy.decide(&staged.launch()),
+            Err(keep) => {
+                // A rule the user can lift is said at info, with the
+                // variable that lifts it, once per kernel (a solver's
+                // shrinking loops would repeat it per trip count); the
+                // others at debug.
+                let name = &staged.entry.name;
+                if keep.has_opt_in() {
+                    if log::log_enabled!(log::Level::Info)
+                        && self.report_once(Once::KeptWithOptIn(staged.request.host_ptr, keep))
+                    {
+                        log::info!("{name}: kept as given: {keep}");
+                    }
+                } else if log::log_enabled!(log::Level::Debug)
+                    && staged
+                        .entry
+                        .first_sighting(staged.request.device_id, desc.trip_count)
+                {
+                    log::debug!("{name}: kept as given: {keep}");
+                }
+                None
+            }
+        }
+    }
+
+    /// Cuts `proposal` to the launch's limits, the one place a grid is cut,
+    /// and stages the result; the info log says what came of it.
+    fn cut(&self, staged: &mut Staged, proposal: Proposal) {
+        let (device, kernel, desc) = (&*staged.device, staged.kernel(), staged.request.desc);
+        let safe = Limits::of(device, kernel, &desc);
+        let limits = if proposal.beyond_safe_range {
+            Limits::compiled(device, kernel)
+        } else {
+            safe
+        };
+        let (grid, cut) = limits.clamp(proposal.grid);
+        if cut {
+            self.report_fixed_cut(&staged.entry.name, grid, &limits);
+        }
+        let (num_teams, thread_limit) = clauses::request(grid, device, kernel);
+        if log::log_enabled!(log::Level::Info)
+            && staged
+                .entry
+                .first_sighting(staged.request.device_id, desc.trip_count)
+        {
+            log::info!(
+                "{}",
+                describe(&Decided {
+                    name: &staged.entry.name,
+                    kernel,
+                    device,
+                    launch: &desc,
+                    policy: &self.config.policy,
+                    rule: proposal.rule,
+                    grid,
+                    cut,
+                    llvm: llvm::grid(device, kernel, &desc),
+                    safe: &safe,
+                })
+            );
+        }
+        staged.write = Some((num_teams, thread_limit));
+        staged.grid = grid;
+        staged.observe = proposal.observe && staged.request.waits;
+        if self.profile.is_some() {
+            staged.label = Some(match proposal.label {
+                Some(label) => Label::Static(label),
+                None => Label::Shared(self.policy_label.clone()),
+            });
+        }
+    }
+
+    /// The grid the user fixed is one `kernel` cannot launch, cut to
+    /// `limits`: one warning per process, for the first such kernel (every
+    /// kernel's cut is in its info line). Other policies' grids are cut
+    /// silently: they are gridsel's own proposals.
+    fn report_fixed_cut(&self, kernel: &str, grid: Geometry, limits: &Limits) {
+        if matches!(self.config.policy, Policy::Fixed(_)) && self.report_once(Once::FixedCut) {
+            log::warn!(
+                "{ENV_POLICY}={}: {kernel} cannot launch that grid ({limits}); its launches get {grid} ({ENV_LOG}=info shows each kernel's)",
+                self.config.policy
+            );
+        }
+    }
+
+    /// The feedback half of [`Self::launch`]: the profile row and the
+    /// policy's observation (a failed launch ranks last).
+    fn finish(&self, staged: &Staged, ns: u64, rc: i32) {
+        if let (Some(label), Some(profile)) = (&staged.label, &self.profile) {
+            profile.record(
+                &staged.entry.name,
+                staged.request.desc.trip_count,
+                label.as_str(),
+                staged.grid,
+                ns,
+            );
+        }
+        if staged.observe {
+            let ns = if rc == 0 { ns } else { u64::MAX };
+            self.policy.observe(&staged.launch(), staged.grid, ns);
+        }
+    }
+}

@@ -135,7 +135,7 @@ pub fn journal_store(bytes: &[u8]) -> Result<Option<JournalId>, StoreError> {
 /// is not a journal's is [`StoreError::NotAJournal`], of a newer version
 /// [`StoreError::Newer`].
 pub fn parse_journal(bytes: &[u8]) -> Result<Journal, StoreError> {
-    parse_journal_lines(bytes, |_| true)
+    parse_journal_lines(bytes, None)
 }
 
 /// [`parse_journal`] for a reader that needs only `only`'s kernels: the
@@ -143,10 +143,10 @@ pub fn parse_journal(bytes: &[u8]) -> Result<Journal, StoreError> {
 /// named as dropped); the first line, the torn last line and the rest
 /// follow [`parse_journal`]'s rules.
 pub fn parse_journal_only(bytes: &[u8], only: &Only) -> Result<Journal, StoreError> {
-    parse_journal_lines(bytes, |line| only.wants(line))
+    parse_journal_lines(bytes, Some(only))
 }
 
-fn parse_journal_lines(bytes: &[u8], wants: impl Fn(&[u8]) -> bool) -> Result<Journal, StoreError> {
+fn parse_journal_lines(bytes: &[u8], only: Option<&Only>) -> Result<Journal, StoreError> {
     let mut journal = Journal {
         store: journal_store(bytes)?,
         complete: bytes.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1),
@@ -164,12 +164,13 @@ fn parse_journal_lines(bytes: &[u8], wants: impl Fn(&[u8]) -> bool) -> Result<Jo
         .split_inclusive(|&b| b == b'\n')
         .enumerate()
     {
-        if !wants(line) {
+        if only.is_some_and(|only| !only.wants(line)) {
             continue;
         }
         let what = format!("journal line {}", n + 2);
         match serde_json::from_slice::<Checked>(line) {
             Err(e) => journal.dropped.push(format!("{what}: {e}")),
+            Ok(record) if only.is_some_and(|only| !only.wants_record(&record)) => {}
             Ok(record) => match read_record(&what, record) {
                 (_, Ok(r)) => journal.updates.push(Update::of_record(r)),
                 (name, Err(e)) => journal.dropped.push(format!("{name}: {e}")),

@@ -24,10 +24,12 @@ impl Only {
         self.kernels.contains(kernel)
     }
 
-    /// Whether a line of a store or journal may hold a wanted record. Every
-    /// record gridsel writes is one line that starts with its kernel's name
-    /// (`{"kernel":"k_l7",`): those of other kernels are not. Any other
-    /// line (written by hand, or a name with a JSON escape in it) is.
+    /// Whether a line of a store or journal may hold a wanted record, from
+    /// its first bytes alone. Every record gridsel writes is one line that
+    /// starts with its kernel's name (`{"kernel":"k_l7",`): those of other
+    /// kernels are not. Any other line (written by hand or by another tool,
+    /// `{ "kernel": "k_l7"`, or a name with a JSON escape in it) may be, and
+    /// is parsed, then kept only if [`Only::wants_record`].
     pub(super) fn wants(&self, line: &[u8]) -> bool {
         let Some(rest) = line.strip_prefix(b"{\"kernel\":\"") else {
             return true;
@@ -38,6 +40,16 @@ impl Only {
             }
             _ => true,
         }
+    }
+}
+
+impl Only {
+    /// Whether a parsed record is of a wanted kernel, or names none as a
+    /// string (it does not validate, and is named as dropped as [`parse`]
+    /// names it): the check behind [`Only::wants`]'s guess, so that a
+    /// filtered read is [`parse`]'s cut to the wanted kernels.
+    pub(super) fn wants_record(&self, record: &Checked) -> bool {
+        record.kernel().is_none_or(|k| self.wants_kernel(k))
     }
 }
 
@@ -137,6 +149,7 @@ impl<'a> OnlyLines<'a> {
                     return;
                 }
                 match serde_json::from_slice::<Checked>(record) {
+                    Ok(checked) if !self.only.wants_record(&checked) => {}
                     Ok(checked) => self.contents.add(n, checked),
                     // Not a whole record on its line.
                     Err(_) => self.other = true,

@@ -160,7 +160,7 @@ impl Contents {
 /// name it gets in messages: its name with the kernel's, and the record or
 /// why it does not validate.
 pub(super) fn read_record(what: &str, record: Checked) -> (String, Result<Record, String>) {
-    let name = match record.value.get("kernel").and_then(Value::as_str) {
+    let name = match record.kernel() {
         Some(kernel) => format!("{what} (kernel {kernel})"),
         None => what.to_string(),
     };
@@ -187,6 +187,13 @@ struct Document {
 pub(super) struct Checked {
     value: Value,
     repeated: Option<String>,
+}
+
+impl Checked {
+    /// The kernel it names, when it names one.
+    pub(super) fn kernel(&self) -> Option<&str> {
+        self.value.get("kernel").and_then(Value::as_str)
+    }
 }
 
 impl From<Value> for Checked {

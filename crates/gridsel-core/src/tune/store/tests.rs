@@ -461,6 +461,13 @@ fn a_reader_of_some_kernels_reads_what_a_whole_parse_reads_of_them() {
         table
             .render()
             .replacen("\n]}", &format!(",\n{bad},\n{second_a}\n]}}"), 1),
+        // Records written by another tool, one a line but not starting
+        // as gridsel starts them (a field first, a space): parsed, and
+        // kept only when of a wanted kernel.
+        table.render().replace("{\"kernel\":", "{ \"kernel\":"),
+        table
+            .render()
+            .replace("{\"kernel\":", "{\"note\":1,\"kernel\":"),
         // Records over several lines, and on one: parsed whole.
         table.render().replace(",\"device\"", ",\n\"device\""),
         table.render().replace(",\n{", ", {"),
@@ -527,6 +534,16 @@ fn a_reader_of_some_kernels_reads_only_their_journal_lines_by_the_same_rules() {
         journal.dropped
     );
     assert_eq!(journal.dropped.len(), 2);
+    // Lines of another tool's spacing: parsed, and kept only when of a
+    // wanted kernel.
+    let spaced = format!("{}{a}{b}", journal_header(id)).replace("{\"kernel\":", "{ \"kernel\":");
+    let journal = parse_journal_only(spaced.as_bytes(), &only).unwrap();
+    let kernels: Vec<&str> = journal
+        .updates
+        .iter()
+        .map(|u| u.key.kernel.as_str())
+        .collect();
+    assert_eq!(kernels, ["a"]);
 }
 
 #[test]

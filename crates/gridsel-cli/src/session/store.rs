@@ -5,7 +5,7 @@
 
 use gridsel_core::tune::learned;
 use gridsel_core::tune::search::Candidate;
-use gridsel_core::tune::store::{Record, Table};
+use gridsel_core::tune::store::{Record, Table, Update};
 use gridsel_host::config;
 use gridsel_host::files::{self, OnInvalid};
 use std::collections::BTreeSet;
@@ -65,24 +65,47 @@ pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(Stri
         .collect())
 }
 
-/// Puts `records` into the store `to`, each in place of the store's own
-/// search of its key: they hold that search as the session began (the
-/// session tuned a copy), with what the session added. Removes the store's
-/// searches of the keys of `refused`, which the session found no better
-/// than auto's grids in production: an earlier session's copy of one would
-/// go on being launched. Returns how many it removed.
-pub fn merge(to: &config::Store, records: &[Record], refused: &[Record]) -> Result<usize, String> {
+/// Adds to the store `to` what the session added to `records` (the
+/// searches it tuned in its copy, as they ended there) over `initial`
+/// (the store as it copied it): each record's delta
+/// ([`Update::between`]) is applied to the store's search as it is now, as
+/// a journal line is, so that what others added meanwhile (programs run
+/// with `GRIDSEL_POLICY=tune`, another session, `gridsel cache clear`)
+/// stays. Removes the store's searches of the keys of `refused`, which the
+/// session found no better than auto's grids in production (an earlier
+/// session's copy of one would go on being launched), where they are still
+/// as the session copied them; one that changed meanwhile is left, said
+/// in one line. Returns how many it removed.
+pub fn merge(
+    to: &config::Store,
+    initial: &Table,
+    records: &[Record],
+    refused: &[Record],
+) -> Result<usize, String> {
     let shown = to.path.display();
     if to.default {
         files::create_store_folder(&to.path).map_err(|e| format!("{shown}: {e}"))?;
     }
-    let mut removed = 0;
+    let (mut removed, mut changed) = (0, Vec::new());
     files::edit_cache(&to.path, PATIENCE, OnInvalid::Refuse, |table| {
-        removed = table.retain(|r| !refused.iter().any(|x| x.key == r.key));
+        for key in refused.iter().map(|r| &r.key) {
+            match (table.get(key), initial.get(key)) {
+                (Some(now), Some(copied)) if now == copied => {
+                    removed += table.retain(|r| r.key != *key);
+                }
+                (Some(_), _) => changed.push(key.kernel.clone()),
+                (None, _) => {}
+            }
+        }
         for r in records {
-            table.insert(r.clone());
+            table.apply(&Update::between(initial.get(&r.key), r));
         }
     })
     .map_err(|e| format!("{shown}: {e}"))?;
+    for kernel in changed {
+        eprintln!(
+            "gridsel tune: {shown}: the search of {kernel} that this session found no better than auto's grids was added to while it ran, so it is kept; run `gridsel tune` again to judge it"
+        );
+    }
     Ok(removed)
 }

@@ -154,6 +154,46 @@ impl Update {
         }
     }
 
+    /// What was added to `before` (`None`: no record) to make `after`, the
+    /// same search, as an update: applied to `before` it gives `after`
+    /// back, and applied to the record the store holds by then it adds
+    /// only that, as a journal line does, keeping what others added
+    /// meanwhile (a tuning session's delta: it tuned a copy of the store).
+    /// Samples are told apart by their order: a kind's list is the old one
+    /// with new samples pushed on, its oldest dropped past
+    /// [`crate::tune::search::KEEP`], so the new ones are what follows the
+    /// longest tail of the old list that the new list starts with.
+    /// Counts are differences, `settled` and `pinned` count where they
+    /// changed, and the tally's times and LLVM are `after`'s.
+    pub fn between(before: Option<&Record>, after: &Record) -> Self {
+        let none = Record::new(after.key.clone());
+        let before = before.unwrap_or(&none);
+        let old = |c: Candidate, kind: Kind| {
+            let at = before.search.candidates.iter().position(|&x| x == c);
+            at.map_or(&[][..], |i| before.search.samples[i].of(kind))
+        };
+        let mut samples = Vec::new();
+        for (&c, s) in after.search.candidates.iter().zip(&after.search.samples) {
+            for kind in [Kind::Cold, Kind::Warm] {
+                let new = added_samples(old(c, kind), s.of(kind));
+                samples.extend(new.iter().map(|&ns| (c, kind, ns)));
+            }
+        }
+        let (b, a) = (&before.search, &after.search);
+        Self {
+            key: after.key.clone(),
+            tally: Tally {
+                runs: after.tally.runs.saturating_sub(before.tally.runs),
+                ..after.tally
+            },
+            llvm: after.llvm,
+            explored: [0, 1].map(|i| a.explored[i].saturating_sub(b.explored[i])),
+            settled: [0, 1].map(|i| a.settled[i] && !b.settled[i]),
+            samples,
+            pinned: after.pinned.filter(|_| after.pinned != before.pinned),
+        }
+    }
+
     /// Whether it adds anything.
     pub fn is_empty(&self) -> bool {
         self.tally.runs == 0
@@ -161,6 +201,16 @@ impl Update {
             && self.pinned.is_none()
             && self.settled == [false; 2]
     }
+}
+
+/// The samples of `new` pushed on after `old`'s ([`Update::between`]): what
+/// follows the longest tail of `old` that `new` starts with (all of `new`
+/// where none does: every old sample was pushed out).
+fn added_samples<'a>(old: &[u64], new: &'a [u64]) -> &'a [u64] {
+    let from = (0..old.len())
+        .find(|&from| new.starts_with(&old[from..]))
+        .unwrap_or(old.len());
+    &new[old.len() - from..]
 }
 
 #[derive(Serialize, Deserialize)]

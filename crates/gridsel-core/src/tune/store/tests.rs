@@ -622,3 +622,69 @@ fn a_record_used_in_the_far_future_goes_first_and_use_mends_it() {
     table.apply(&u);
     assert_eq!(table.get(&key(12)).unwrap().tally.used, now + CLOCK_SLACK);
 }
+
+#[test]
+fn what_a_session_added_applies_over_what_others_added_meanwhile() {
+    let k = key(21).with_kernel("k");
+    let mut initial = Record::new(k.clone());
+    initial.merge(&busy_update("k"));
+    // The session's runs: two processes, new samples past the kept eight,
+    // a candidate the store had no samples of, the cold plan finished.
+    let mut session = Update::new(k.clone());
+    session.tally = Tally {
+        runs: 2,
+        used: 1_900_000_000,
+        ..initial.tally
+    };
+    session.explored = [3, 1];
+    session.settled = [true, true];
+    for ns in [7000, 7001, 7002] {
+        session.samples.push((Candidate::Auto, Kind::Warm, ns));
+    }
+    session.samples.push((Candidate::Llvm, Kind::Cold, 6500));
+    let mut after = initial.clone();
+    after.merge(&session);
+    let delta = Update::between(Some(&initial), &after);
+    let mut again = initial.clone();
+    again.merge(&delta);
+    assert_eq!(again, after);
+    assert_eq!(delta.tally.runs, 2);
+    assert_eq!(delta.explored, [3, 1]);
+    assert_eq!(delta.settled, [true, false]);
+    assert_eq!(delta.samples.len(), 4, "{:?}", delta.samples);
+    // Another process added to the store's record meanwhile: both count.
+    let mut other = Update::new(k.clone());
+    other.tally = Tally {
+        runs: 1,
+        ..initial.tally
+    };
+    other.samples.push((Candidate::Llvm, Kind::Warm, 3999));
+    let mut now = initial.clone();
+    now.merge(&other);
+    now.merge(&delta);
+    assert_eq!(now.tally.runs, initial.tally.runs + 3);
+    let llvm = now
+        .search
+        .candidates
+        .iter()
+        .position(|&c| c == Candidate::Llvm);
+    let llvm = &now.search.samples[llvm.unwrap()];
+    assert!(llvm.warm.contains(&3999) && llvm.cold == [6500]);
+    // The store was cleared meanwhile: only the session's samples come.
+    let mut cleared = Record::new(k.clone());
+    cleared.merge(&delta);
+    let auto = cleared
+        .search
+        .candidates
+        .iter()
+        .position(|&c| c == Candidate::Auto);
+    assert_eq!(
+        cleared.search.samples[auto.unwrap()].warm,
+        [7000, 7001, 7002]
+    );
+    assert_eq!(cleared.tally.runs, 2);
+    // A search new to the store: all of it.
+    let mut fresh = Record::new(k);
+    fresh.merge(&Update::between(None, &after));
+    assert_eq!(fresh.search, after.search);
+}

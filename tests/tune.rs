@@ -11,8 +11,7 @@ use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
 use gridsel::tune::search::{Candidate, Exploring, Kind};
 use gridsel::tune::store::{
-    self, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, StoreError, Table,
-    Update,
+    Contents, JOURNAL_COMPACT_BYTES, Key, MAX_JOURNAL_BYTES, StoreError, Table, Update,
 };
 use gridsel::tune::{
     Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TRIAL_LABEL,
@@ -1211,7 +1210,7 @@ fn readers_racing_compactions_never_count_an_update_twice() {
 /// A journal line that does not validate is dropped alone, and the
 /// journal as it was kept as `<store>.journal.bad` before a process's
 /// write merges the rest into the store. A `.journal` that is not a
-/// gridsel journal, one over its cap, a link or a FIFO: the store is
+/// gridsel journal, a link or a FIFO: the store is
 /// refused, and the file left as it is.
 #[test]
 fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_left_alone() {
@@ -1243,21 +1242,11 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
     // Files at the journal's name that gridsel did not write.
     let victim = path.with_file_name("victim");
     std::fs::write(&victim, "precious\n").unwrap();
-    let over = format!(
-        "{}{}",
-        store::journal_header(JournalId(1)),
-        " ".repeat(1 << 20)
-    );
     for (what, make, message) in [
         (
             "notes",
             &(|j: &Path| std::fs::write(j, "notes\n").unwrap()) as &dyn Fn(&Path),
             "not a gridsel journal",
-        ),
-        (
-            "over its cap",
-            &|j: &Path| std::fs::write(j, &over).unwrap(),
-            "larger than 1 MiB",
         ),
         (
             "a link",
@@ -1305,6 +1294,65 @@ fn the_journal_never_passes_its_cap() {
     files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!journal.exists(), "merged in");
     assert_eq!(runs(&path, "k", 1), 3 + fits as u32);
+}
+
+/// A journal over its cap (gridsel never writes one; another program or
+/// an older gridsel may) used to lock the store for good: every read
+/// failed, so production ignored every record, and every write and
+/// `gridsel cache clear` refused. Readers now read the store without it,
+/// saying in one line what happens next; the next write, and a clear
+/// (`edit_cache`, which refuses records that do not validate), keep it as
+/// `.journal.bad` and start afresh; a `.bad` in the way is one error
+/// saying what to move.
+#[test]
+fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
+    let path = temp("journal_over_cap");
+    let journal = files::journal_path(&path);
+    let bad = path.with_file_name("cache.json.journal.bad");
+    let oversize = |path: &Path| {
+        files::store_cache(path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        let text = journal_text(path);
+        let line = format!("{}\n", text.lines().nth(1).unwrap());
+        let lines = (MAX_JOURNAL_BYTES as usize / line.len()) + 1;
+        let big = text + &line.repeat(lines);
+        std::fs::write(files::journal_path(path), &big).unwrap();
+        big
+    };
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let big = oversize(&path);
+    let read = files::load_cache(&path).unwrap();
+    assert_eq!(runs(&path, "k", 1), 1, "the store alone");
+    assert_eq!(read.dropped.len(), 1, "{:?}", read.dropped);
+    assert!(
+        read.dropped[0].contains("larger than 1 MiB")
+            && read.dropped[0].contains("the next write to the store keeps it as"),
+        "{:?}",
+        read.dropped
+    );
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), big);
+    assert!(!journal.exists());
+    assert_eq!(runs(&path, "k", 1), 2);
+    assert!(files::load_cache(&path).unwrap().dropped.is_empty());
+
+    // With a `.bad` in the way: one error naming it; the store unchanged.
+    oversize(&path);
+    let before = std::fs::read(&path).unwrap();
+    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    assert!(
+        err.to_string().contains("is in the way of keeping a copy")
+            && err.to_string().contains("until that file is moved away"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Moved away: a clear empties the store and sets the journal aside.
+    std::fs::remove_file(&bad).unwrap();
+    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |table| {
+        table.retain(|_| false);
+    })
+    .unwrap();
+    assert!(bad.exists() && !journal.exists());
+    assert!(files::load_cache(&path).unwrap().table.is_empty());
 }
 
 #[test]

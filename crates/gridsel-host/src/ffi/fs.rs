@@ -417,6 +417,15 @@ pub fn write_new(path: &Path, bytes: &[u8], like: &Path) -> io::Result<()> {
     written
 }
 
+/// Gives the regular file at `from` a second name `to`, which must not
+/// exist (`AlreadyExists`; never through a link), in the same folder:
+/// a file too large to copy is kept as it is.
+pub fn link_new(from: &Path, to: &Path) -> io::Result<()> {
+    ensure_regular_or_absent(from)?.ok_or(io::ErrorKind::NotFound)?;
+    // link(2) does not follow a link at `from`, nor create through one at `to`.
+    std::fs::hard_link(from, to)
+}
+
 /// An exclusive `flock` on an open file, released when dropped (closing the
 /// file releases it).
 #[derive(Debug)]

@@ -1424,6 +1424,127 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     assert!(!target.exists() && !path.exists());
 }
 
+/// A store, journal or lock that another user owns (neither this
+/// process's nor root) is refused, as ssh refuses such files: another user
+/// who may write the store's folder could plant grids for this process to
+/// launch, a journal for it to append to, or a lock held with `flock` that
+/// made every exit wait out its patience. (Run as root, as the tests are
+/// here and in CI, the files are given to another uid; otherwise skipped.)
+#[test]
+fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: giving files to another user needs root");
+        return;
+    }
+    const OTHER: u32 = 4242;
+    let give = |p: &Path| std::os::unix::fs::chown(p, Some(OTHER), Some(OTHER)).unwrap();
+    let refused = |err: StoreError| {
+        let text = err.to_string();
+        assert!(
+            text.contains("owned by another user (uid 4242), neither this one nor root"),
+            "{text}"
+        );
+    };
+    for planted in ["store", "journal", "lock"] {
+        let path = temp(&format!("planted_{planted}"));
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        let file = match planted {
+            "store" => path.clone(),
+            "journal" => files::journal_path(&path),
+            _ => cache_lock(&path),
+        };
+        give(&file);
+        let before = std::fs::read(&file).unwrap();
+        // A planted lock held by its owner: refused, not waited for.
+        let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+        let start = Instant::now();
+        let patience = if planted == "lock" {
+            PATIENCE
+        } else {
+            Duration::ZERO
+        };
+        let err = files::store_cache(&path, &[entry("k", 1, 32)], patience);
+        if planted == "lock" {
+            refused(err.unwrap_err());
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                start.elapsed()
+            );
+        } else {
+            assert!(matches!(err, Err(StoreError::Busy)), "{err:?}");
+        }
+        drop(held);
+        if planted != "lock" {
+            refused(files::load_cache(&path).unwrap_err());
+        }
+        refused(files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err());
+        let clear = files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |t| {
+            t.retain(|_| false);
+        });
+        refused(clear.unwrap_err());
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            before,
+            "{planted} left as it is"
+        );
+    }
+}
+
+/// A store whose owner this process may not give a rewrite back to (root's
+/// store, rewritten by a user who may write its folder) does not pass its
+/// world-writable mode on to the user's own file.
+#[test]
+fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run a process as another user");
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let path = temp("world_writable");
+    let dir = path.parent().unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // Another user (uid 4242) rewrites root's store, world-writable.
+    let lock = cache_lock(&path);
+    let _ = std::fs::remove_file(&lock);
+    let status = std::process::Command::new("setpriv")
+        .args(["--reuid=4242", "--regid=4242", "--clear-groups", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", "--nocapture", "rewrite_as_another_user"])
+        .env("GRIDSEL_TEST_REWRITE", &path)
+        .status();
+    let Ok(status) = status else {
+        eprintln!("skipped: no setpriv");
+        return;
+    };
+    assert!(status.success());
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(meta.uid(), 4242, "rewritten by the other user");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o664);
+    // Root refuses it now (another user's), its record still in it.
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("{\"kernel\":\"k\"")
+    );
+    assert!(files::load_cache(&path).is_err());
+}
+
+/// [`a_rewrite_never_keeps_another_owners_world_writable_mode`]'s other
+/// user: merges its journal into the store `GRIDSEL_TEST_REWRITE` names.
+#[test]
+fn rewrite_as_another_user() {
+    let Some(path) = std::env::var_os("GRIDSEL_TEST_REWRITE") else {
+        return;
+    };
+    files::edit_cache(Path::new(&path), PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+}
+
 #[test]
 fn a_device_node_cache_is_refused_not_replaced() {
     let path = temp("device");

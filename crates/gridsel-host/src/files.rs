@@ -201,6 +201,8 @@ const READ_ATTEMPTS: usize = 3;
 /// stale (a compaction was killed before removing it) and left out.
 /// With `only`, only those kernels' records are read ([`load_cache_only`]).
 fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, StoreError> {
+    ensure_owned(path, false)?;
+    ensure_owned(&journal_path(path), true)?;
     let (mut contents, mut text) = read_store(path, only)?;
     for _ in 0..READ_ATTEMPTS {
         let (bytes, journal) = match read_journal(path, only)? {
@@ -363,6 +365,8 @@ fn write_cache(
     due: Option<JournalId>,
 ) -> Result<(), StoreError> {
     let _lock = lock_cache(path, patience)?;
+    ensure_owned(path, false)?;
+    ensure_owned(&journal_path(path), true)?;
     if let Some(id) = paired_journal(path)?.filter(|&id| Some(id) != due)
         && (updates.is_empty() || append_journal(path, id, updates)?)
     {
@@ -375,9 +379,30 @@ fn write_cache(
     })
 }
 
+/// Refuses the store's file at `path` (the store, or with `named` its
+/// journal or lock, named in the message) when another user owns it
+/// ([`fs::ensure_owned`]): checked before it is read, appended to or
+/// waited on, so that a planted lock that another user holds costs no
+/// wait. What is not a regular file is left to the read that follows to
+/// refuse, in its words.
+fn ensure_owned(path: &Path, named: bool) -> Result<(), StoreError> {
+    let Ok(Some(meta)) = fs::ensure_regular_or_absent(path) else {
+        return Ok(());
+    };
+    fs::ensure_owned(&meta).map_err(|e| {
+        let e = match named {
+            true => io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+            false => e,
+        };
+        StoreError::Io(e)
+    })
+}
+
 /// Takes the store's lock, waiting at most `patience`.
 fn lock_cache(path: &Path, patience: Duration) -> Result<fs::FileLock, StoreError> {
-    fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
+    let lock = sibling(path, ".lock");
+    ensure_owned(&lock, true)?;
+    fs::lock(&lock, patience).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock => StoreError::Busy,
         _ => StoreError::Io(e),
     })

@@ -109,3 +109,53 @@ pub fn merge(
     }
     Ok(removed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gridsel_core::tune::search::Kind;
+    use gridsel_core::tune::store::Key;
+
+    /// One process's run of the search of `class`, with one sample.
+    fn run_of(class: u32, ns: u64) -> Update {
+        let key = Key {
+            kernel: "k".into(),
+            device: "H100".into(),
+            sm_arch: 90,
+            class,
+            build: String::new(),
+        };
+        let mut u = Update::new(key);
+        u.tally.runs = 1;
+        u.samples.push((Candidate::Auto, Kind::Cold, ns));
+        u
+    }
+
+    /// A refused search is removed only while it is as the session copied
+    /// it: one that a program added to meanwhile is kept (the session used
+    /// to remove it, and that program's run with it).
+    #[test]
+    fn a_refused_search_added_to_meanwhile_is_kept() {
+        let dir = std::env::temp_dir().join(format!("gridsel-refused-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let to = config::Store {
+            path: dir.join("tune.json"),
+            default: false,
+        };
+        let patience = Duration::from_secs(5);
+        files::store_cache(&to.path, &[run_of(17, 100), run_of(20, 100)], patience).unwrap();
+        let initial = files::load_cache(&to.path).unwrap().table;
+        let refused: Vec<Record> = initial.records().cloned().collect();
+        // A program adds to the search of class 17 during the session.
+        files::store_cache(&to.path, &[run_of(17, 90)], patience).unwrap();
+        assert_eq!(merge(&to, &initial, &[], &refused), Ok(1));
+        let left = files::load_cache(&to.path).unwrap().table;
+        let left: Vec<(u32, u32)> = left
+            .records()
+            .map(|r| (r.key.class, r.tally.runs))
+            .collect();
+        assert_eq!(left, [(17, 2)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

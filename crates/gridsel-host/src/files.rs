@@ -88,7 +88,10 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
 /// The journal follows the store's rules: a regular file, never through a
 /// link, read up to its cap, given the store's mode and owner, and
 /// written only when the store would be (a gridsel store of this version,
-/// not read-only, under its cap).
+/// not read-only, under its cap). One over its cap is not read, and the
+/// next compaction keeps it as `<file>.journal.bad`. The store, journal
+/// and lock are refused when another user owns them than this process's
+/// or root ([`fs::ensure_owned`]).
 pub struct StoreFile {
     path: PathBuf,
     /// Create the folder if missing (the default store under
@@ -496,7 +499,8 @@ pub enum OnInvalid {
 /// file starts empty; one that cannot be read, that is not a gridsel store,
 /// that a newer gridsel wrote or that is read-only is left as it is (an
 /// error), and so is a journal that is not gridsel's; records and lines
-/// that do not validate go as `on_invalid` says.
+/// that do not validate go as `on_invalid` says, and a journal over its
+/// cap is kept as `<file>.journal.bad` whatever it says.
 pub fn edit_cache(
     path: &Path,
     patience: Duration,

@@ -159,7 +159,7 @@ fn production_launches_a_settled_records_grid_as_learned_and_writes_nothing() {
     assert_contains_all(
         run.assert_one_gridsel_line_with("learned grids: "),
         &[&format!(
-            "learned grids: 1 from {store_s} for this program's kernels"
+            "learned grids: 1 from {store_s} for this program's kernels on this GPU, "
         )],
     );
     // The decision, in the user's terms: the learned grid, and whence.
@@ -204,6 +204,56 @@ fn production_launches_a_settled_records_grid_as_learned_and_writes_nothing() {
         run.assert_no_gridsel_line_with("gridsel: warn");
     }
     assert!(!dir.join("nowhere").exists() && !xdg.exists());
+}
+
+/// The line that says how many learned grids were read counts those for
+/// the GPU launched on, and says apart how many are another GPU's (or
+/// sm_arch's), which never apply: it used to count them all.
+#[test]
+fn the_learned_grids_line_counts_only_this_gpus_and_says_the_others_apart() {
+    let dir = temp_dir("learned_other_gpu");
+    let key = tuned_key(&repeat(), &dir);
+    let store = dir.join("tune.json");
+    let store_s = store.to_string_lossy().into_owned();
+    let env = [("GRIDSEL_CACHE", store_s.as_str())];
+    let grid = Geometry::new(64, 7);
+    let other_gpu = Key {
+        device: "NVIDIA A100-SXM4-80GB".into(),
+        sm_arch: 80,
+        ..key.clone()
+    };
+    let other_arch = Key {
+        sm_arch: 89,
+        ..key.clone()
+    };
+    write_store(
+        &store,
+        &[
+            record(&key, grid, true, 19),
+            record(&other_gpu, grid, true, 19),
+            record(&other_arch, grid, true, 19),
+        ],
+    );
+    let (run, rows) = production(&repeat(), &dir, &env);
+    all_launches(&rows, "learned", grid);
+    assert_contains_all(
+        run.assert_one_gridsel_line_with("learned grids: "),
+        &[
+            &format!("learned grids: 1 from {store_s} for this program's kernels on this GPU, "),
+            "(sm_90), and 2 for another GPU, not used here",
+        ],
+    );
+    // Only another GPU's: none, said so.
+    write_store(&store, &[record(&other_gpu, grid, true, 19)]);
+    let (run, rows) = production(&repeat(), &dir, &env);
+    all_auto(&rows);
+    assert_contains_all(
+        run.assert_one_gridsel_line_with("learned grids: "),
+        &[
+            "learned grids: none for this GPU, ",
+            "the 1 read for this program's kernels were measured on another GPU",
+        ],
+    );
 }
 
 #[test]

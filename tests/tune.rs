@@ -12,8 +12,7 @@ use gridsel::libomptarget::LlvmRelease;
 use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
 use gridsel::tune::search::{Candidate, Exploring, Kind};
 use gridsel::tune::store::{
-    self, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, StoreError, Table,
-    Update,
+    Contents, JOURNAL_COMPACT_BYTES, Key, MAX_JOURNAL_BYTES, StoreError, Table, Update,
 };
 use gridsel::tune::{
     Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store, TRIAL_LABEL,
@@ -1004,15 +1003,17 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
         compact(&path);
         assert_eq!(mode(&path), m, "{m:o} became {:o}", mode(&path));
     }
-    // Another user's store, rewritten by one who may give it away (root),
-    // stays theirs, and so does its journal.
-    if std::os::unix::fs::chown(&path, Some(4321), Some(4321)).is_ok() {
+    // Another user's store is refused, even by root
+    // (a_store_journal_or_lock_another_user_owns_is_refused_at_once); the
+    // group is kept where the process may.
+    if std::os::unix::fs::chown(&path, None, Some(4321)).is_ok() {
         files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
-        assert_eq!(owner(&journal), (4321, 4321));
+        assert_eq!(owner(&journal).1, 4321);
         compact(&path);
-        assert_eq!(owner(&path), (4321, 4321));
+        assert_eq!(owner(&path).1, 4321);
+        std::os::unix::fs::chown(&path, None, Some(0)).unwrap();
     } else {
-        eprintln!("SKIPPED: giving a file away needs root");
+        eprintln!("SKIPPED: giving a file to another group needs root");
     }
     // The copy of a private store is private too.
     chmod(&path, 0o600);
@@ -1212,7 +1213,7 @@ fn readers_racing_compactions_never_count_an_update_twice() {
 /// A journal line that does not validate is dropped alone, and the
 /// journal as it was kept as `<store>.journal.bad` before a process's
 /// write merges the rest into the store. A `.journal` that is not a
-/// gridsel journal, one over its cap, a link or a FIFO: the store is
+/// gridsel journal, a link or a FIFO: the store is
 /// refused, and the file left as it is.
 #[test]
 fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_left_alone() {
@@ -1244,21 +1245,11 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
     // Files at the journal's name that gridsel did not write.
     let victim = path.with_file_name("victim");
     std::fs::write(&victim, "precious\n").unwrap();
-    let over = format!(
-        "{}{}",
-        store::journal_header(JournalId(1)),
-        " ".repeat(1 << 20)
-    );
     for (what, make, message) in [
         (
             "notes",
             &(|j: &Path| std::fs::write(j, "notes\n").unwrap()) as &dyn Fn(&Path),
             "not a gridsel journal",
-        ),
-        (
-            "over its cap",
-            &|j: &Path| std::fs::write(j, &over).unwrap(),
-            "larger than 1 MiB",
         ),
         (
             "a link",
@@ -1306,6 +1297,65 @@ fn the_journal_never_passes_its_cap() {
     files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!journal.exists(), "merged in");
     assert_eq!(runs(&path, "k", 1), 3 + fits as u32);
+}
+
+/// A journal over its cap (gridsel never writes one; another program or
+/// an older gridsel may) used to lock the store for good: every read
+/// failed, so production ignored every record, and every write and
+/// `gridsel cache clear` refused. Readers now read the store without it,
+/// saying in one line what happens next; the next write, and a clear
+/// (`edit_cache`, which refuses records that do not validate), keep it as
+/// `.journal.bad` and start afresh; a `.bad` in the way is one error
+/// saying what to move.
+#[test]
+fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
+    let path = temp("journal_over_cap");
+    let journal = files::journal_path(&path);
+    let bad = path.with_file_name("cache.json.journal.bad");
+    let oversize = |path: &Path| {
+        files::store_cache(path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        let text = journal_text(path);
+        let line = format!("{}\n", text.lines().nth(1).unwrap());
+        let lines = (MAX_JOURNAL_BYTES as usize / line.len()) + 1;
+        let big = text + &line.repeat(lines);
+        std::fs::write(files::journal_path(path), &big).unwrap();
+        big
+    };
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    let big = oversize(&path);
+    let read = files::load_cache(&path).unwrap();
+    assert_eq!(runs(&path, "k", 1), 1, "the store alone");
+    assert_eq!(read.dropped.len(), 1, "{:?}", read.dropped);
+    assert!(
+        read.dropped[0].contains("larger than 1 MiB")
+            && read.dropped[0].contains("the next write to the store keeps it as"),
+        "{:?}",
+        read.dropped
+    );
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), big);
+    assert!(!journal.exists());
+    assert_eq!(runs(&path, "k", 1), 2);
+    assert!(files::load_cache(&path).unwrap().dropped.is_empty());
+
+    // With a `.bad` in the way: one error naming it; the store unchanged.
+    oversize(&path);
+    let before = std::fs::read(&path).unwrap();
+    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    assert!(
+        err.to_string().contains("is in the way of keeping a copy")
+            && err.to_string().contains("until that file is moved away"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Moved away: a clear empties the store and sets the journal aside.
+    std::fs::remove_file(&bad).unwrap();
+    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |table| {
+        table.retain(|_| false);
+    })
+    .unwrap();
+    assert!(bad.exists() && !journal.exists());
+    assert!(files::load_cache(&path).unwrap().table.is_empty());
 }
 
 #[test]
@@ -1375,6 +1425,127 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(!target.exists() && !path.exists());
+}
+
+/// A store, journal or lock that another user owns (neither this
+/// process's nor root) is refused, as ssh refuses such files: another user
+/// who may write the store's folder could plant grids for this process to
+/// launch, a journal for it to append to, or a lock held with `flock` that
+/// made every exit wait out its patience. (Run as root, as the tests are
+/// here and in CI, the files are given to another uid; otherwise skipped.)
+#[test]
+fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: giving files to another user needs root");
+        return;
+    }
+    const OTHER: u32 = 4242;
+    let give = |p: &Path| std::os::unix::fs::chown(p, Some(OTHER), Some(OTHER)).unwrap();
+    let refused = |err: StoreError| {
+        let text = err.to_string();
+        assert!(
+            text.contains("owned by another user (uid 4242), neither this one nor root"),
+            "{text}"
+        );
+    };
+    for planted in ["store", "journal", "lock"] {
+        let path = temp(&format!("planted_{planted}"));
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        let file = match planted {
+            "store" => path.clone(),
+            "journal" => files::journal_path(&path),
+            _ => cache_lock(&path),
+        };
+        give(&file);
+        let before = std::fs::read(&file).unwrap();
+        // A planted lock held by its owner: refused, not waited for.
+        let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+        let start = Instant::now();
+        let patience = if planted == "lock" {
+            PATIENCE
+        } else {
+            Duration::ZERO
+        };
+        let err = files::store_cache(&path, &[entry("k", 1, 32)], patience);
+        if planted == "lock" {
+            refused(err.unwrap_err());
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                start.elapsed()
+            );
+        } else {
+            assert!(matches!(err, Err(StoreError::Busy)), "{err:?}");
+        }
+        drop(held);
+        if planted != "lock" {
+            refused(files::load_cache(&path).unwrap_err());
+        }
+        refused(files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err());
+        let clear = files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |t| {
+            t.retain(|_| false);
+        });
+        refused(clear.unwrap_err());
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            before,
+            "{planted} left as it is"
+        );
+    }
+}
+
+/// A store whose owner this process may not give a rewrite back to (root's
+/// store, rewritten by a user who may write its folder) does not pass its
+/// world-writable mode on to the user's own file.
+#[test]
+fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run a process as another user");
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let path = temp("world_writable");
+    let dir = path.parent().unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // Another user (uid 4242) rewrites root's store, world-writable.
+    let lock = cache_lock(&path);
+    let _ = std::fs::remove_file(&lock);
+    let status = std::process::Command::new("setpriv")
+        .args(["--reuid=4242", "--regid=4242", "--clear-groups", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", "--nocapture", "rewrite_as_another_user"])
+        .env("GRIDSEL_TEST_REWRITE", &path)
+        .status();
+    let Ok(status) = status else {
+        eprintln!("skipped: no setpriv");
+        return;
+    };
+    assert!(status.success());
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(meta.uid(), 4242, "rewritten by the other user");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o664);
+    // Root refuses it now (another user's), its record still in it.
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("{\"kernel\":\"k\"")
+    );
+    assert!(files::load_cache(&path).is_err());
+}
+
+/// [`a_rewrite_never_keeps_another_owners_world_writable_mode`]'s other
+/// user: merges its journal into the store `GRIDSEL_TEST_REWRITE` names.
+#[test]
+fn rewrite_as_another_user() {
+    let Some(path) = std::env::var_os("GRIDSEL_TEST_REWRITE") else {
+        return;
+    };
+    files::edit_cache(Path::new(&path), PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
 }
 
 #[test]

@@ -752,3 +752,115 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
     );
     assert_eq!(classes(&store), Vec::<u32>::new());
 }
+
+/// `weighted(repeat, "auto", "100", "300")` (the learned grid faster in
+/// production) whose tuning runs each first run the program once more
+/// under `GRIDSEL_POLICY=tune` on the session's destination `store`
+/// itself, as a user's program would while the session runs, and count
+/// it in `marks/counted`, twice. With `clear`, the first tuning run runs
+/// `gridsel cache clear` on that store after its program (that run is not
+/// counted: its samples are cleared) and marks `marks/cleared`; without,
+/// each tuning run waits for that mark first, so that every counted run
+/// came after the clear.
+fn racing(store: &Path, marks: &Path, clear: bool) -> Vec<String> {
+    let side = r#"
+if [ "$GRIDSEL_POLICY" = tune ]; then
+  side() { env -u GRIDSEL_TUNE_SESSION_RUNS GRIDSEL_CACHE="$S" "$0" 100 300 1 >/dev/null 2>&1; }
+  if [ "$C" = clear ] && [ ! -e "$M/cleared" ]; then
+    side
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+      "$G" cache --path "$S" clear >/dev/null 2>&1 && { : > "$M/cleared"; break; }
+    done
+  else
+    i=0
+    while [ ! -e "$M/cleared" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done
+    for i in 1 2; do side && echo run >> "$M/counted"; done
+  fi
+fi
+"#;
+    let mut command = weighted(&repeat(), "auto", "100", "300");
+    let script = format!(
+        "S='{}' M='{}' G='{GRIDSEL}' C={}\n{side}{}",
+        store.display(),
+        marks.display(),
+        if clear { "clear" } else { "wait" },
+        command[2]
+    );
+    command[2] = script;
+    command
+}
+
+/// Two sessions tune one kernel on one store while each of their tuning
+/// runs also runs the program on that store under `GRIDSEL_POLICY=tune`
+/// and one of them clears the store: every run counts once in the store's
+/// search, whatever finishes last (runs after the clear, plus the tuning
+/// runs of each session that wrote its search), and nothing cleared comes
+/// back (four runs from before, which a session's copy holds). A session's write used to replace the store's search with its
+/// copy's, losing the others' runs and bringing cleared ones back.
+#[test]
+fn two_sessions_tune_processes_and_a_clear_on_one_store_lose_nothing() {
+    if !clang19_available() {
+        return;
+    }
+    for attempt in 1..=3 {
+        let dir = temp_dir(&format!("tune-race-{attempt}"));
+        let (store, marks) = (dir.join("tune.json"), dir.join("marks"));
+        std::fs::create_dir_all(&marks).unwrap();
+        empty_store(&store, 0o600);
+        // Runs from before the sessions: cleared during them.
+        let store_text = store.to_string_lossy();
+        for _ in 0..4 {
+            let env = [
+                ("GRIDSEL_DEVICE", "h100"),
+                ("GRIDSEL_POLICY", "tune"),
+                ("GRIDSEL_CACHE", &*store_text),
+            ];
+            run_gridsel(&repeat(), &["100", "300", "1"], &env).ok();
+        }
+        let sessions: Vec<_> = [true, false]
+            .map(|clear| {
+                let (store, marks, dir) = (store.clone(), marks.clone(), dir.clone());
+                std::thread::spawn(move || {
+                    let out = dir.join(if clear { "a" } else { "b" });
+                    let command = racing(&store, &marks, clear);
+                    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+                    let run = tune(&out, &store, &["--check", CHECK], &command);
+                    (out, run)
+                })
+            })
+            .into_iter()
+            .map(|s| s.join().unwrap())
+            .collect();
+        assert!(marks.join("cleared").exists(), "the store was not cleared");
+        let mut written_runs = 0;
+        let mut differs = false;
+        for (out, run) in sessions {
+            let run = run.ok();
+            let decided = decisions(&out);
+            assert_eq!(decided.len(), 1, "{decided:?}");
+            differs |= decided[0][1] != decided[0][2];
+            if decided[0][3] == "yes" {
+                assert!(
+                    run.stdout.contains("store: 1 search written to"),
+                    "{}",
+                    run.stdout
+                );
+                written_runs += runs(&out).iter().filter(|r| r[0] == "tuning").count() as u32;
+            }
+        }
+        let counted = std::fs::read_to_string(marks.join("counted")).unwrap_or_default();
+        let side_runs = counted.lines().count() as u32;
+        let table = gridsel_host::files::load_cache(&store).unwrap().table;
+        let records: Vec<_> = table.records().collect();
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert_eq!(
+            records[0].tally.runs,
+            side_runs + written_runs,
+            "{side_runs} runs after the clear, {written_runs} tuning runs written"
+        );
+        if differs && written_runs > 0 {
+            return;
+        }
+    }
+    panic!("no session wrote a learned grid other than auto's in 3 attempts");
+}

@@ -88,7 +88,10 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
 /// The journal follows the store's rules: a regular file, never through a
 /// link, read up to its cap, given the store's mode and owner, and
 /// written only when the store would be (a gridsel store of this version,
-/// not read-only, under its cap).
+/// not read-only, under its cap). One over its cap is not read, and the
+/// next compaction keeps it as `<file>.journal.bad`. The store, journal
+/// and lock are refused when another user owns them than this process's
+/// or root ([`fs::ensure_owned`]).
 pub struct StoreFile {
     path: PathBuf,
     /// Create the folder if missing (the default store under
@@ -185,6 +188,9 @@ struct Read {
     journal_invalid: bool,
     /// The journal's length, whoever's it is.
     journal_len: u64,
+    /// The journal is over [`store::MAX_JOURNAL_BYTES`]: not read, and set
+    /// aside at the next write (see [`edit_cache`]).
+    journal_too_large: bool,
 }
 
 /// How often a reader tries again when the store was compacted between its
@@ -198,14 +204,34 @@ const READ_ATTEMPTS: usize = 3;
 /// stale (a compaction was killed before removing it) and left out.
 /// With `only`, only those kernels' records are read ([`load_cache_only`]).
 fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, StoreError> {
+    ensure_owned(path, false)?;
+    ensure_owned(&journal_path(path), true)?;
     let (mut contents, mut text) = read_store(path, only)?;
     for _ in 0..READ_ATTEMPTS {
-        let Some((bytes, journal)) = read_journal(path, only)? else {
-            if store_unchanged(path, &contents)? {
+        let (bytes, journal) = match read_journal(path, only)? {
+            JournalFile::Read(bytes, journal) => (bytes, journal),
+            JournalFile::Missing if store_unchanged(path, &contents)? => {
                 return Ok(Read::of_store(contents, text, 0));
             }
-            (contents, text) = read_store(path, only)?;
-            continue;
+            JournalFile::TooLarge(len) if store_unchanged(path, &contents)? => {
+                let journal = journal_path(path);
+                let mut read = Read {
+                    journal_too_large: true,
+                    ..Read::of_store(contents, text, len)
+                };
+                read.contents.dropped.push(format!(
+                    "{}: {}: not read; the next write to the store keeps it as {} and starts \
+                     a new one (`gridsel cache clear` does it now)",
+                    journal.display(),
+                    fs::too_large(store::MAX_JOURNAL_BYTES),
+                    sibling(&journal, ".bad").display()
+                ));
+                return Ok(read);
+            }
+            JournalFile::Missing | JournalFile::TooLarge(_) => {
+                (contents, text) = read_store(path, only)?;
+                continue;
+            }
         };
         let journal_len = bytes.len() as u64;
         let store_invalid = !contents.dropped.is_empty();
@@ -218,6 +244,7 @@ fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, StoreError> {
                 journal: Some(bytes),
                 journal_invalid,
                 journal_len,
+                journal_too_large: false,
             });
         }
         if store_unchanged(path, &contents)? {
@@ -240,6 +267,7 @@ impl Read {
             journal: None,
             journal_invalid: false,
             journal_len,
+            journal_too_large: false,
         }
     }
 }
@@ -287,16 +315,29 @@ fn read_store(path: &Path, only: Option<&Only>) -> Result<(Contents, Option<Stri
     }
 }
 
-/// The journal of the store at `path`, its bytes and as read; `None` when
-/// there is none; with `only`, only those kernels' lines are read.
-fn read_journal(
-    path: &Path,
-    only: Option<&Only>,
-) -> Result<Option<(Vec<u8>, Journal)>, StoreError> {
+/// A store's journal as [`read_journal`] finds it.
+enum JournalFile {
+    Missing,
+    /// Over [`store::MAX_JOURNAL_BYTES`] (gridsel never makes one, but
+    /// another program or an older gridsel may): its length.
+    TooLarge(u64),
+    /// Its bytes, and as read.
+    Read(Vec<u8>, Journal),
+}
+
+/// The journal of the store at `path`; with `only`, only those kernels'
+/// lines are read.
+fn read_journal(path: &Path, only: Option<&Only>) -> Result<JournalFile, StoreError> {
     let journal = journal_path(path);
     let bytes = match fs::read_capped_bytes(&journal, store::MAX_JOURNAL_BYTES) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(JournalFile::Missing),
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+            let len = fs::ensure_regular_or_absent(&journal)
+                .map_err(StoreError::Io)?
+                .map_or(0, |meta| meta.len());
+            return Ok(JournalFile::TooLarge(len));
+        }
         Err(e) => {
             let e = io::Error::new(e.kind(), format!("{}: {e}", journal.display()));
             return Err(StoreError::Io(e));
@@ -306,7 +347,7 @@ fn read_journal(
         Some(only) => store::parse_journal_only(&bytes, only)?,
         None => store::parse_journal(&bytes)?,
     };
-    Ok(Some((bytes, parsed)))
+    Ok(JournalFile::Read(bytes, parsed))
 }
 
 /// Adds `updates` to the store at `path` (created if missing), under the
@@ -327,6 +368,8 @@ fn write_cache(
     due: Option<JournalId>,
 ) -> Result<(), StoreError> {
     let _lock = lock_cache(path, patience)?;
+    ensure_owned(path, false)?;
+    ensure_owned(&journal_path(path), true)?;
     if let Some(id) = paired_journal(path)?.filter(|&id| Some(id) != due)
         && (updates.is_empty() || append_journal(path, id, updates)?)
     {
@@ -339,9 +382,30 @@ fn write_cache(
     })
 }
 
+/// Refuses the store's file at `path` (the store, or with `named` its
+/// journal or lock, named in the message) when another user owns it
+/// ([`fs::ensure_owned`]): checked before it is read, appended to or
+/// waited on, so that a planted lock that another user holds costs no
+/// wait. What is not a regular file is left to the read that follows to
+/// refuse, in its words.
+fn ensure_owned(path: &Path, named: bool) -> Result<(), StoreError> {
+    let Ok(Some(meta)) = fs::ensure_regular_or_absent(path) else {
+        return Ok(());
+    };
+    fs::ensure_owned(&meta).map_err(|e| {
+        let e = match named {
+            true => io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+            false => e,
+        };
+        StoreError::Io(e)
+    })
+}
+
 /// Takes the store's lock, waiting at most `patience`.
 fn lock_cache(path: &Path, patience: Duration) -> Result<fs::FileLock, StoreError> {
-    fs::lock(&sibling(path, ".lock"), patience).map_err(|e| match e.kind() {
+    let lock = sibling(path, ".lock");
+    ensure_owned(&lock, true)?;
+    fs::lock(&lock, patience).map_err(|e| match e.kind() {
         io::ErrorKind::WouldBlock => StoreError::Busy,
         _ => StoreError::Io(e),
     })
@@ -384,7 +448,11 @@ fn append_journal(path: &Path, id: JournalId, updates: &[Update]) -> Result<bool
         }
         Err(e) => return Err(StoreError::Io(e)),
     };
-    let bytes = fs::read_to_cap(&file, store::MAX_JOURNAL_BYTES).map_err(StoreError::Io)?;
+    let bytes = match fs::read_to_cap(&file, store::MAX_JOURNAL_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::FileTooLarge => return Ok(false),
+        Err(e) => return Err(StoreError::Io(e)),
+    };
     if store::journal_store(&bytes)? != Some(id) {
         return Ok(false);
     }
@@ -431,7 +499,8 @@ pub enum OnInvalid {
 /// file starts empty; one that cannot be read, that is not a gridsel store,
 /// that a newer gridsel wrote or that is read-only is left as it is (an
 /// error), and so is a journal that is not gridsel's; records and lines
-/// that do not validate go as `on_invalid` says.
+/// that do not validate go as `on_invalid` says, and a journal over its
+/// cap is kept as `<file>.journal.bad` whatever it says.
 pub fn edit_cache(
     path: &Path,
     patience: Duration,
@@ -450,15 +519,20 @@ fn edit_locked(
 ) -> Result<(), StoreError> {
     let read = read_cache(path, None)?;
     let journal = journal_path(path);
+    // Whatever `on_invalid` says: a journal over its cap cannot be read,
+    // so left in place it would keep the store from ever being written.
+    if read.journal_too_large {
+        set_aside(&journal, None)?;
+    }
     if read.store_invalid || read.journal_invalid {
         if on_invalid == OnInvalid::Refuse {
             return Err(StoreError::Invalid(read.contents.dropped));
         }
         if let (true, Some(text)) = (read.store_invalid, &read.store) {
-            set_aside(path, text.as_bytes())?;
+            set_aside(path, Some(text.as_bytes()))?;
         }
         if let (true, Some(bytes)) = (read.journal_invalid, &read.journal) {
-            set_aside(&journal, bytes)?;
+            set_aside(&journal, Some(bytes))?;
         }
     }
     let mut table = read.contents.table;
@@ -487,26 +561,46 @@ fn edit_locked(
 }
 
 /// Keeps `bytes`, the file at `path` as read, as `<path>.bad`, which must
-/// not exist yet ([`OnInvalid::SetAside`]), with the file's mode and owner.
-fn set_aside(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+/// not exist yet ([`OnInvalid::SetAside`]), with the file's mode and owner;
+/// without `bytes` (a file too large to read), the file itself, linked.
+fn set_aside(path: &Path, bytes: Option<&[u8]>) -> Result<(), StoreError> {
     let bad = sibling(path, ".bad");
-    match fs::write_new(&bad, bytes, path) {
+    let (kept, why) = match bytes {
+        Some(bytes) => (
+            fs::write_new(&bad, bytes, path),
+            "has records that do not validate".to_string(),
+        ),
+        None => (
+            fs::link_new(path, &bad),
+            format!(
+                "{} is {}",
+                path.display(),
+                fs::too_large(store::MAX_JOURNAL_BYTES)
+            ),
+        ),
+    };
+    match kept {
         Ok(()) => {
             log::info!(
-                "{}: kept as it was as {} before leaving out what does not validate",
+                "{}: kept as it was as {} before leaving out what {}",
                 path.display(),
-                bad.display()
+                bad.display(),
+                if bytes.is_some() {
+                    "does not validate"
+                } else {
+                    "cannot be read"
+                }
             );
             Ok(())
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             Err(StoreError::CopyNotKept(format!(
-                "has records that do not validate, and {} from before is in the way of keeping a copy: left as it is until that file is moved away",
+                "{why}, and {} from before is in the way of keeping a copy: left as it is until that file is moved away",
                 bad.display()
             )))
         }
         Err(e) => Err(StoreError::CopyNotKept(format!(
-            "has records that do not validate, and no copy can be kept as {} ({e}): left as it is",
+            "{why}, and no copy can be kept as {} ({e}): left as it is",
             bad.display()
         ))),
     }

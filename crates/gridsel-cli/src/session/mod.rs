@@ -294,7 +294,8 @@ pub fn run(args: &Args) -> Result<(), String> {
                 sessions.iter().flat_map(each).collect()
             };
             let (learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
-            store::merge(&destination, &learned, &refused).map(|removed| (learned.len(), removed))
+            store::merge(&destination, &initial, &learned, &refused)
+                .map(|removed| (learned.len(), removed))
         }
     };
     let summary = report::Summary {

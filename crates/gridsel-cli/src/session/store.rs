@@ -5,7 +5,7 @@
 
 use gridsel_core::tune::learned;
 use gridsel_core::tune::search::Candidate;
-use gridsel_core::tune::store::{Record, Table};
+use gridsel_core::tune::store::{Record, Table, Update};
 use gridsel_host::config;
 use gridsel_host::files::{self, OnInvalid};
 use std::collections::BTreeSet;
@@ -65,24 +65,97 @@ pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(Stri
         .collect())
 }
 
-/// Puts `records` into the store `to`, each in place of the store's own
-/// search of its key: they hold that search as the session began (the
-/// session tuned a copy), with what the session added. Removes the store's
-/// searches of the keys of `refused`, which the session found no better
-/// than auto's grids in production: an earlier session's copy of one would
-/// go on being launched. Returns how many it removed.
-pub fn merge(to: &config::Store, records: &[Record], refused: &[Record]) -> Result<usize, String> {
+/// Adds to the store `to` what the session added to `records` (the
+/// searches it tuned in its copy, as they ended there) over `initial`
+/// (the store as it copied it): each record's delta
+/// ([`Update::between`]) is applied to the store's search as it is now, as
+/// a journal line is, so that what others added meanwhile (programs run
+/// with `GRIDSEL_POLICY=tune`, another session, `gridsel cache clear`)
+/// stays. Removes the store's searches of the keys of `refused`, which the
+/// session found no better than auto's grids in production (an earlier
+/// session's copy of one would go on being launched), where they are still
+/// as the session copied them; one that changed meanwhile is left, said
+/// in one line. Returns how many it removed.
+pub fn merge(
+    to: &config::Store,
+    initial: &Table,
+    records: &[Record],
+    refused: &[Record],
+) -> Result<usize, String> {
     let shown = to.path.display();
     if to.default {
         files::create_store_folder(&to.path).map_err(|e| format!("{shown}: {e}"))?;
     }
-    let mut removed = 0;
+    let (mut removed, mut changed) = (0, Vec::new());
     files::edit_cache(&to.path, PATIENCE, OnInvalid::Refuse, |table| {
-        removed = table.retain(|r| !refused.iter().any(|x| x.key == r.key));
+        for key in refused.iter().map(|r| &r.key) {
+            match (table.get(key), initial.get(key)) {
+                (Some(now), Some(copied)) if now == copied => {
+                    removed += table.retain(|r| r.key != *key);
+                }
+                (Some(_), _) => changed.push(key.kernel.clone()),
+                (None, _) => {}
+            }
+        }
         for r in records {
-            table.insert(r.clone());
+            table.apply(&Update::between(initial.get(&r.key), r));
         }
     })
     .map_err(|e| format!("{shown}: {e}"))?;
+    for kernel in changed {
+        eprintln!(
+            "gridsel tune: {shown}: the search of {kernel} that this session found no better than auto's grids was added to while it ran, so it is kept; run `gridsel tune` again to judge it"
+        );
+    }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gridsel_core::tune::search::Kind;
+    use gridsel_core::tune::store::Key;
+
+    /// One process's run of the search of `class`, with one sample.
+    fn run_of(class: u32, ns: u64) -> Update {
+        let key = Key {
+            kernel: "k".into(),
+            device: "H100".into(),
+            sm_arch: 90,
+            class,
+            build: String::new(),
+        };
+        let mut u = Update::new(key);
+        u.tally.runs = 1;
+        u.samples.push((Candidate::Auto, Kind::Cold, ns));
+        u
+    }
+
+    /// A refused search is removed only while it is as the session copied
+    /// it: one that a program added to meanwhile is kept (the session used
+    /// to remove it, and that program's run with it).
+    #[test]
+    fn a_refused_search_added_to_meanwhile_is_kept() {
+        let dir = std::env::temp_dir().join(format!("gridsel-refused-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let to = config::Store {
+            path: dir.join("tune.json"),
+            default: false,
+        };
+        let patience = Duration::from_secs(5);
+        files::store_cache(&to.path, &[run_of(17, 100), run_of(20, 100)], patience).unwrap();
+        let initial = files::load_cache(&to.path).unwrap().table;
+        let refused: Vec<Record> = initial.records().cloned().collect();
+        // A program adds to the search of class 17 during the session.
+        files::store_cache(&to.path, &[run_of(17, 90)], patience).unwrap();
+        assert_eq!(merge(&to, &initial, &[], &refused), Ok(1));
+        let left = files::load_cache(&to.path).unwrap().table;
+        let left: Vec<(u32, u32)> = left
+            .records()
+            .map(|r| (r.key.class, r.tally.runs))
+            .collect();
+        assert_eq!(left, [(17, 2)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -79,6 +79,9 @@ pub struct LearnedPolicy {
     /// to have a learned grid for a key gives it.
     stores: Vec<Box<dyn Store>>,
     learned: RwLock<HashMap<Key, Candidate>>,
+    /// The store (by its index in `stores`) each learned grid came from,
+    /// for the line that says how many apply ([`LearnedPolicy::say_read`]).
+    read_from: RwLock<HashMap<Key, usize>>,
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
     any: AtomicBool,
@@ -88,9 +91,11 @@ pub struct LearnedPolicy {
     launches: PerLaunch<(Option<Candidate>, u64)>,
     /// Launch the learned grid only at these launches of a class.
     alternate: Option<LearnedLaunches>,
-    /// Said once per process: records ignored for another build or LLVM,
-    /// and, per store (by its index in `stores`), that it could not be read
+    /// Said once per process: how many learned grids apply on the GPU of
+    /// the first launch, records ignored for another build or LLVM, and,
+    /// per store (by its index in `stores`), that it could not be read
     /// or left records out.
+    said_read: Reported<()>,
     said_ignored: Reported<()>,
     said_trouble: Reported<usize>,
 }
@@ -141,8 +146,10 @@ impl LearnedPolicy {
         Self {
             stores,
             learned: RwLock::default(),
+            read_from: RwLock::default(),
             any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
+            said_read: Reported::new(),
             said_ignored: Reported::new(),
             said_trouble: Reported::new(),
             alternate: None,
@@ -156,6 +163,41 @@ impl LearnedPolicy {
     pub fn alternating(mut self, alternate: Option<LearnedLaunches>) -> Self {
         self.alternate = alternate;
         self
+    }
+
+    /// Says, once, how many of the learned grids read apply on `l`'s GPU
+    /// (its name and sm_arch: a record of another GPU never does), per
+    /// store, and how many more were read for another GPU.
+    fn say_read(&self, l: &Launch<'_>) {
+        if !self.said_read.first(()) {
+            return;
+        }
+        let read_from = crate::read_lock(&self.read_from);
+        let here = |k: &Key| k.device == l.device.name && k.sm_arch == l.device.sm_arch;
+        let found: Vec<String> = (0..self.stores.len())
+            .filter_map(|index| {
+                let n = read_from
+                    .iter()
+                    .filter(|&(k, &i)| i == index && here(k))
+                    .count();
+                (n > 0).then(|| format!("{n} from {}", self.stores[index].location()))
+            })
+            .collect();
+        let elsewhere = read_from.keys().filter(|k| !here(k)).count();
+        let gpu = format!("{} (sm_{})", l.device.name, l.device.sm_arch);
+        match (found.is_empty(), elsewhere) {
+            (false, 0) => log::info!(
+                "learned grids: {} for this program's kernels on this GPU, {gpu} ({ENV_LOG}=info says which launches get them; {ENV_CACHE}=off runs without)",
+                found.join(", ")
+            ),
+            (false, _) => log::info!(
+                "learned grids: {} for this program's kernels on this GPU, {gpu}, and {elsewhere} for another GPU, not used here ({ENV_LOG}=info says which launches get them; {ENV_CACHE}=off runs without)",
+                found.join(", ")
+            ),
+            (true, _) => log::info!(
+                "learned grids: none for this GPU, {gpu}: the {elsewhere} read for this program's kernels were measured on another GPU; tuning on this one learns its own"
+            ),
+        }
     }
 
     fn lookup(&self, l: &Launch<'_>) -> Option<Candidate> {
@@ -183,7 +225,7 @@ impl GridPolicy for LearnedPolicy {
                     .push(k.build.as_str());
                 builds
             });
-        let (mut found, mut ignored) = (Vec::new(), 0usize);
+        let mut ignored = 0usize;
         for (index, store) in self.stores.iter().enumerate() {
             let contents = match store.load_only(&only) {
                 Ok(contents) => contents,
@@ -205,7 +247,7 @@ impl GridPolicy for LearnedPolicy {
                 );
             }
             let mut table = crate::write_lock(&self.learned);
-            let mut read = 0usize;
+            let mut read_from = crate::write_lock(&self.read_from);
             for record in contents.table.records() {
                 let Some(c) = learned(record) else {
                     continue;
@@ -223,19 +265,10 @@ impl GridPolicy for LearnedPolicy {
                 // The user's store comes first and keeps its grid.
                 if !table.contains_key(&record.key) {
                     table.insert(record.key.clone(), c);
+                    read_from.insert(record.key.clone(), index);
                     self.any.store(true, Ordering::Release);
-                    read += 1;
                 }
             }
-            if read > 0 {
-                found.push(format!("{read} from {}", store.location()));
-            }
-        }
-        if !found.is_empty() {
-            log::info!(
-                "learned grids: {} for this program's kernels ({ENV_LOG}=info says which launches get them; {ENV_CACHE}=off runs without)",
-                found.join(", ")
-            );
         }
         if ignored > 0 && self.said_ignored.first(()) {
             log::info!(
@@ -251,7 +284,10 @@ impl GridPolicy for LearnedPolicy {
             .then(|| {
                 self.launches.with(
                     l,
-                    || (self.lookup(l), 0),
+                    || {
+                        self.say_read(l);
+                        (self.lookup(l), 0)
+                    },
                     |(c, launched)| {
                         let j = *launched;
                         *launched += 1;

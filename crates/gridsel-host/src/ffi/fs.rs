@@ -31,6 +31,9 @@
 //!   file, never a link's target.
 //! - [`lock`] takes an advisory `flock` on a regular lock file, waiting only
 //!   as long as the caller allows.
+//! - [`ensure_owned`] refuses a file another user owns than this process's
+//!   or root (the store's files: one planted by a user who may write the
+//!   folder is never read, appended to or waited on).
 
 use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
@@ -83,6 +86,24 @@ pub fn ensure_regular_or_absent(path: &Path) -> io::Result<Option<Metadata>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// Refuses a file that another user owns than this process's (effective)
+/// one or root, as ssh refuses such files: a user who may write the folder
+/// could have planted it for this process to read, append to or wait on.
+pub fn ensure_owned(meta: &Metadata) -> io::Result<()> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let owner = meta.uid();
+    if owner == me || owner == 0 {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "owned by another user (uid {owner}), neither this one nor root: not trusted (remove it, or have it given to uid {me})"
+        ),
+    ))
 }
 
 /// Opens `path` with `options` if it is a regular file (or absent, when
@@ -363,7 +384,10 @@ pub fn keep_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
         let _ = std::os::unix::fs::fchown(file, None, Some(gid));
     }
     // After the owner: changing it may clear set-id bits (none are kept).
-    let mode = like.permissions().mode() & 0o777;
+    // Another user's world-writable mode is theirs to choose, not this
+    // process's to give its own file.
+    let foreign = file.metadata()?.uid() != uid;
+    let mode = like.permissions().mode() & if foreign { 0o775 } else { 0o777 };
     if file.metadata()?.permissions().mode() & 0o777 == mode {
         return Ok(());
     }
@@ -415,6 +439,15 @@ pub fn write_new(path: &Path, bytes: &[u8], like: &Path) -> io::Result<()> {
         let _ = std::fs::remove_file(path);
     }
     written
+}
+
+/// Gives the regular file at `from` a second name `to`, which must not
+/// exist (`AlreadyExists`; never through a link), in the same folder:
+/// a file too large to copy is kept as it is.
+pub fn link_new(from: &Path, to: &Path) -> io::Result<()> {
+    ensure_regular_or_absent(from)?.ok_or(io::ErrorKind::NotFound)?;
+    // link(2) does not follow a link at `from`, nor create through one at `to`.
+    std::fs::hard_link(from, to)
 }
 
 /// An exclusive `flock` on an open file, released when dropped (closing the

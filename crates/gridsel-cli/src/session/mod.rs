@@ -42,7 +42,7 @@ use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output};
 use confirm::Confirmed;
-use gridsel_cli::launches::{self, Launches, Pair, Side};
+use gridsel_cli::launches::{self, Launches, Pair, SearchKey, Side};
 use gridsel_core::tune::LearnedLaunches;
 use gridsel_core::tune::store::{Record, Table};
 use gridsel_host::config::{
@@ -277,26 +277,7 @@ pub fn run(args: &Args) -> Result<(), String> {
             break;
         }
     }
-    let failure = programs
-        .iter()
-        .zip(&sessions)
-        .find_map(|(p, s)| Some((p, s.failure()?)));
-    let written = match failure {
-        Some((program, (run, why))) => Err(format!(
-            "{}, {}: {why} (log: {})",
-            program.name,
-            run.label,
-            run.files.log.display()
-        )),
-        None => {
-            let of = |action| -> Vec<Record> {
-                let each = |s: &ProgramSession| s.with_action(action).cloned().collect::<Vec<_>>();
-                sessions.iter().flat_map(each).collect()
-            };
-            let (learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
-            store::merge(&destination, &learned, &refused).map(|removed| (learned.len(), removed))
-        }
-    };
+    let written = write(&destination, &programs, &sessions);
     let summary = report::Summary {
         programs: &programs,
         sessions: &sessions,
@@ -316,6 +297,41 @@ pub fn run(args: &Args) -> Result<(), String> {
         .map_err(|why| format!("{why}; nothing written to {}", destination.path.display()))
 }
 
+/// What the before run gives the rest of a session: the output the others
+/// are checked against, and its launches per search.
+struct Before {
+    reference: String,
+    per_run: BTreeMap<SearchKey, usize>,
+}
+
+/// Writes what the sessions confirmed into the store `destination` when
+/// every run verified: how many searches it wrote and how many refused
+/// ones it removed; else which run failed and why.
+fn write(
+    destination: &config::Store,
+    programs: &[Program],
+    sessions: &[ProgramSession],
+) -> Result<(usize, usize), String> {
+    let failure = programs
+        .iter()
+        .zip(sessions)
+        .find_map(|(p, s)| Some((p, s.failure()?)));
+    if let Some((program, (run, why))) = failure {
+        return Err(format!(
+            "{}, {}: {why} (log: {})",
+            program.name,
+            run.label,
+            run.files.log.display()
+        ));
+    }
+    let of = |action| -> Vec<Record> {
+        let each = |s: &ProgramSession| s.with_action(action).cloned().collect::<Vec<_>>();
+        sessions.iter().flat_map(each).collect()
+    };
+    let (learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
+    store::merge(destination, &learned, &refused).map(|removed| (learned.len(), removed))
+}
+
 impl Runner<'_> {
     /// One program's session: before, the tuning runs, the confirmation
     /// pairs; it stops at the first run that does not verify. One progress
@@ -330,58 +346,65 @@ impl Runner<'_> {
             verdict: None,
         };
         let mut samples = Samples::new(2);
-        let progress = |run: &SessionRun, more: &str| {
-            let shown = match &run.verified {
-                Ok(()) => format!("verified{more}"),
-                Err(why) => format!("FAILED: {why} (log: {})", run.files.log.display()),
-            };
-            eprintln!(
-                "[tune {}] {}: {:.3} s, {}, {shown}",
-                program.name, run.label, run.wall_s, run.status
-            );
-        };
-        let scratch = self.scratch.as_os_str();
-
-        let untuned = [
-            (ENV_POLICY, OsStr::new("auto")),
-            (ENV_CACHE, OsStr::new("off")),
-        ];
-        let (before, reference) = self.run(
-            program,
-            folder,
-            "before",
-            (RunKind::Before, 1),
-            &untuned,
-            None,
-        );
-        progress(&before, "");
-        let Some(reference) = reference else {
-            session.runs.push(before);
+        let Some(before) = self.before_run(program, folder, &mut session, &mut samples) else {
             return Ok(session);
         };
-        let per_run = read_launches(&before, &mut session.kernels, &mut samples, |_| {
-            Some(BEFORE)
-        })
-        .counts();
-        samples.add_wall(BEFORE, before.wall_s);
-        session.runs.push(before);
+        if self.tuning_runs(program, folder, &before, &mut session)? {
+            self.confirmation(program, folder, &before, &mut session, &mut samples)?;
+            session.result = samples.finish();
+        }
+        Ok(session)
+    }
 
+    /// The untuned run: what the others are checked against, and the
+    /// first of the baseline's samples. `None` when it did not verify.
+    fn before_run(
+        &self,
+        program: &Program,
+        folder: &Path,
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Option<Before> {
+        let kind = (RunKind::Before, 1);
+        let (run, reference) = self.run(program, folder, "before", kind, &untuned(), None);
+        progress(program, &run, "");
+        let Some(reference) = reference else {
+            session.runs.push(run);
+            return None;
+        };
+        let per_run = read_launches(&run, &mut session.kernels, samples, |_| Some(BEFORE)).counts();
+        samples.add_wall(BEFORE, run.wall_s);
+        session.runs.push(run);
+        Some(Before { reference, per_run })
+    }
+
+    /// The tuning runs into the scratch store, until every search of the
+    /// program's kernels has settled or the runs asked are spent. Whether
+    /// they all verified.
+    fn tuning_runs(
+        &self,
+        program: &Program,
+        folder: &Path,
+        before: &Before,
+        session: &mut ProgramSession,
+    ) -> Result<bool, String> {
         let runs = self.tuning_runs.to_string();
         let tuning = [
             (ENV_POLICY, OsStr::new("tune")),
             (ENV_TUNE_OVERHEAD, OsStr::new("off")),
             (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
-            (ENV_CACHE, scratch),
+            (ENV_CACHE, self.scratch.as_os_str()),
         ];
         let digits = self.tuning_runs.to_string().len();
         for i in 1..=self.tuning_runs {
             let stem = format!("tune-{i:0digits$}");
             let kind = (RunKind::Tuning, i);
-            let (run, output) = self.run(program, folder, &stem, kind, &tuning, Some(&reference));
+            let reference = Some(before.reference.as_str());
+            let (run, output) = self.run(program, folder, &stem, kind, &tuning, reference);
             if output.is_none() {
-                progress(&run, "");
+                progress(program, &run, "");
                 session.runs.push(run);
-                return Ok(session);
+                return Ok(false);
             }
             read_kernels(&run, &mut session.kernels);
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
@@ -393,7 +416,11 @@ impl Runner<'_> {
             }
             let settled = session.settled_after.len();
             let searches = session.searches.len();
-            progress(&run, &format!("; {settled} of {searches} searches settled"));
+            progress(
+                program,
+                &run,
+                &format!("; {settled} of {searches} searches settled"),
+            );
             session.runs.push(run);
             if settled == searches {
                 break;
@@ -407,90 +434,115 @@ impl Runner<'_> {
                 );
             }
         }
+        Ok(true)
+    }
 
-        // Where every search the learned set changes is launched often
-        // enough, a pair is one run alternating between the two sets;
-        // otherwise two runs, taking turns at running first, so that
-        // neither side is always the one after a warm-up. Past the pairs
-        // asked, one more while they disagree.
+    /// The confirmation: pairs of production runs with and without what
+    /// was learned, or alternating runs, and the verdict they give. It
+    /// stops at the first run that does not verify, without a verdict.
+    ///
+    /// Where every search the learned set changes is launched often
+    /// enough, a pair is one run alternating between the two sets;
+    /// otherwise two runs, taking turns at running first, so that neither
+    /// side is always the one after a warm-up. Past the pairs asked, one
+    /// more while they disagree.
+    fn confirmation(
+        &self,
+        program: &Program,
+        folder: &Path,
+        before: &Before,
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Result<(), String> {
         let changed = store::changed(self.scratch, &session.kernels)?;
-        let by = match confirm::can_alternate(changed.iter(), &per_run) {
+        let by = match confirm::can_alternate(changed.iter(), &before.per_run) {
             true => Confirmed::Alternating,
             false => Confirmed::Pairs,
         };
-        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
-        let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
-        let mut pairs = Vec::new();
         let looks = confirm::Looks {
             first: self.confirm_pairs as usize,
             last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
         };
+        let mut pairs = Vec::new();
         for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
             if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
                 break;
             }
-            let mut pair = Pair::default();
-            let order = match (by, i % 2) {
-                (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
-                (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
-                (Confirmed::Pairs, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
+            let run = (program, folder, before.reference.as_str());
+            let Some(pair) = self.confirmation_pair(run, i, by, session, samples) else {
+                return Ok(());
             };
-            // Alternating runs take the sides in turn (module doc).
-            let at = LearnedLaunches::of_run(i);
-            let alternate = [
-                (ENV_POLICY, OsStr::new("auto")),
-                (ENV_CACHE, scratch),
-                (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
-            ];
-            for &kind in order {
-                let settings: &[(&str, &OsStr)] = match kind {
-                    RunKind::ConfirmAuto => &untuned,
-                    RunKind::ConfirmLearned => &learned,
-                    _ => &alternate,
-                };
-                let stem = format!("{}-{i:0digits$}", kind.name());
-                let (run, output) = self.run(
-                    program,
-                    folder,
-                    &stem,
-                    (kind, i),
-                    settings,
-                    Some(&reference),
-                );
-                progress(&run, "");
-                if output.is_none() {
-                    session.runs.push(run);
-                    session.result = samples.finish();
-                    return Ok(session);
-                }
-                let kernels = &mut session.kernels;
-                match kind {
-                    RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
-                        let (policy, side) = match kind {
-                            RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
-                            _ => (AFTER, &mut pair.learned),
-                        };
-                        samples.add_wall(policy, run.wall_s);
-                        *side =
-                            read_launches(&run, kernels, &mut samples, |_| Some(policy)).times();
-                    }
-                    // An alternating run's wall time is of both sets:
-                    // neither side's.
-                    _ => {
-                        let side = |j| match launches::alternating_side(at, j)? {
-                            Side::Auto => Some(BEFORE),
-                            Side::Learned => Some(AFTER),
-                        };
-                        pair = read_launches(&run, kernels, &mut samples, side).alternating(at);
-                    }
-                }
-                session.runs.push(run);
-            }
             pairs.push(pair);
         }
         session.verdict = Some(confirm::decide(&pairs, looks, by));
-        session.result = samples.finish();
-        Ok(session)
+        Ok(())
+    }
+
+    /// The `i`th pair of the confirmation (one alternating run, or a run
+    /// under auto and one reading the scratch store, in turns first), its
+    /// launches into `samples`; `None` at a run that did not verify.
+    fn confirmation_pair(
+        &self,
+        (program, folder, reference): (&Program, &Path, &str),
+        i: u32,
+        by: Confirmed,
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Option<Pair> {
+        let scratch = self.scratch.as_os_str();
+        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
+        let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
+        let mut pair = Pair::default();
+        let order = match (by, i % 2) {
+            (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
+            (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
+            (Confirmed::Pairs, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
+        };
+        // Alternating runs take the sides in turn (module doc).
+        let at = LearnedLaunches::of_run(i);
+        let alternate = [
+            (ENV_POLICY, OsStr::new("auto")),
+            (ENV_CACHE, scratch),
+            (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
+        ];
+        let untuned = untuned();
+        for &kind in order {
+            let settings: &[(&str, &OsStr)] = match kind {
+                RunKind::ConfirmAuto => &untuned,
+                RunKind::ConfirmLearned => &learned,
+                _ => &alternate,
+            };
+            let stem = format!("{}-{i:0digits$}", kind.name());
+            let (run, output) =
+                self.run(program, folder, &stem, (kind, i), settings, Some(reference));
+            progress(program, &run, "");
+            if output.is_none() {
+                session.runs.push(run);
+                return None;
+            }
+            let kernels = &mut session.kernels;
+            match kind {
+                RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
+                    let (policy, side) = match kind {
+                        RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
+                        _ => (AFTER, &mut pair.learned),
+                    };
+                    samples.add_wall(policy, run.wall_s);
+                    *side = read_launches(&run, kernels, samples, |_| Some(policy)).times();
+                }
+                // An alternating run's wall time is of both sets: neither
+                // side's.
+                _ => {
+                    let side = |j| match launches::alternating_side(at, j)? {
+                        Side::Auto => Some(BEFORE),
+                        Side::Learned => Some(AFTER),
+                    };
+                    pair = read_launches(&run, kernels, samples, side).alternating(at);
+                }
+            }
+            session.runs.push(run);
+        }
+        Some(pair)
     }
 
     /// Runs `program` with `settings` into `<stem>.csv` and `<stem>.log` and
@@ -556,6 +608,28 @@ impl Runner<'_> {
         };
         (run, output)
     }
+}
+
+/// The settings of a run without the store: the before run and the
+/// confirmation's runs under auto.
+fn untuned() -> [(&'static str, &'static OsStr); 2] {
+    [
+        (ENV_POLICY, OsStr::new("auto")),
+        (ENV_CACHE, OsStr::new("off")),
+    ]
+}
+
+/// A run's progress line: how it ended and whether it verified, `more`
+/// after that.
+fn progress(program: &Program, run: &SessionRun, more: &str) {
+    let shown = match &run.verified {
+        Ok(()) => format!("verified{more}"),
+        Err(why) => format!("FAILED: {why} (log: {})", run.files.log.display()),
+    };
+    eprintln!(
+        "[tune {}] {}: {:.3} s, {}, {shown}",
+        program.name, run.label, run.wall_s, run.status
+    );
 }
 
 /// Adds the kernels a tuning run launched to `kernels`: its launches, of

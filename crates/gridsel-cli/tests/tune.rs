@@ -211,6 +211,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
         labels,
         [
             "before",
+            "plan",
             "tuning run 1/3",
             "confirmation 1/4, auto",
             "confirmation 1/4, learned",
@@ -224,14 +225,19 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
         "{}",
         run.stderr
     );
-    assert!(
-        lines.iter().all(|l| l.contains(", ok, verified")),
-        "{lines:?}"
+    // The before run launched the kernel once: the plan is what a kernel
+    // launched once a run needs, cut to --runs.
+    assert_eq!(
+        lines[1],
+        "plan: 3 tuning runs, as --runs 3 allows; its searches need 13 (1 search, 1 launched \
+         once a run)"
     );
+    let mut ran = lines.iter().filter(|l| !l.starts_with("plan: "));
+    assert!(ran.all(|l| l.contains(", ok, verified")), "{lines:?}");
     assert!(
-        lines[1].ends_with("; 1 of 1 searches settled"),
+        lines[2].ends_with("; 1 of 1 searches settled"),
         "{}",
-        lines[1]
+        lines[2]
     );
     assert!(out.join("sh/tune-1.log").is_file());
     assert!(!out.join("sh/tune-2.log").exists());
@@ -323,13 +329,28 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
         searches.into_iter().map(|(_, settled)| settled).collect()
     };
     assert_eq!(settled(&out), [false]);
+    // The plan: what the before run's one launch needs, cut to --runs; at
+    // the end, what a session of the 18 runs the search launched 5 times a
+    // run by the tuning runs needs would take.
     let lines = progress(&run, "sh");
     assert!(
         lines.contains(
-            &"the tuning runs are spent with 1 search still exploring: auto's grid stays for \
-              them (more --runs would let them settle)"
+            &"plan: 1 tuning run, as --runs 1 allows; its searches need 13 (1 search, 1 \
+              launched once a run)"
         ),
         "{lines:?}"
+    );
+    let end = lines
+        .iter()
+        .find(|l| l.starts_with("after 1 tuning run, "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        end.starts_with(
+            "after 1 tuning run, --runs 1 is reached: 1 search still exploring, auto's grid \
+             stays for them: __omp_offloading_"
+        ) && end.contains("_step_l14 at class 20 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs would take about ")
+            && end.ends_with(" --runs 18)"),
+        "{end}"
     );
     let decided = decisions(&out);
     assert_eq!(decided.len(), 1, "{decided:?}");
@@ -380,13 +401,14 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let log = out.join("sh/tune-1.log");
     let expected = format!(
-        "gridsel: sh, tuning run 1/3: the output differs from the untuned run's at its line 1 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
+        "gridsel: sh, tuning run 1/4: the output differs from the untuned run's at its line 1 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
         log.display(),
         store.display()
     );
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
-    // The session stopped at the failed run.
-    assert_eq!(progress(&run, "sh").len(), 2, "{}", run.stderr);
+    // The session stopped at the failed run, the fourth planned: 20
+    // launches a run give 19 warm ones, 4 runs the 72 a whole plan takes.
+    assert_eq!(progress(&run, "sh").len(), 3, "{}", run.stderr);
     assert_eq!(std::fs::read(&store).unwrap(), before);
     assert!(
         run.stdout.contains("store: nothing written"),
@@ -460,10 +482,10 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     let mut args = vec!["tune", "--ignore", "^time: ", "--out", &out, "--"];
     args.extend(&command);
     let run = gridsel(&args, &[("XDG_CACHE_HOME", &xdg.to_string_lossy())]).ok();
-    // Before, one tuning run, three confirmation runs by default, each
-    // alternating (100 launches a run), and up to six more where host
+    // Before, the plan, one tuning run, three confirmation runs by default,
+    // each alternating (100 launches a run), and up to six more where host
     // launch times make them disagree.
-    let runs = progress(&run, "sh").len() - 2;
+    let runs = progress(&run, "sh").len() - 3;
     assert!((3..=9).contains(&runs), "{}", run.stderr);
     let said = format!("confirmation: {runs} alternating runs, the learned grids' launches ");
     assert!(run.stdout.contains(&said), "{}", run.stdout);
@@ -691,7 +713,8 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
         labels,
         [
             "before",
-            "tuning run 1/3",
+            "plan",
+            "tuning run 1/8",
             "confirmation 1/1, learned and auto alternating",
             "confirmation 2 (more runs, up to 3), learned and auto alternating",
             "confirmation 3 (more runs, up to 3), learned and auto alternating",
@@ -751,4 +774,103 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
         run.stdout
     );
     assert_eq!(classes(&store), Vec::<u32>::new());
+}
+
+/// The tuning runs of a session's progress lines.
+fn tuning_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let tuning = lines.iter().filter(|l| l.starts_with("tuning run "));
+    tuning.copied().collect()
+}
+
+/// A kernel launched once a run measures one grid a run: the session plans
+/// the 13 runs its cold plan can take (where three runs could not settle
+/// it) and stops once it settled.
+#[test]
+fn a_kernel_launched_once_a_run_gets_the_runs_it_needs() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-once-per-run");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let program = program.to_string_lossy();
+    let args = ["--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &[&program, "1", "1000"]).ok();
+    let lines = progress(&run, "repeat");
+    assert!(
+        lines.contains(
+            &"plan: 13 tuning runs, what its searches need (1 search, 1 launched once a run)"
+        ),
+        "{lines:?}"
+    );
+    let tuning = tuning_lines(&lines);
+    // Four candidates screened a run each, then the best again: five at
+    // least; settled within the plan.
+    assert!((5..=13).contains(&tuning.len()), "{lines:?}");
+    assert!(tuning.iter().all(|l| l.contains("/13: ")), "{tuning:?}");
+    assert!(
+        tuning
+            .last()
+            .unwrap()
+            .ends_with("; 1 of 1 searches settled")
+    );
+    assert!(!run.stderr.contains("still exploring"), "{}", run.stderr);
+    assert_eq!(searches(&out.join("store.json")).len(), 1);
+    assert!(searches(&out.join("store.json"))[0].1, "settled");
+    let tuning_rows = runs(&out).iter().filter(|r| r[0] == "tuning").count();
+    assert_eq!(tuning_rows, tuning.len());
+}
+
+/// `--time` bounds the plan: a program of half a second given 3 s has time
+/// for a few tuning runs besides the before run and the confirmation's
+/// pair, too few for a kernel launched once a run; the session says so and
+/// what would settle it.
+#[test]
+fn a_budget_too_short_plans_fewer_runs_and_says_what_more_time_would_buy() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-budget");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let program = program.to_string_lossy();
+    let slow = [
+        "sh",
+        "-c",
+        r#"sleep 0.5; exec "$0" "$@""#,
+        &program,
+        "1",
+        "1000",
+    ];
+    let args = ["--time", "3s", "--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &slow).ok();
+    let lines = progress(&run, "sh");
+    let plan = lines
+        .iter()
+        .find(|l| l.starts_with("plan: "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        plan.contains("as --time 3s allows after the before run (")
+            && plan.ends_with(
+                " a run, time kept for 2 confirmation runs); its searches need 13 (1 search, 1 \
+                 launched once a run)"
+            ),
+        "{plan}"
+    );
+    let tuning = tuning_lines(&lines);
+    assert!((1..=3).contains(&tuning.len()), "{lines:?}");
+    let end = lines
+        .iter()
+        .find(|l| l.starts_with("after "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        end.contains("--time 3s ")
+            && end.contains(": 1 search still exploring, auto's grid stays for them: ")
+            && end.contains(" (launched once a run: 13 tuning runs settle it); a session of 13 tuning runs would take about ")
+            && end.ends_with("s)")
+            && !end.contains("--runs"),
+        "{end}"
+    );
+    assert_eq!(searches(&out.join("store.json")), searches(&store));
+    assert!(!searches(&store)[0].1, "still exploring");
 }

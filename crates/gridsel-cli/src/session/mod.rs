@@ -13,16 +13,19 @@
 //! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a
 //!   scratch copy of the store in the output folder, so that nothing a
 //!   failed session learned reaches the user's store, and
-//!   `GRIDSEL_TUNE_SESSION_RUNS` the runs asked, so that each search's
-//!   warm plan fits the launches they give it; they stop early once
-//!   every search of the program's kernels (the names in its profiles) has
-//!   settled in the scratch store;
+//!   `GRIDSEL_TUNE_SESSION_RUNS` the runs planned, so that each search's
+//!   warm plan fits the launches they give it. The plan ([`plan`]) is the
+//!   runs the before run's searches need, within the budget (`--time`)
+//!   less the confirmation's pairs asked, and `--runs`; the runs stop early
+//!   once every search of the program's kernels (the names in its
+//!   profiles) has settled in the scratch store, or when the budget leaves
+//!   no time for another, and say what more time would buy;
 //! - confirmation pairs: one run `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off` and
 //!   one `GRIDSEL_POLICY=auto` reading the scratch store, in turns first, so
 //!   that the learned grids are judged in production conditions (samples
 //!   taken in tuning runs, where neighbouring kernels explore, mislead):
-//!   `--confirm` pairs, and more while they disagree, up to
-//!   [`PAIRS_CAP_FACTOR`] times as many;
+//!   `--confirm` pairs, and more while they disagree and the budget
+//!   leaves time, up to [`PAIRS_CAP_FACTOR`] times as many;
 //! - or, where every search the learned set changes is launched at least
 //!   [`launches::MIN_ALTERNATING_LAUNCHES`] times in the before run,
 //!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
@@ -33,6 +36,7 @@
 //!   effect of launch parity itself (ping-pong buffers) into noise.
 
 mod confirm;
+mod plan;
 mod report;
 mod store;
 mod verify;
@@ -49,10 +53,12 @@ use gridsel_host::config::{
     self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
     ENV_TUNE_SESSION_RUNS,
 };
+use plan::Plan;
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use verify::Check;
 
 /// The most tuning runs `--runs` takes per program.
@@ -78,10 +84,10 @@ const AFTER: usize = 1;
 /// `gridsel tune`'s arguments.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Example: gridsel tune --runs 3 --ignore '^time' -- ./gemm 1024\n\n\
+    after_help = "Example: gridsel tune --time 10m --ignore '^time' -- ./gemm 1024\n\n\
     Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
-    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the \
+    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=the tuning runs planned and GRIDSEL_CACHE=a copy of the \
     store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
     with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) \
     while they disagree. Where every search whose grid the copy changes is launched 3 times a \
@@ -95,14 +101,22 @@ const AFTER: usize = 1;
     median pair; searches refused are removed from the store."
 )]
 pub struct Args {
-    /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
-    /// several times per run settles within them, measuring as many grids
-    /// as its launches in them can settle (4 at 5 launches per run, 16
-    /// from 13, at 3 runs); fewer runs leave searches of kernels launched once per
-    /// run exploring. A session stops early once every search of the
-    /// program's kernels has settled.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
+    /// Tuning runs at most (1 to 100, default 100). The session plans the
+    /// runs its searches need from the before run's launches (a kernel
+    /// launched once a run: 13; 5 times: 18; 73 times or more: 1), as far as
+    /// --time allows, and stops early once every search of the program's
+    /// kernels has settled.
+    #[arg(long, default_value_t = MAX_TUNING_RUNS, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
+    /// The wall time each program's session may take, its before run and
+    /// confirmation included: 90s, 10m, 2h (a bare number is seconds).
+    /// Default: 30 times the before run's wall time, at least 1m. The
+    /// tuning runs planned leave time for the confirmation's pairs asked;
+    /// more pairs, while they disagree, run only while time is left. A
+    /// session that ends with searches still exploring says which, and the
+    /// --time that would settle them.
+    #[arg(long, value_name = "DURATION", value_parser = plan::parse_duration)]
+    time: Option<Duration>,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
     /// without what was learned and one reading it (or one run alternating
     /// the two, where the searches it changes are launched 3 times a run or
@@ -224,7 +238,10 @@ struct Runner<'a> {
     scratch: &'a Path,
     /// The store as the session copied it: what its runs add is theirs.
     initial: &'a Table,
-    tuning_runs: u32,
+    /// `--runs`: the most tuning runs a program's plan may take.
+    most_runs: u32,
+    /// `--time`; `None`: [`plan::budget`]'s default.
+    budget: Option<Duration>,
     confirm_pairs: u32,
 }
 
@@ -246,8 +263,16 @@ pub fn run(args: &Args) -> Result<(), String> {
     let scratch = out.join("store.json");
     let initial = store::copy(&destination.path, &scratch)?;
     let copied = initial.len();
+    let budget = match args.time {
+        Some(time) => format!("--time {}", plan::duration_label(time.as_secs_f64())),
+        None => format!(
+            "{} times its before run's wall time (at least {})",
+            plan::DEFAULT_BUDGET_RUNS,
+            plan::duration_label(plan::MIN_DEFAULT_BUDGET.as_secs_f64())
+        ),
+    };
     eprintln!(
-        "gridsel tune: {}, up to {} each, into a copy of {} ({copied} searches); logs, profiles and reports in {}",
+        "gridsel tune: {}, each within {budget} and up to {}, into a copy of {} ({copied} searches); logs, profiles and reports in {}",
         report::counted(programs.len(), "program", "programs"),
         report::counted(args.runs as usize, "tuning run", "tuning runs"),
         destination.path.display(),
@@ -264,7 +289,8 @@ pub fn run(args: &Args) -> Result<(), String> {
         },
         scratch: &scratch,
         initial: &initial,
-        tuning_runs: args.runs,
+        most_runs: args.runs,
+        budget: args.time,
         confirm_pairs: args.confirm,
     };
     let mut sessions = Vec::new();
@@ -302,6 +328,20 @@ pub fn run(args: &Args) -> Result<(), String> {
 struct Before {
     reference: String,
     per_run: BTreeMap<SearchKey, usize>,
+    wall_s: f64,
+}
+
+/// A program's session's time: when it began and how long it may take.
+struct Clock {
+    started: Instant,
+    budget: Duration,
+}
+
+impl Clock {
+    /// Seconds of the budget left.
+    fn left_s(&self) -> f64 {
+        self.budget.as_secs_f64() - self.started.elapsed().as_secs_f64()
+    }
 }
 
 /// Writes what the sessions confirmed into the store `destination` when
@@ -346,11 +386,23 @@ impl Runner<'_> {
             verdict: None,
         };
         let mut samples = Samples::new(2);
+        let started = Instant::now();
         let Some(before) = self.before_run(program, folder, &mut session, &mut samples) else {
             return Ok(session);
         };
-        if self.tuning_runs(program, folder, &before, &mut session)? {
-            self.confirmation(program, folder, &before, &mut session, &mut samples)?;
+        let clock = Clock {
+            started,
+            budget: plan::budget(self.budget, before.wall_s),
+        };
+        let plan = self.plan(program, &before, &clock);
+        if self.tuning_runs(program, folder, (&before, &clock, plan), &mut session)? {
+            self.confirmation(
+                program,
+                folder,
+                (&before, &clock),
+                &mut session,
+                &mut samples,
+            )?;
             session.result = samples.finish();
         }
         Ok(session)
@@ -365,7 +417,7 @@ impl Runner<'_> {
         session: &mut ProgramSession,
         samples: &mut Samples,
     ) -> Option<Before> {
-        let kind = (RunKind::Before, 1);
+        let kind = (RunKind::Before, 1, "before".to_string());
         let (run, reference) = self.run(program, folder, "before", kind, &untuned(), None);
         progress(program, &run, "");
         let Some(reference) = reference else {
@@ -374,31 +426,102 @@ impl Runner<'_> {
         };
         let per_run = read_launches(&run, &mut session.kernels, samples, |_| Some(BEFORE)).counts();
         samples.add_wall(BEFORE, run.wall_s);
+        let wall_s = run.wall_s;
         session.runs.push(run);
-        Some(Before { reference, per_run })
+        Some(Before {
+            reference,
+            per_run,
+            wall_s,
+        })
     }
 
-    /// The tuning runs into the scratch store, until every search of the
-    /// program's kernels has settled or the runs asked are spent. Whether
-    /// they all verified.
+    /// The tuning runs the program's searches need, as far as the budget
+    /// and `--runs` allow ([`plan::plan`]), in a line.
+    fn plan(&self, program: &Program, before: &Before, clock: &Clock) -> Plan {
+        let launches = before.per_run.values().map(|&n| n as u32);
+        let budget_s = clock.budget.as_secs_f64();
+        let confirm_runs = self.confirm_runs();
+        let plan = plan::plan(
+            launches,
+            (budget_s, before.wall_s),
+            self.most_runs,
+            confirm_runs,
+            1,
+        );
+        let once = before.per_run.values().filter(|&&n| n == 1).count();
+        let searches = match once {
+            0 => report::counted(before.per_run.len(), "search", "searches"),
+            n => format!(
+                "{}, {n} launched once a run",
+                report::counted(before.per_run.len(), "search", "searches")
+            ),
+        };
+        let limit = if plan.runs == plan.needed {
+            "what its searches need".to_string()
+        } else if plan.runs == plan.cap {
+            format!(
+                "as --runs {} allows; its searches need {}",
+                plan.cap, plan.needed
+            )
+        } else {
+            format!(
+                "as {} allows after the before run ({:.3} s a run, time kept for {} confirmation \
+                 runs); its searches need {}",
+                budget_label(self.budget, budget_s),
+                before.wall_s,
+                confirm_runs,
+                plan.needed
+            )
+        };
+        eprintln!(
+            "[tune {}] plan: {}, {limit} ({searches})",
+            program.name,
+            report::counted(plan.runs as usize, "tuning run", "tuning runs"),
+        );
+        plan
+    }
+
+    /// The confirmation runs a session leaves time for: the pairs asked, of
+    /// two runs each.
+    fn confirm_runs(&self) -> u32 {
+        2 * self.confirm_pairs
+    }
+
+    /// The tuning runs into the scratch store, `plan.runs` at most, until
+    /// every search of the program's kernels has settled or the budget
+    /// leaves no time for another besides the confirmation; then what more
+    /// time would buy. Whether they all verified.
     fn tuning_runs(
         &self,
         program: &Program,
         folder: &Path,
-        before: &Before,
+        (before, clock, plan): (&Before, &Clock, Plan),
         session: &mut ProgramSession,
     ) -> Result<bool, String> {
-        let runs = self.tuning_runs.to_string();
+        let runs = plan.runs.to_string();
         let tuning = [
             (ENV_POLICY, OsStr::new("tune")),
             (ENV_TUNE_OVERHEAD, OsStr::new("off")),
             (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
             (ENV_CACHE, self.scratch.as_os_str()),
         ];
-        let digits = self.tuning_runs.to_string().len();
-        for i in 1..=self.tuning_runs {
+        let digits = runs.len();
+        let reserve_s = f64::from(self.confirm_runs()) * before.wall_s;
+        let mut spent_s = 0.0;
+        let mut done = 0;
+        let mut out_of_time = false;
+        for i in 1..=plan.runs {
+            let run_s = if done == 0 {
+                before.wall_s
+            } else {
+                spent_s / f64::from(done)
+            };
+            if i > 1 && !plan::another_fits(clock.left_s(), run_s, reserve_s) {
+                out_of_time = true;
+                break;
+            }
             let stem = format!("tune-{i:0digits$}");
-            let kind = (RunKind::Tuning, i);
+            let kind = (RunKind::Tuning, i, format!("tuning run {i}/{}", plan.runs));
             let reference = Some(before.reference.as_str());
             let (run, output) = self.run(program, folder, &stem, kind, &tuning, reference);
             if output.is_none() {
@@ -406,6 +529,7 @@ impl Runner<'_> {
                 session.runs.push(run);
                 return Ok(false);
             }
+            (spent_s, done) = (spent_s + run.wall_s, i);
             read_kernels(&run, &mut session.kernels);
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
@@ -423,17 +547,47 @@ impl Runner<'_> {
             );
             session.runs.push(run);
             if settled == searches {
-                break;
-            }
-            if i == self.tuning_runs {
-                eprintln!(
-                    "[tune {}] the tuning runs are spent with {} still exploring: auto's grid \
-                     stays for them (more --runs would let them settle)",
-                    program.name,
-                    report::counted(searches - settled, "search", "searches")
-                );
+                return Ok(true);
             }
         }
+        let why = if out_of_time {
+            format!(
+                "{} is spent",
+                budget_label(self.budget, clock.budget.as_secs_f64())
+            )
+        } else if plan.runs == plan.cap && plan.cap < plan.needed {
+            format!("--runs {} is reached", plan.cap)
+        } else if plan.runs < plan.needed {
+            format!(
+                "{} allows no more",
+                budget_label(self.budget, clock.budget.as_secs_f64())
+            )
+        } else {
+            "the runs their plans need are spent (the noise drew more grids into a round)"
+                .to_string()
+        };
+        let open: Vec<plan::Open> = session
+            .searches
+            .iter()
+            .filter(|r| {
+                let key = (r.key.kernel.clone(), r.key.class);
+                !session.settled_after.contains_key(&key)
+            })
+            .map(|r| plan::Open {
+                kernel: &r.key.kernel,
+                class: r.key.class,
+                launches: r.tally.launches_per_run,
+            })
+            .collect();
+        let mean_s = spent_s / f64::from(done.max(1));
+        let times = (before.wall_s, mean_s);
+        let more = plan::more_time(&open, times, self.confirm_runs(), self.most_runs);
+        eprintln!(
+            "[tune {}] after {}, {why}: {} still exploring, auto's grid stays for them: {more}",
+            program.name,
+            report::counted(done as usize, "tuning run", "tuning runs"),
+            report::counted(open.len(), "search", "searches"),
+        );
         Ok(true)
     }
 
@@ -450,7 +604,7 @@ impl Runner<'_> {
         &self,
         program: &Program,
         folder: &Path,
-        before: &Before,
+        (before, clock): (&Before, &Clock),
         session: &mut ProgramSession,
         samples: &mut Samples,
     ) -> Result<(), String> {
@@ -464,8 +618,21 @@ impl Runner<'_> {
             last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
         };
         let mut pairs = Vec::new();
+        let pair_s = match by {
+            Confirmed::Alternating => before.wall_s,
+            Confirmed::Pairs => 2.0 * before.wall_s,
+        };
         for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
             if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
+                break;
+            }
+            if i > self.confirm_pairs && clock.left_s() < pair_s {
+                eprintln!(
+                    "[tune {}] {} leaves no time for more confirmation: the {} decide",
+                    program.name,
+                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    by.counted(pairs.len())
+                );
                 break;
             }
             let run = (program, folder, before.reference.as_str());
@@ -513,8 +680,8 @@ impl Runner<'_> {
                 _ => &alternate,
             };
             let stem = format!("{}-{i:0digits$}", kind.name());
-            let (run, output) =
-                self.run(program, folder, &stem, (kind, i), settings, Some(reference));
+            let place = (kind, i, self.confirmation_label(kind, i));
+            let (run, output) = self.run(program, folder, &stem, place, settings, Some(reference));
             progress(program, &run, "");
             if output.is_none() {
                 session.runs.push(run);
@@ -545,6 +712,25 @@ impl Runner<'_> {
         Some(pair)
     }
 
+    /// The label of the `index`th confirmation run of `kind`.
+    fn confirmation_label(&self, kind: RunKind, index: u32) -> String {
+        let side = match kind {
+            RunKind::ConfirmAuto => "auto",
+            RunKind::ConfirmLearned => "learned",
+            _ => "learned and auto alternating",
+        };
+        if index <= self.confirm_pairs {
+            format!("confirmation {index}/{}, {side}", self.confirm_pairs)
+        } else {
+            let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
+            let more = match kind {
+                RunKind::ConfirmAlternating => "runs",
+                _ => "pairs",
+            };
+            format!("confirmation {index} (more {more}, up to {most}), {side}")
+        }
+    }
+
     /// Runs `program` with `settings` into `<stem>.csv` and `<stem>.log` and
     /// verifies it (against `reference`, the untuned run's output, unless
     /// this is that run). Returns the run and, when it verified, its output.
@@ -553,7 +739,7 @@ impl Runner<'_> {
         program: &Program,
         folder: &Path,
         stem: &str,
-        (kind, index): (RunKind, u32),
+        (kind, index, label): (RunKind, u32, String),
         settings: &[(&str, &OsStr)],
         reference: Option<&str>,
     ) -> (SessionRun, Option<String>) {
@@ -576,27 +762,6 @@ impl Runner<'_> {
         } else {
             Err(format!("the run ended: {status}"))
         };
-        let label = match kind {
-            RunKind::Before => "before".to_string(),
-            RunKind::Tuning => format!("tuning run {index}/{}", self.tuning_runs),
-            RunKind::ConfirmAuto | RunKind::ConfirmLearned | RunKind::ConfirmAlternating => {
-                let side = match kind {
-                    RunKind::ConfirmAuto => "auto",
-                    RunKind::ConfirmLearned => "learned",
-                    _ => "learned and auto alternating",
-                };
-                if index <= self.confirm_pairs {
-                    format!("confirmation {index}/{}, {side}", self.confirm_pairs)
-                } else {
-                    let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
-                    let more = match kind {
-                        RunKind::ConfirmAlternating => "runs",
-                        _ => "pairs",
-                    };
-                    format!("confirmation {index} (more {more}, up to {most}), {side}")
-                }
-            }
-        };
         let run = SessionRun {
             label,
             kind,
@@ -607,6 +772,15 @@ impl Runner<'_> {
             verified,
         };
         (run, output)
+    }
+}
+
+/// The budget as the messages name it: `--time 5m`, or the default's
+/// value.
+fn budget_label(given: Option<Duration>, budget_s: f64) -> String {
+    match given {
+        Some(_) => format!("--time {}", plan::duration_label(budget_s)),
+        None => format!("the default budget ({})", plan::duration_label(budget_s)),
     }
 }
 

@@ -161,8 +161,8 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         .collect();
     if !exploring.is_empty() {
         lines.push(format!(
-            "still exploring when the tuning runs were spent, so auto's grid stays (more --runs \
-             would let them settle): {}",
+            "still exploring when the tuning runs were spent, so auto's grid stays (more time, \
+             --time, would let them settle; the session's stderr says how much): {}",
             exploring.join(", ")
         ));
     }

@@ -874,3 +874,93 @@ fn a_budget_too_short_plans_fewer_runs_and_says_what_more_time_would_buy() {
     assert_eq!(searches(&out.join("store.json")), searches(&store));
     assert!(!searches(&store)[0].1, "still exploring");
 }
+
+/// `repeat LAUNCHES 300` through a shell that counts its runs in
+/// `counts/`: the tuning runs launch LAUNCHES times, the others once; the
+/// runs without a store are heavy (1 000 000 rounds) but for the before
+/// run and the second pair's, the runs reading the session's copy of the
+/// store light but for the second pair's, and those reading a store of one
+/// search alone (`alone-N/store.json`) light. With `--confirm 1` the pairs
+/// of the set go faster, slower, faster: 2 of 3, which cannot tell; each
+/// pair of the search alone is faster.
+fn undecided_then_alone(program: &Path, counts: &Path) -> Vec<String> {
+    let script = r#"n=$2 r=1
+case "$GRIDSEL_POLICY,$GRIDSEL_CACHE" in
+  auto,off) echo >> "$1/auto"; n=1; c=$(wc -l < "$1/auto")
+    [ "$c" = 1 ] || [ "$c" = 3 ] || r=1000000 ;;
+  auto,*/alone-*/store.json) n=1 ;;
+  auto,*) echo >> "$1/learned"; n=1; [ "$(wc -l < "$1/learned")" = 2 ] && r=1000000 ;;
+esac
+exec "$0" "$n" 300 "$r""#;
+    let (program, counts) = (program.to_string_lossy(), counts.to_string_lossy());
+    ["sh", "-c", script, &program, &counts, "100"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Where the pairs cannot tell the learned set from auto's, the session
+/// confirms the search that gained most on its own, keeps it when its own
+/// pairs agree, and writes it.
+#[test]
+fn a_search_the_undecided_pairs_hide_is_confirmed_alone_and_kept() {
+    if !clang19_available() {
+        return;
+    }
+    // As above: the host's search mostly settles away from auto's grid.
+    for attempt in 1..=5 {
+        let dir = temp_dir(&format!("tune-alone-{attempt}"));
+        let (out, store, counts) = (dir.join("out"), dir.join("tune.json"), dir.join("counts"));
+        std::fs::create_dir_all(&counts).unwrap();
+        let command = undecided_then_alone(&repeat(), &counts);
+        let command: Vec<&str> = command.iter().map(String::as_str).collect();
+        let args = ["--confirm", "1", "--check", CHECK];
+        let run = tune(&out, &store, &args, &command).ok();
+        let decided = decisions(&out);
+        assert_eq!(decided.len(), 1, "{decided:?}");
+        if decided[0][1] == decided[0][2] {
+            continue;
+        }
+        let lines = progress(&run, "sh");
+        let labels: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.split(": ").next())
+            .filter(|l| l.contains("confirmation "))
+            .collect();
+        let alone = |label: &str| lines.iter().find(|l| l.contains(label)).is_some();
+        assert_eq!(labels.len(), 12, "3 pairs of the set, 3 alone: {lines:?}");
+        assert!(
+            labels[..6].iter().all(|l| l.starts_with("confirmation ")),
+            "{labels:?}"
+        );
+        assert!(
+            labels[6..]
+                .iter()
+                .all(|l| l.contains(" (class 17) alone, confirmation ")),
+            "{labels:?}"
+        );
+        assert!(alone(" (class 17) alone: kept"), "{lines:?}");
+        assert!(out.join("sh/alone-1/store.json").is_file());
+        assert!(out.join("sh/alone-1/confirm-learned-3.csv").is_file());
+        // The set was not kept, the search alone was: written, and said.
+        assert!(
+            run.stdout.contains("nothing kept: 3 pairs could not tell the runs reading the store from the runs without it"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(
+                " (class 17) confirmed alone, the program's other searches at auto's grids: kept"
+            ),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(decided[0][3], "yes", "{decided:?}");
+        assert!(
+            decided[0][4].contains("; confirmed alone (pairs): faster"),
+            "{decided:?}"
+        );
+        assert_eq!(searches(&store).len(), 1);
+        return;
+    }
+    panic!("in every attempt the search kept auto's grid");
+}

@@ -73,6 +73,11 @@ const MAX_CONFIRM_PAIRS: u32 = 20;
 /// decides; [`confirm::Looks`]).
 const PAIRS_CAP_FACTOR: u32 = 3;
 
+/// The most searches a session confirms on their own where the pairs could
+/// not tell the learned set from auto's ([`confirm::alone`]): each costs
+/// as many runs as the set's confirmation.
+const ALONE_MOST: usize = 3;
+
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
 /// (the before run and the confirmation runs under `auto`) and the launches
 /// of alternating runs that got auto's grid are the baseline the speedups
@@ -203,6 +208,9 @@ pub struct ProgramSession {
     pub result: ProgramResult,
     /// What the confirmation pairs decided; `None` until they all verified.
     pub verdict: Option<confirm::Verdict>,
+    /// Where they could not tell, what the searches confirmed on their own
+    /// decided, per search.
+    pub alone: Vec<(SearchKey, confirm::Verdict)>,
 }
 
 impl ProgramSession {
@@ -216,10 +224,17 @@ impl ProgramSession {
     /// What the store gets of the search `record`: only what the
     /// confirmation pairs decided; nothing without them.
     pub fn action(&self, record: &Record) -> confirm::Action {
-        let key = (record.key.kernel.clone(), record.key.class);
-        self.verdict
-            .as_ref()
-            .map_or(confirm::Action::Leave, |v| v.action(&key))
+        self.action_of(&(record.key.kernel.clone(), record.key.class))
+    }
+
+    /// What the store gets of the search `key`: what its confirmation on
+    /// its own decided, else what the set's did.
+    pub fn action_of(&self, key: &SearchKey) -> confirm::Action {
+        let alone = self.alone.iter().find(|(k, _)| k == key);
+        match (alone, &self.verdict) {
+            (Some((_, verdict)), _) | (None, Some(verdict)) => verdict.action(key),
+            (None, None) => confirm::Action::Leave,
+        }
     }
 
     /// The searches whose action is `action`.
@@ -331,6 +346,17 @@ struct Before {
     wall_s: f64,
 }
 
+/// A confirmation: of which store, into which folder, how, and what its
+/// progress lines call it (empty: the learned set).
+struct Confirming<'c> {
+    program: &'c Program,
+    folder: &'c Path,
+    reference: &'c str,
+    store: &'c Path,
+    by: Confirmed,
+    what: String,
+}
+
 /// A program's session's time: when it began and how long it may take.
 struct Clock {
     started: Instant,
@@ -384,6 +410,7 @@ impl Runner<'_> {
             settled_after: BTreeMap::new(),
             result: Samples::new(2).finish(),
             verdict: None,
+            alone: Vec::new(),
         };
         let mut samples = Samples::new(2);
         let started = Instant::now();
@@ -609,55 +636,139 @@ impl Runner<'_> {
         samples: &mut Samples,
     ) -> Result<(), String> {
         let changed = store::changed(self.scratch, &session.kernels)?;
-        let by = match confirm::can_alternate(changed.iter(), &before.per_run) {
-            true => Confirmed::Alternating,
-            false => Confirmed::Pairs,
+        let set = Confirming {
+            program,
+            folder,
+            reference: &before.reference,
+            store: self.scratch,
+            by: match confirm::can_alternate(changed.iter(), &before.per_run) {
+                true => Confirmed::Alternating,
+                false => Confirmed::Pairs,
+            },
+            what: String::new(),
         };
+        let Some(verdict) = self.confirm_store(&set, (before, clock), session, samples) else {
+            return Ok(());
+        };
+        let undecided = verdict.undecided();
+        let alone = confirm::alone(&verdict, ALONE_MOST);
+        session.verdict = Some(verdict);
+        if undecided {
+            self.confirm_alone(program, folder, (before, clock), &alone, session)?;
+        }
+        Ok(())
+    }
+
+    /// Confirms each of `searches` on its own, while the budget leaves
+    /// time for the pairs asked: its learned grid against auto's, the
+    /// program's other searches at auto's (a store of it alone, in a
+    /// folder `alone-N` of the program's), with the same decision as the
+    /// set's. Their runs count as the session's (they must verify), their
+    /// samples not in its before and after.
+    fn confirm_alone(
+        &self,
+        program: &Program,
+        folder: &Path,
+        (before, clock): (&Before, &Clock),
+        searches: &[SearchKey],
+        session: &mut ProgramSession,
+    ) -> Result<(), String> {
+        for (n, key) in (1..).zip(searches) {
+            let what = format!("{} (class {}) alone", key.0, key.1);
+            let by = match confirm::can_alternate([key].into_iter(), &before.per_run) {
+                true => Confirmed::Alternating,
+                false => Confirmed::Pairs,
+            };
+            let needed_s = f64::from(self.confirm_pairs) * by.runs_per_pair() * before.wall_s;
+            if clock.left_s() < needed_s {
+                eprintln!(
+                    "[tune {}] {} leaves no time to confirm {what} (about {:.0} s)",
+                    program.name,
+                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    needed_s.ceil()
+                );
+                return Ok(());
+            }
+            let folder = output::create_subfolder(folder, &format!("alone-{n}"))?;
+            let alone = folder.join("store.json");
+            store::alone(self.scratch, &alone, key, &session.kernels)?;
+            let set = Confirming {
+                program,
+                folder: &folder,
+                reference: &before.reference,
+                store: &alone,
+                by,
+                what: format!("{what}, "),
+            };
+            let mut samples = Samples::new(2);
+            let Some(verdict) = self.confirm_store(&set, (before, clock), session, &mut samples)
+            else {
+                return Ok(());
+            };
+            let said = match (verdict.program_refused(), verdict.action(key)) {
+                (None, confirm::Action::Write) => "kept".to_string(),
+                (Some(why), _) => format!("refused: {why}"),
+                (None, _) => "refused: its grid was slower than auto's".to_string(),
+            };
+            eprintln!("[tune {}] {what}: {said}", program.name);
+            session.alone.push((key.clone(), verdict));
+        }
+        Ok(())
+    }
+
+    /// The pairs (or alternating runs) of `set`: `--confirm` of them, and
+    /// more while they disagree and the budget leaves time, up to
+    /// [`PAIRS_CAP_FACTOR`] times as many; the verdict they give, `None` at
+    /// a run that did not verify.
+    fn confirm_store(
+        &self,
+        set: &Confirming,
+        (before, clock): (&Before, &Clock),
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Option<confirm::Verdict> {
+        let by = set.by;
         let looks = confirm::Looks {
             first: self.confirm_pairs as usize,
             last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
         };
         let mut pairs = Vec::new();
-        let pair_s = match by {
-            Confirmed::Alternating => before.wall_s,
-            Confirmed::Pairs => 2.0 * before.wall_s,
-        };
+        let pair_s = by.runs_per_pair() * before.wall_s;
         for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
             if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
                 break;
             }
             if i > self.confirm_pairs && clock.left_s() < pair_s {
                 eprintln!(
-                    "[tune {}] {} leaves no time for more confirmation: the {} decide",
-                    program.name,
+                    "[tune {}] {} leaves no time for more confirmation of {}: the {} decide",
+                    set.program.name,
                     budget_label(self.budget, clock.budget.as_secs_f64()),
+                    match set.what.is_empty() {
+                        true => "the learned set",
+                        false => set.what.trim_end_matches(", "),
+                    },
                     by.counted(pairs.len())
                 );
                 break;
             }
-            let run = (program, folder, before.reference.as_str());
-            let Some(pair) = self.confirmation_pair(run, i, by, session, samples) else {
-                return Ok(());
-            };
-            pairs.push(pair);
+            pairs.push(self.confirmation_pair(set, i, session, samples)?);
         }
-        session.verdict = Some(confirm::decide(&pairs, looks, by));
-        Ok(())
+        Some(confirm::decide(&pairs, looks, by))
     }
 
-    /// The `i`th pair of the confirmation (one alternating run, or a run
-    /// under auto and one reading the scratch store, in turns first), its
+    /// The `i`th pair of the confirmation of `set` (one alternating run, or
+    /// a run under auto and one reading its store, in turns first), its
     /// launches into `samples`; `None` at a run that did not verify.
     fn confirmation_pair(
         &self,
-        (program, folder, reference): (&Program, &Path, &str),
+        set: &Confirming,
         i: u32,
-        by: Confirmed,
         session: &mut ProgramSession,
         samples: &mut Samples,
     ) -> Option<Pair> {
-        let scratch = self.scratch.as_os_str();
-        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
+        let (program, folder, reference, by) = (set.program, set.folder, set.reference, set.by);
+        let store = set.store.as_os_str();
+        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, store)];
         let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pair = Pair::default();
         let order = match (by, i % 2) {
@@ -669,7 +780,7 @@ impl Runner<'_> {
         let at = LearnedLaunches::of_run(i);
         let alternate = [
             (ENV_POLICY, OsStr::new("auto")),
-            (ENV_CACHE, scratch),
+            (ENV_CACHE, store),
             (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
         ];
         let untuned = untuned();
@@ -680,7 +791,11 @@ impl Runner<'_> {
                 _ => &alternate,
             };
             let stem = format!("{}-{i:0digits$}", kind.name());
-            let place = (kind, i, self.confirmation_label(kind, i));
+            let place = (
+                kind,
+                i,
+                set.what.clone() + &self.confirmation_label(kind, i),
+            );
             let (run, output) = self.run(program, folder, &stem, place, settings, Some(reference));
             progress(program, &run, "");
             if output.is_none() {

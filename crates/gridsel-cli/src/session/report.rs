@@ -168,6 +168,20 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
     }
     if let Some(why) = verdict.program_refused() {
         lines.push(format!("nothing kept: {why}"));
+        lines.extend(session.alone.iter().map(|(key, alone)| {
+            let said = match (alone.program_refused(), session.action_of(key)) {
+                (None, confirm::Action::Write) => "kept".to_string(),
+                (Some(why), _) => format!("refused: {why}"),
+                (None, _) => {
+                    let d = alone.searches.iter().find(|d| d.key == *key);
+                    format!("refused: {}", d.map_or("-", |d| d.reason.as_str()))
+                }
+            };
+            format!(
+                "{} (class {}) confirmed alone, the program's other searches at auto's grids: {said}",
+                key.0, key.1
+            )
+        }));
         return lines;
     }
     lines.extend(
@@ -234,12 +248,12 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 search
                     .and_then(|s| s.search.margin(s.kind()))
                     .map_or("-".into(), |m| format!("{:+.1}%", (m - 1.0) * 100.0)),
-                match session.verdict.as_ref().map(|v| {
+                {
                     let key = (before.kernel.clone(), store::class(before.trip_count));
-                    (v.action(&key), decision(session, &key.0, key.1).is_some())
-                }) {
-                    None | Some((_, false)) => "-".into(),
-                    Some((action, true)) => kept_cell(action).into(),
+                    match decision(session, &key.0, key.1) {
+                        None => "-".into(),
+                        Some(_) => kept_cell(session.action_of(&key)).into(),
+                    }
                 },
             ]
         })
@@ -351,9 +365,18 @@ fn kernels_csv(summary: &Summary) -> String {
             continue;
         };
         for d in &verdict.searches {
-            let reason = match &verdict.program_refused() {
-                Some(why) => format!("{}; nothing of the program kept: {why}", reason(session, d)),
-                None => reason(session, d),
+            let alone = session.alone.iter().find(|(k, _)| *k == d.key);
+            let reason = match (&verdict.program_refused(), alone) {
+                (Some(why), Some((_, alone))) => format!(
+                    "{}; the set was not kept: {why}; confirmed alone ({}): {}",
+                    reason(session, d),
+                    alone.by.name(),
+                    alone.program_refused().unwrap_or_else(|| "faster".into())
+                ),
+                (Some(why), None) => {
+                    format!("{}; nothing of the program kept: {why}", reason(session, d))
+                }
+                (None, _) => reason(session, d),
             };
             let _ = writeln!(
                 csv,
@@ -363,7 +386,7 @@ fn kernels_csv(summary: &Summary) -> String {
                 d.key.1,
                 grid_label(d.auto_grid),
                 grid_label(d.learned_grid),
-                kept_cell(verdict.action(&d.key)),
+                kept_cell(session.action_of(&d.key)),
                 d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
                 verdict.by.name(),
                 field(&reason)

@@ -30,6 +30,23 @@ pub fn copy(from: &Path, to: &Path) -> Result<Table, String> {
     Ok(contents.table)
 }
 
+/// Copies the store at `from` as a new file `to` without the records of
+/// `kernels` but those of the search `key`: production runs reading it
+/// launch the search's learned grid and auto's for the program's others,
+/// so that the search is confirmed on its own.
+pub fn alone(
+    from: &Path,
+    to: &Path,
+    key: &(String, u32),
+    kernels: &BTreeSet<String>,
+) -> Result<(), String> {
+    let mut contents = files::load_cache(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    contents.table.retain(|r| {
+        !kernels.contains(&r.key.kernel) || (&r.key.kernel, r.key.class) == (&key.0, key.1)
+    });
+    crate::runner::output::write_file(to, &contents.table.render())
+}
+
 /// The searches of `kernels` in the store at `path` that the session's
 /// runs added to: new since `initial` (the store as the session copied it)
 /// or changed. Others of the same kernels (another GPU's, another build's,

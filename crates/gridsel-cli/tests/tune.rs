@@ -964,3 +964,109 @@ fn a_search_the_undecided_pairs_hide_is_confirmed_alone_and_kept() {
     }
     panic!("in every attempt the search kept auto's grid");
 }
+
+/// `repeat LAUNCHES 1000` through a shell that appends each run's policy
+/// and `CUDA_VISIBLE_DEVICES` (`-` when unset) to the file `seen`.
+fn seeing(program: &Path, seen: &Path, launches: &str) -> Vec<String> {
+    let script =
+        r#"echo "$GRIDSEL_POLICY ${CUDA_VISIBLE_DEVICES:--}" >> "$1"; shift; exec "$0" "$@""#;
+    let (program, seen) = (program.to_string_lossy(), seen.to_string_lossy());
+    ["sh", "-c", script, &program, &seen, launches, "1000"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// `--gpus 0,1`: the tuning runs go two at once, one on each GPU, each on a
+/// copy of the scratch store merged into it after the round (host offload
+/// ignores the variable; what reaches the store shows the merge); the
+/// before run and the confirmation run on the first GPU.
+#[test]
+fn tuning_runs_go_in_rounds_over_the_gpus_named_into_one_store() {
+    if !clang19_available() {
+        return;
+    }
+    let dir = temp_dir("tune-gpus");
+    let (out, store, seen) = (dir.join("out"), dir.join("tune.json"), dir.join("seen"));
+    let command = seeing(&repeat(), &seen, "1");
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let args = ["--gpus", "0,1", "--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &command).ok();
+    let lines = progress(&run, "sh");
+    assert!(
+        lines.contains(
+            &"plan: 13 tuning runs on 2 GPUs, 2 at once, what its searches need (1 search, 1 \
+              launched once a run)"
+        ),
+        "{lines:?}"
+    );
+    let tuning = tuning_lines(&lines);
+    assert!((5..=13).contains(&tuning.len()), "{lines:?}");
+    for (i, line) in (1..).zip(&tuning) {
+        let gpu = (i + 1) % 2;
+        let label = format!("tuning run {i}/13 on GPU {gpu}: ");
+        assert!(line.starts_with(&label), "{tuning:?}");
+    }
+    assert!(
+        tuning
+            .last()
+            .unwrap()
+            .ends_with("; 1 of 1 searches settled")
+    );
+    assert!(out.join("sh/tune-01.store.json").is_file());
+    // Every run of a round on its own GPU; the others on the first.
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(seen[0], "auto 0", "{seen:?}");
+    let tuned = &seen[1..=tuning.len()];
+    for round in tuned.chunks(2) {
+        let mut gpus: Vec<&str> = round.to_vec();
+        gpus.sort();
+        let expected = ["tune 0", "tune 1"];
+        assert_eq!(gpus, expected[..round.len()], "{seen:?}");
+    }
+    assert!(
+        seen[1 + tuning.len()..].iter().all(|l| *l == "auto 0"),
+        "{seen:?}"
+    );
+    // One store: every tuning run's process counted in the search, its
+    // one launch a cold sample.
+    let contents = gridsel_host::files::load_cache(&out.join("store.json")).unwrap();
+    let record = contents.table.records().next().unwrap();
+    assert_eq!(record.tally.runs as usize, tuning.len(), "{record:?}");
+    let cold: usize = record.search.samples.iter().map(|s| s.cold.len()).sum();
+    assert_eq!(cold, tuning.len(), "{record:?}");
+}
+
+/// `--gpus all` enumerates the GPUs through the driver; without one (host
+/// offload here) it says so in one line and tunes on one.
+#[test]
+fn all_gpus_without_a_driver_is_one_line_and_one_gpu() {
+    if !clang19_available() {
+        return;
+    }
+    let dir = temp_dir("tune-gpus-all");
+    let (out, store, seen) = (dir.join("out"), dir.join("tune.json"), dir.join("seen"));
+    let command = seeing(&repeat(), &seen, "100");
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let args = ["--gpus", "all", "--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &command).ok();
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("--gpus all: "))
+        .collect();
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    if said.is_empty() {
+        // A machine with a driver: its GPUs, named.
+        assert!(run.stderr.contains("tuning run 1/"), "{}", run.stderr);
+        assert!(!seen.contains(" -"), "{seen}");
+    } else {
+        assert_eq!(said.len(), 1, "{}", run.stderr);
+        assert!(
+            said[0].starts_with("gridsel tune: --gpus all: ")
+                && said[0].ends_with("; tuning on one GPU")
+        );
+        assert!(!run.stderr.contains(" on GPU "), "{}", run.stderr);
+        assert!(seen.lines().all(|l| l.ends_with(" -")), "{seen}");
+    }
+}

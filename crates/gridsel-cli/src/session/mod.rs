@@ -36,6 +36,7 @@
 //!   effect of launch parity itself (ping-pong buffers) into noise.
 
 mod confirm;
+mod gpus;
 mod plan;
 mod report;
 mod store;
@@ -53,6 +54,7 @@ use gridsel_host::config::{
     self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
     ENV_TUNE_SESSION_RUNS,
 };
+use gridsel_host::ffi::cuda;
 use plan::Plan;
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -122,6 +124,14 @@ pub struct Args {
     /// --time that would settle them.
     #[arg(long, value_name = "DURATION", value_parser = plan::parse_duration)]
     time: Option<Duration>,
+    /// The GPUs of this node to tune on at once: a list (0,1,3: values of
+    /// CUDA_VISIBLE_DEVICES) or `all` (those the driver reports, as
+    /// CUDA_VISIBLE_DEVICES already limits them; without a driver, one
+    /// line and one GPU). The tuning runs go in rounds of one process per
+    /// GPU, each on a copy of the scratch store merged into it after the
+    /// round; the before run and the confirmation run on the first.
+    #[arg(long, value_name = "LIST|all", value_parser = gpus::parse)]
+    gpus: Option<gpus::Gpus>,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
     /// without what was learned and one reading it (or one run alternating
     /// the two, where the searches it changes are launched 3 times a run or
@@ -253,6 +263,9 @@ struct Runner<'a> {
     scratch: &'a Path,
     /// The store as the session copied it: what its runs add is theirs.
     initial: &'a Table,
+    /// `--gpus`: the `CUDA_VISIBLE_DEVICES` of each process of a round of
+    /// tuning runs; empty: one process, the variable as the caller has it.
+    gpus: Vec<String>,
     /// `--runs`: the most tuning runs a program's plan may take.
     most_runs: u32,
     /// `--time`; `None`: [`plan::budget`]'s default.
@@ -273,6 +286,18 @@ pub fn run(args: &Args) -> Result<(), String> {
         })?,
     };
     let lib = args.run.library()?;
+    let gpus = match &args.gpus {
+        None => Vec::new(),
+        Some(gpus::Gpus::List(list)) => list.clone(),
+        Some(gpus::Gpus::All) => {
+            let count = cuda::devices_on_machine().map(|d| d.len());
+            let visible = std::env::var(gpus::VISIBLE).ok();
+            gpus::all(count, visible.as_deref()).unwrap_or_else(|why| {
+                eprintln!("gridsel tune: --gpus all: {why}; tuning on one GPU");
+                Vec::new()
+            })
+        }
+    };
     let (programs, source) = args.run.programs()?;
     let out = output::create_folder(args.run.out.as_deref(), "gridsel-tune")?;
     let scratch = out.join("store.json");
@@ -304,6 +329,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         },
         scratch: &scratch,
         initial: &initial,
+        gpus,
         most_runs: args.runs,
         budget: args.time,
         confirm_pairs: args.confirm,
@@ -473,7 +499,7 @@ impl Runner<'_> {
             (budget_s, before.wall_s),
             self.most_runs,
             confirm_runs,
-            1,
+            self.gpus.len().max(1) as u32,
         );
         let once = before.per_run.values().filter(|&&n| n == 1).count();
         let searches = match once {
@@ -500,8 +526,12 @@ impl Runner<'_> {
                 plan.needed
             )
         };
+        let at_once = match self.gpus.len() {
+            0 | 1 => String::new(),
+            n => format!(" on {n} GPUs, {n} at once"),
+        };
         eprintln!(
-            "[tune {}] plan: {}, {limit} ({searches})",
+            "[tune {}] plan: {}{at_once}, {limit} ({searches})",
             program.name,
             report::counted(plan.runs as usize, "tuning run", "tuning runs"),
         );
@@ -526,53 +556,93 @@ impl Runner<'_> {
         session: &mut ProgramSession,
     ) -> Result<bool, String> {
         let runs = plan.runs.to_string();
-        let tuning = [
-            (ENV_POLICY, OsStr::new("tune")),
-            (ENV_TUNE_OVERHEAD, OsStr::new("off")),
-            (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
-            (ENV_CACHE, self.scratch.as_os_str()),
-        ];
         let digits = runs.len();
         let reserve_s = f64::from(self.confirm_runs()) * before.wall_s;
+        let gpus = self.gpus.len().max(1) as u32;
         let mut spent_s = 0.0;
         let mut done = 0;
         let mut out_of_time = false;
-        for i in 1..=plan.runs {
-            let run_s = if done == 0 {
-                before.wall_s
-            } else {
-                spent_s / f64::from(done)
+        while done < plan.runs {
+            // A round's runs take as long as the longest, about one run.
+            let run_s = match done {
+                0 => before.wall_s,
+                _ => spent_s * f64::from(gpus) / f64::from(done),
             };
-            if i > 1 && !plan::another_fits(clock.left_s(), run_s, reserve_s) {
+            if done > 0 && !plan::another_fits(clock.left_s(), run_s, reserve_s) {
                 out_of_time = true;
                 break;
             }
-            let stem = format!("tune-{i:0digits$}");
-            let kind = (RunKind::Tuning, i, format!("tuning run {i}/{}", plan.runs));
-            let reference = Some(before.reference.as_str());
-            let (run, output) = self.run(program, folder, &stem, kind, &tuning, reference);
-            if output.is_none() {
-                progress(program, &run, "");
-                session.runs.push(run);
+            let round: Vec<u32> = (done + 1..=plan.runs.min(done + gpus)).collect();
+            // One process: on the scratch store itself; several at once:
+            // each on a copy of it as the round begins, merged after.
+            let several = round.len() > 1;
+            let stores: Vec<PathBuf> = round
+                .iter()
+                .map(|i| match several {
+                    false => self.scratch.to_path_buf(),
+                    true => folder.join(format!("tune-{i:0digits$}.store.json")),
+                })
+                .collect();
+            for store in stores.iter().filter(|_| several) {
+                store::copy(self.scratch, store)?;
+            }
+            let ran: Vec<(SessionRun, Option<String>)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (round.iter().zip(&stores).enumerate())
+                    .map(|(g, (&i, store))| {
+                        let gpu = self.gpus.get(g).map(String::as_str);
+                        let on = match (gpu, gpus) {
+                            (Some(gpu), 2..) => format!(" on GPU {gpu}"),
+                            _ => String::new(),
+                        };
+                        let stem = format!("tune-{i:0digits$}");
+                        let label = format!("tuning run {i}/{}{on}", plan.runs);
+                        let tuning = [
+                            (ENV_POLICY, OsStr::new("tune")),
+                            (ENV_TUNE_OVERHEAD, OsStr::new("off")),
+                            (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
+                            (ENV_CACHE, store.as_os_str()),
+                        ];
+                        let reference = Some(before.reference.as_str());
+                        scope.spawn(move || {
+                            let kind = (RunKind::Tuning, i, label);
+                            self.run_on(gpu, (program, folder), &stem, kind, &tuning, reference)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a tuning run's thread"))
+                    .collect()
+            });
+            if several {
+                store::absorb(self.scratch, &stores)?;
+            }
+            done = *round.last().unwrap_or(&done);
+            spent_s += ran.iter().map(|(run, _)| run.wall_s).sum::<f64>();
+            if ran.iter().any(|(_, output)| output.is_none()) {
+                for (run, _) in ran {
+                    progress(program, &run, "");
+                    session.runs.push(run);
+                }
                 return Ok(false);
             }
-            (spent_s, done) = (spent_s + run.wall_s, i);
-            read_kernels(&run, &mut session.kernels);
+            for (run, _) in &ran {
+                read_kernels(run, &mut session.kernels);
+            }
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
                 if r.pinned.is_some() || r.search.settled(r.kind()) {
                     let key = (r.key.kernel.clone(), r.key.class);
-                    session.settled_after.entry(key).or_insert(i);
+                    session.settled_after.entry(key).or_insert(done);
                 }
             }
             let settled = session.settled_after.len();
             let searches = session.searches.len();
-            progress(
-                program,
-                &run,
-                &format!("; {settled} of {searches} searches settled"),
-            );
-            session.runs.push(run);
+            for (run, _) in ran {
+                let more = format!("; {settled} of {searches} searches settled");
+                progress(program, &run, &more);
+                session.runs.push(run);
+            }
             if settled == searches {
                 return Ok(true);
             }
@@ -846,13 +916,29 @@ impl Runner<'_> {
         }
     }
 
-    /// Runs `program` with `settings` into `<stem>.csv` and `<stem>.log` and
-    /// verifies it (against `reference`, the untuned run's output, unless
-    /// this is that run). Returns the run and, when it verified, its output.
+    /// [`Self::run_on`] the first GPU of `--gpus` (the driver's choice
+    /// without it).
     fn run(
         &self,
         program: &Program,
         folder: &Path,
+        stem: &str,
+        place: (RunKind, u32, String),
+        settings: &[(&str, &OsStr)],
+        reference: Option<&str>,
+    ) -> (SessionRun, Option<String>) {
+        let gpu = self.gpus.first().map(String::as_str);
+        self.run_on(gpu, (program, folder), stem, place, settings, reference)
+    }
+
+    /// Runs `program` with `settings` (and `CUDA_VISIBLE_DEVICES` naming
+    /// `gpu`, if one) into `<stem>.csv` and `<stem>.log` and verifies it
+    /// (against `reference`, the untuned run's output, unless this is that
+    /// run). Returns the run and, when it verified, its output.
+    fn run_on(
+        &self,
+        gpu: Option<&str>,
+        (program, folder): (&Program, &Path),
         stem: &str,
         (kind, index, label): (RunKind, u32, String),
         settings: &[(&str, &OsStr)],
@@ -862,7 +948,9 @@ impl Runner<'_> {
             profile: folder.join(format!("{stem}.csv")),
             log: folder.join(format!("{stem}.log")),
         };
-        let (status, wall_s) = runs::run(program, settings, self.lib, &files, self.limits);
+        let mut settings = settings.to_vec();
+        settings.extend(gpu.map(|gpu| (gpus::VISIBLE, OsStr::new(gpu))));
+        let (status, wall_s) = runs::run(program, &settings, self.lib, &files, self.limits);
         let mut output = None;
         let verified = if status.ok() {
             let bytes = std::fs::read(&files.log).unwrap_or_default();

@@ -578,7 +578,13 @@ impl Runtime {
             observe: false,
         };
         let (device, kernel, desc) = (&*staged.device, staged.kernel(), request.desc);
+        // A teams region's grid verified for this build by a tuning
+        // session is launched even where such regions are kept.
         let proposal = match clauses::may_change(&desc, self.config.opt_in)
+            .or_else(|keep| match keep {
+                Keep::NoTripCount if self.policy.verified(&staged.launch()) => Ok(()),
+                keep => Err(keep),
+            })
             .and_then(|()| clauses::may_change_kernel(kernel))
         {
             Ok(()) => self.policy.decide(&staged.launch()),

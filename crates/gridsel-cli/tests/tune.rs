@@ -1070,3 +1070,65 @@ fn all_gpus_without_a_driver_is_one_line_and_one_gpu() {
         assert!(seen.lines().all(|l| l.ends_with(" -")), "{seen}");
     }
 }
+
+/// `--allow-teams-regions`: the session searches a `target teams` region
+/// without a distribute loop (class 0, which it otherwise leaves at LLVM's
+/// grid), every run's output equal to the untuned run's, and a learned grid
+/// other than LLVM's is written marked verified for the build.
+#[test]
+fn teams_regions_are_searched_only_when_allowed_and_written_verified() {
+    if !clang19_available() {
+        return;
+    }
+    let program = host_offload("teams_region", "teams_region.c", &[]);
+    let program = program.to_string_lossy();
+    let dir = temp_dir("tune-teams-regions");
+    let command = [&*program, "20", "100"];
+    // Without the flag: no search of the region, nothing to tune.
+    let (out, store) = (dir.join("kept"), dir.join("kept.json"));
+    let run = tune(&out, &store, &["--confirm", "1"], &command).ok();
+    assert!(
+        classes(&out.join("store.json")).is_empty(),
+        "{}",
+        run.stderr
+    );
+    // With it: searched, in class 0.
+    let (out, store) = (dir.join("allowed"), dir.join("allowed.json"));
+    let args = ["--allow-teams-regions", "--confirm", "1"];
+    let run = tune(&out, &store, &args, &command).ok();
+    assert_eq!(classes(&out.join("store.json")), [0], "{}", run.stderr);
+    let contents = gridsel_host::files::load_cache(&store).unwrap();
+    let written: Vec<_> = contents.table.records().collect();
+    // Host launch times decide whether the confirmation kept a grid other
+    // than LLVM's: such a one is marked verified for it, auto's is not.
+    for r in &written {
+        let learned = gridsel_core::tune::learned(r);
+        match learned.filter(|&c| c != gridsel_core::tune::search::Candidate::Auto) {
+            Some(grid) => {
+                assert_eq!(r.verified, Some(grid), "{r:?}");
+                assert!(run.stderr.contains(
+                    "gridsel tune: 1 grid of `target teams` regions written verified for this build"
+                ));
+            }
+            None => assert_eq!(r.verified, None, "{r:?}"),
+        }
+    }
+    // Outputs must equal the untuned run's: not with --check.
+    let refused = gridsel(
+        &[
+            "tune",
+            "--allow-teams-regions",
+            "--check",
+            "pass",
+            "--",
+            &program,
+        ],
+        &[],
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cannot be used with"),
+        "{}",
+        refused.stderr
+    );
+}

@@ -48,11 +48,12 @@ use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output};
 use confirm::Confirmed;
 use gridsel_cli::launches::{self, Launches, Pair, SearchKey, Side};
-use gridsel_core::tune::LearnedLaunches;
+use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{Record, Table};
+use gridsel_core::tune::{LearnedLaunches, learned};
 use gridsel_host::config::{
-    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
-    ENV_TUNE_SESSION_RUNS,
+    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TEAMS_REGIONS,
+    ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
 };
 use gridsel_host::ffi::cuda;
 use plan::Plan;
@@ -132,6 +133,16 @@ pub struct Args {
     /// round; the before run and the confirmation run on the first.
     #[arg(long, value_name = "LIST|all", value_parser = gpus::parse)]
     gpus: Option<gpus::Gpus>,
+    /// Let the session try grids for `target teams` regions without a
+    /// distribute loop, which gridsel otherwise keeps at LLVM's grid (their
+    /// team-level code runs once per team): its tuning runs and the
+    /// confirmation's runs reading the store get GRIDSEL_TEAMS_REGIONS=change.
+    /// Every run's output must equal the untuned run's (so not with
+    /// --check); a region's learned grid is written marked verified for
+    /// this build of the program, which production launches under
+    /// GRIDSEL_TEAMS_REGIONS=keep while it stays the search's grid.
+    #[arg(long, conflicts_with = "check")]
+    allow_teams_regions: bool,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
     /// without what was learned and one reading it (or one run alternating
     /// the two, where the searches it changes are launched 3 times a run or
@@ -266,6 +277,8 @@ struct Runner<'a> {
     /// `--gpus`: the `CUDA_VISIBLE_DEVICES` of each process of a round of
     /// tuning runs; empty: one process, the variable as the caller has it.
     gpus: Vec<String>,
+    /// `--allow-teams-regions`.
+    teams_regions: bool,
     /// `--runs`: the most tuning runs a program's plan may take.
     most_runs: u32,
     /// `--time`; `None`: [`plan::budget`]'s default.
@@ -330,6 +343,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         scratch: &scratch,
         initial: &initial,
         gpus,
+        teams_regions: args.allow_teams_regions,
         most_runs: args.runs,
         budget: args.time,
         confirm_pairs: args.confirm,
@@ -344,7 +358,11 @@ pub fn run(args: &Args) -> Result<(), String> {
             break;
         }
     }
-    let written = write(&destination, &programs, &sessions);
+    let written = write(
+        &destination,
+        (&programs, &sessions),
+        args.allow_teams_regions,
+    );
     let summary = report::Summary {
         programs: &programs,
         sessions: &sessions,
@@ -401,8 +419,8 @@ impl Clock {
 /// ones it removed; else which run failed and why.
 fn write(
     destination: &config::Store,
-    programs: &[Program],
-    sessions: &[ProgramSession],
+    (programs, sessions): (&[Program], &[ProgramSession]),
+    teams_regions: bool,
 ) -> Result<(usize, usize), String> {
     let failure = programs
         .iter()
@@ -420,8 +438,35 @@ fn write(
         let each = |s: &ProgramSession| s.with_action(action).cloned().collect::<Vec<_>>();
         sessions.iter().flat_map(each).collect()
     };
-    let (learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
+    let (mut learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
+    if teams_regions {
+        let verified = mark_verified(&mut learned);
+        if verified > 0 {
+            eprintln!(
+                "gridsel tune: {} of `target teams` regions written verified for this build \
+                 (--allow-teams-regions)",
+                report::counted(verified, "grid", "grids")
+            );
+        }
+    }
     store::merge(destination, &learned, &refused).map(|removed| (learned.len(), removed))
+}
+
+/// Marks each search of a `target teams` region without a distribute loop
+/// (class 0) of a known build in `records` verified for its learned grid,
+/// when that is not auto's (LLVM's there): a session whose every run
+/// verified with the output unchanged (`--allow-teams-regions`) writes
+/// them. Returns how many it marked.
+fn mark_verified(records: &mut [Record]) -> usize {
+    let regions = records
+        .iter_mut()
+        .filter(|r| r.key.class == 0 && !r.key.build.is_empty());
+    let mut marked = 0;
+    for r in regions {
+        r.verified = learned(r).filter(|&c| c != Candidate::Auto);
+        marked += usize::from(r.verified.is_some());
+    }
+    marked
 }
 
 impl Runner<'_> {
@@ -538,6 +583,13 @@ impl Runner<'_> {
         plan
     }
 
+    /// What the runs that launch learned or explored grids get of
+    /// `--allow-teams-regions`.
+    fn teams_regions(&self) -> Option<(&'static str, &'static OsStr)> {
+        self.teams_regions
+            .then_some((ENV_TEAMS_REGIONS, OsStr::new("change")))
+    }
+
     /// The confirmation runs a session leaves time for: the pairs asked, of
     /// two runs each.
     fn confirm_runs(&self) -> u32 {
@@ -596,12 +648,13 @@ impl Runner<'_> {
                         };
                         let stem = format!("tune-{i:0digits$}");
                         let label = format!("tuning run {i}/{}{on}", plan.runs);
-                        let tuning = [
+                        let mut tuning = vec![
                             (ENV_POLICY, OsStr::new("tune")),
                             (ENV_TUNE_OVERHEAD, OsStr::new("off")),
                             (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
                             (ENV_CACHE, store.as_os_str()),
                         ];
+                        tuning.extend(self.teams_regions());
                         let reference = Some(before.reference.as_str());
                         scope.spawn(move || {
                             let kind = (RunKind::Tuning, i, label);
@@ -838,7 +891,8 @@ impl Runner<'_> {
     ) -> Option<Pair> {
         let (program, folder, reference, by) = (set.program, set.folder, set.reference, set.by);
         let store = set.store.as_os_str();
-        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, store)];
+        let mut learned = vec![(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, store)];
+        learned.extend(self.teams_regions());
         let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
         let mut pair = Pair::default();
         let order = match (by, i % 2) {
@@ -848,11 +902,12 @@ impl Runner<'_> {
         };
         // Alternating runs take the sides in turn (module doc).
         let at = LearnedLaunches::of_run(i);
-        let alternate = [
+        let mut alternate = vec![
             (ENV_POLICY, OsStr::new("auto")),
             (ENV_CACHE, store),
             (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
         ];
+        alternate.extend(self.teams_regions());
         let untuned = untuned();
         for &kind in order {
             let settings: &[(&str, &OsStr)] = match kind {
@@ -1041,4 +1096,44 @@ fn read_launches(
         }
     });
     launches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gridsel_core::geometry::Geometry;
+    use gridsel_core::tune::search::Kind;
+    use gridsel_core::tune::store::{Key, Table, Update};
+
+    /// A settled record of `kernel` at `class` of `build` whose leader is
+    /// `leader`, against auto's grid twice as slow.
+    fn settled(class: u32, build: &str, leader: Candidate) -> Record {
+        let trip = gridsel_core::tune::store::class_floor(class);
+        let key = Key::for_trip("k", "NVIDIA H100", 90, trip, build);
+        let mut u = Update::new(key.clone());
+        (u.tally.runs, u.tally.launches_per_run) = (3, 20);
+        u.settled = [false, true];
+        for ns in [50_000, 50_100, 49_900] {
+            u.samples.push((Candidate::Auto, Kind::Warm, ns));
+            u.samples.push((leader, Kind::Warm, ns / 2));
+        }
+        let mut table = Table::default();
+        table.apply(&u);
+        table.get(&key).unwrap().clone()
+    }
+
+    #[test]
+    fn only_teams_regions_of_a_known_build_are_marked_verified_for_their_learned_grid() {
+        let grid = Candidate::Grid(Geometry::new(64, 7));
+        let mut records = [
+            settled(0, "9c1e0f5a7b2d4e68", grid),
+            // A loop's search, a region of no known build, one at auto's.
+            settled(20, "9c1e0f5a7b2d4e68", grid),
+            settled(0, "", grid),
+            settled(0, "9c1e0f5a7b2d4e68", Candidate::Auto),
+        ];
+        assert_eq!(mark_verified(&mut records), 1);
+        let verified: Vec<_> = records.iter().map(|r| r.verified).collect();
+        assert_eq!(verified, [Some(grid), None, None, None]);
+    }
 }

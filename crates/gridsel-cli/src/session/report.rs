@@ -465,8 +465,8 @@ fn markdown(summary: &Summary) -> String {
 }
 
 const METHOD: &str = "## Method\n\n\
-    Per program: one run under `auto` with no store (before), up to the given number of \
-    tuning runs under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
+    Per program: one run under `auto` with no store (before), the tuning runs its searches \
+    need (planned from the before run's launches, within --time and --runs) under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
     store in this folder, each search measuring as many grids as its launches in those runs can \
     settle, stopping once every search of the program's kernels has settled, \
     then pairs of confirmation runs under `auto`, one without a store and one reading that \
@@ -482,7 +482,10 @@ const METHOD: &str = "## Method\n\n\
     learned grids are kept when that GPU time reading the copy is below auto's in the median \
     pair and in so many pairs that chance, over every look at the pairs, would keep a set no \
     better than auto's at most 1 time in 8 (at 3 pairs asked: 4 of 4, 5 of 5, 6 of 6, 6 of 7, \
-    7 of 8, 8 of 9); refused when it is as surely not below, or still undecided after the extra pairs. \
+    7 of 8, 8 of 9); refused when it is as surely not below, or still undecided after the extra pairs; \
+    then the searches that gained most (up to 3) are confirmed on their own, each read from a \
+    store of it alone (the program's other kernels at auto's grids, in `alone-N/`), and one \
+    kept so is written. \
     In a kept set, a search (kernel and trip-count class) whose grid differs from auto's is \
     refused only when its median launch time is over 3 % above auto's in the median pair and \
     above it in most pairs. Refused searches are removed from the store, an earlier \

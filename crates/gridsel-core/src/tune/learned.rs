@@ -38,7 +38,7 @@ use crate::Reported;
 use crate::kernel::KernelDesc;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -79,6 +79,9 @@ pub struct LearnedPolicy {
     /// The libomptarget major version of this process (0: unknown).
     llvm: u32,
     learned: RwLock<HashMap<Key, Candidate>>,
+    /// The keys of `learned` whose grid a tuning session verified for a
+    /// `target teams` region of their build (`Record::verified`).
+    verified: RwLock<HashSet<Key>>,
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
     any: AtomicBool,
@@ -143,6 +146,7 @@ impl LearnedPolicy {
             stores,
             llvm,
             learned: RwLock::default(),
+            verified: RwLock::default(),
             any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             said_ignored: Reported::new(),
@@ -211,6 +215,7 @@ impl GridPolicy for LearnedPolicy {
                 );
             }
             let mut table = crate::write_lock(&self.learned);
+            let mut verified = crate::write_lock(&self.verified);
             let mut read = 0usize;
             for record in contents.table.records() {
                 let Some(c) = learned(record) else {
@@ -228,6 +233,11 @@ impl GridPolicy for LearnedPolicy {
                 }
                 // The user's store comes first and keeps its grid.
                 if !table.contains_key(&record.key) {
+                    // Verified for its own build alone, and for the grid
+                    // it verified.
+                    if !record.key.build.is_empty() && record.verified == Some(c) {
+                        verified.insert(record.key.clone());
+                    }
                     table.insert(record.key.clone(), c);
                     self.any.store(true, Ordering::Release);
                     read += 1;
@@ -248,6 +258,11 @@ impl GridPolicy for LearnedPolicy {
                 "learned grids: {ignored} settled searches of this program's kernels were measured on another build of it or another LLVM: ignored; tuning this build learns its own"
             );
         }
+    }
+
+    fn verified(&self, l: &Launch<'_>) -> bool {
+        self.any.load(Ordering::Acquire)
+            && crate::read_lock(&self.verified).contains(&Key::of_launch(l))
     }
 
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {

@@ -33,7 +33,16 @@
 //!   runs and `even` in even ones, each split by launch parity into the two
 //!   sides of a pair, so that whole-run noise between processes does not
 //!   enter the comparison, and the sides swapping from run to run turns an
-//!   effect of launch parity itself (ping-pong buffers) into noise.
+//!   effect of launch parity itself (ping-pong buffers) into noise;
+//! - where those cannot tell the learned set from auto's, the same for
+//!   each of the searches that gained most ([`ALONE_MOST`]) on its own:
+//!   reading a store of that search alone ([`confirm::alone`]).
+//!
+//! With `--gpus`, the tuning runs go in rounds of one process per GPU
+//! ([`gpus`]); with `--allow-teams-regions`, the runs that explore or
+//! read the learned grids may change `target teams` regions without a
+//! distribute loop, and their learned grids are written verified for the
+//! build.
 
 mod confirm;
 mod gpus;
@@ -607,8 +616,6 @@ impl Runner<'_> {
         (before, clock, plan): (&Before, &Clock, Plan),
         session: &mut ProgramSession,
     ) -> Result<bool, String> {
-        let runs = plan.runs.to_string();
-        let digits = runs.len();
         let reserve_s = f64::from(self.confirm_runs()) * before.wall_s;
         let gpus = self.gpus.len().max(1) as u32;
         let mut spent_s = 0.0;
@@ -618,58 +625,14 @@ impl Runner<'_> {
             // A round's runs take as long as the longest, about one run.
             let run_s = match done {
                 0 => before.wall_s,
-                _ => spent_s * f64::from(gpus) / f64::from(done),
+                _ => spent_s / f64::from(done),
             };
             if done > 0 && !plan::another_fits(clock.left_s(), run_s, reserve_s) {
                 out_of_time = true;
                 break;
             }
             let round: Vec<u32> = (done + 1..=plan.runs.min(done + gpus)).collect();
-            // One process: on the scratch store itself; several at once:
-            // each on a copy of it as the round begins, merged after.
-            let several = round.len() > 1;
-            let stores: Vec<PathBuf> = round
-                .iter()
-                .map(|i| match several {
-                    false => self.scratch.to_path_buf(),
-                    true => folder.join(format!("tune-{i:0digits$}.store.json")),
-                })
-                .collect();
-            for store in stores.iter().filter(|_| several) {
-                store::copy(self.scratch, store)?;
-            }
-            let ran: Vec<(SessionRun, Option<String>)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (round.iter().zip(&stores).enumerate())
-                    .map(|(g, (&i, store))| {
-                        let gpu = self.gpus.get(g).map(String::as_str);
-                        let on = match (gpu, gpus) {
-                            (Some(gpu), 2..) => format!(" on GPU {gpu}"),
-                            _ => String::new(),
-                        };
-                        let stem = format!("tune-{i:0digits$}");
-                        let label = format!("tuning run {i}/{}{on}", plan.runs);
-                        let mut tuning = vec![
-                            (ENV_POLICY, OsStr::new("tune")),
-                            (ENV_TUNE_OVERHEAD, OsStr::new("off")),
-                            (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
-                            (ENV_CACHE, store.as_os_str()),
-                        ];
-                        tuning.extend(self.teams_regions());
-                        let reference = Some(before.reference.as_str());
-                        scope.spawn(move || {
-                            let kind = (RunKind::Tuning, i, label);
-                            self.run_on(gpu, (program, folder), &stem, kind, &tuning, reference)
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a tuning run's thread"))
-                    .collect()
-            });
-            if several {
-                store::absorb(self.scratch, &stores)?;
-            }
+            let ran = self.tuning_round((program, folder, before), &round, plan.runs)?;
             done = *round.last().unwrap_or(&done);
             spent_s += ran.iter().map(|(run, _)| run.wall_s).sum::<f64>();
             if ran.iter().any(|(_, output)| output.is_none()) {
@@ -731,7 +694,7 @@ impl Runner<'_> {
             .collect();
         let mean_s = spent_s / f64::from(done.max(1));
         let times = (before.wall_s, mean_s);
-        let more = plan::more_time(&open, times, self.confirm_runs(), self.most_runs);
+        let more = plan::more_time(&open, times, self.confirm_runs(), (self.most_runs, gpus));
         eprintln!(
             "[tune {}] after {}, {why}: {} still exploring, auto's grid stays for them: {more}",
             program.name,
@@ -739,6 +702,64 @@ impl Runner<'_> {
             report::counted(open.len(), "search", "searches"),
         );
         Ok(true)
+    }
+
+    /// The tuning runs numbered `round` of the `planned`, at once, one per
+    /// GPU of `--gpus`: one process on the scratch store itself; several,
+    /// each on a copy of it as the round begins, merged into it after
+    /// ([`store::absorb`]). Each run and, when it verified, its output, in
+    /// order.
+    fn tuning_round(
+        &self,
+        (program, folder, before): (&Program, &Path, &Before),
+        round: &[u32],
+        planned: u32,
+    ) -> Result<Vec<(SessionRun, Option<String>)>, String> {
+        let runs = planned.to_string();
+        let digits = runs.len();
+        let several = round.len() > 1;
+        let stores: Vec<PathBuf> = round
+            .iter()
+            .map(|i| match several {
+                false => self.scratch.to_path_buf(),
+                true => folder.join(format!("tune-{i:0digits$}.store.json")),
+            })
+            .collect();
+        for store in stores.iter().filter(|_| several) {
+            store::copy(self.scratch, store)?;
+        }
+        let ran = std::thread::scope(|scope| {
+            let handles: Vec<_> = (round.iter().zip(&stores).enumerate())
+                .map(|(g, (&i, store))| {
+                    let gpu = self.gpus.get(g).map(String::as_str);
+                    let on = match (gpu, self.gpus.len()) {
+                        (Some(gpu), 2..) => format!(" on GPU {gpu}"),
+                        _ => String::new(),
+                    };
+                    let stem = format!("tune-{i:0digits$}");
+                    let label = format!("tuning run {i}/{planned}{on}");
+                    let mut tuning = vec![
+                        (ENV_POLICY, OsStr::new("tune")),
+                        (ENV_TUNE_OVERHEAD, OsStr::new("off")),
+                        (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
+                        (ENV_CACHE, store.as_os_str()),
+                    ];
+                    tuning.extend(self.teams_regions());
+                    let reference = Some(before.reference.as_str());
+                    scope.spawn(move || {
+                        let kind = (RunKind::Tuning, i, label);
+                        self.run_on(gpu, (program, folder), &stem, kind, &tuning, reference)
+                    })
+                })
+                .collect();
+            let joined = handles.into_iter().map(|h| h.join());
+            joined.collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|_| "a tuning run's thread panicked".to_string())?;
+        if several {
+            store::absorb(self.scratch, &stores)?;
+        }
+        Ok(ran)
     }
 
     /// The confirmation: pairs of production runs with and without what

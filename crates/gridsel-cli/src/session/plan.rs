@@ -100,13 +100,13 @@ pub struct Open<'a> {
 /// What more time would buy, in the user's terms: each search still
 /// exploring with the tuning runs its whole plan takes, and what a session
 /// of that many would take (before run `before_s`, tuning runs of
-/// `tuning_s`, `confirm_runs` confirmation runs of `before_s`) as `--time`
-/// and, past `cap`, `--runs`.
+/// `tuning_s`, `gpus` at once, `confirm_runs` confirmation runs of
+/// `before_s`) as `--time` and, past `cap`, `--runs`.
 pub fn more_time(
     open: &[Open],
     (before_s, tuning_s): (f64, f64),
     confirm_runs: u32,
-    cap: u32,
+    (cap, gpus): (u32, u32),
 ) -> String {
     let each: Vec<String> = open
         .iter()
@@ -128,7 +128,8 @@ pub fn more_time(
         .map(|o| runs_needed(o.launches))
         .max()
         .unwrap_or(1);
-    let seconds = before_s * f64::from(1 + confirm_runs) + tuning_s * f64::from(runs);
+    let rounds = runs.div_ceil(gpus.max(1));
+    let seconds = before_s * f64::from(1 + confirm_runs) + tuning_s * f64::from(rounds);
     let runs_flag = match runs > cap {
         true => format!(" --runs {runs}"),
         false => String::new(),
@@ -244,12 +245,14 @@ mod tests {
         ];
         // 2 s before run and 6 confirmation runs, 18 tuning runs of 3 s.
         assert_eq!(
-            more_time(&open, (2.0, 3.0), 6, 3),
+            more_time(&open, (2.0, 3.0), 6, (3, 1)),
             "k_l12 at class 20 (launched once a run: 13 tuning runs settle it), k_l30 at class \
              21 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs \
              would take about 68s (--time 68s --runs 18)"
         );
-        assert!(more_time(&open[..1], (2.0, 3.0), 6, 100).ends_with("(--time 53s)"));
+        assert!(more_time(&open[..1], (2.0, 3.0), 6, (100, 1)).ends_with("(--time 53s)"));
+        // Two GPUs: 7 rounds of 3 s.
+        assert!(more_time(&open[..1], (2.0, 3.0), 6, (100, 2)).ends_with("(--time 35s)"));
     }
 
     #[test]

@@ -115,10 +115,12 @@ const AFTER: usize = 1;
     differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
-    median pair; searches refused are removed from the store."
+    median pair; where the pairs cannot tell, the searches that gained most (up to 3) are \
+    confirmed alone, each reading a store of it alone, and kept alone if faster; searches \
+    refused are removed from the store."
 )]
 pub struct Args {
-    /// Tuning runs at most (1 to 100, default 100). The session plans the
+    /// Tuning runs at most (1 to 100). The session plans the
     /// runs its searches need from the before run's launches (a kernel
     /// launched once a run: 13; 5 times: 18; 73 times or more: 1), as far as
     /// --time allows, and stops early once every search of the program's

@@ -361,3 +361,63 @@ fn a_version_2_store_reads_as_empty_with_one_line_and_is_left_as_it_is() {
     );
     assert_eq!(std::fs::read_to_string(&store).unwrap(), old);
 }
+
+/// A `target teams` region without a distribute loop (tests/c/teams_region.c)
+/// is kept at LLVM's grid under the default GRIDSEL_TEAMS_REGIONS=keep;
+/// a grid a tuning session verified for its build (`Record::verified`) is
+/// launched there, but only while it is the search's learned grid.
+#[test]
+fn a_teams_regions_grid_verified_for_its_build_is_launched_where_such_regions_are_kept() {
+    let program = host_offload("teams_region", "teams_region.c", &[]);
+    let dir = temp_dir("learned_teams_region");
+    let args = ["20", "100"];
+    let scratch = dir.join("scratch.json");
+    let scratch_s = scratch.to_string_lossy().into_owned();
+    let tune = [
+        H100,
+        ("GRIDSEL_POLICY", "tune"),
+        ("GRIDSEL_CACHE", &scratch_s),
+        ("GRIDSEL_TEAMS_REGIONS", "change"),
+    ];
+    run_gridsel(&program, &args, &tune).ok();
+    let table = gridsel::files::load_cache(&scratch).unwrap().table;
+    let keys: Vec<Key> = table.records().map(|r| r.key.clone()).collect();
+    let [key] = &keys[..] else {
+        panic!("one search expected: {keys:?}");
+    };
+    assert_eq!((key.class, key.build.len()), (0, 16), "{key:?}");
+
+    let grid = Geometry::new(64, 7);
+    let store = dir.join("tune.json");
+    let store_s = store.to_string_lossy().into_owned();
+    let plain = run_plain(&program, &args, &[]).ok();
+    let launched = |verified: Option<Geometry>| {
+        let mut table = Table::default();
+        table.apply(&record(key, grid, true, 19));
+        let mut r = table.get(key).unwrap().clone();
+        r.verified = verified.map(Candidate::Grid);
+        table.insert(r);
+        std::fs::write(&store, table.render()).unwrap();
+        let profile = dir.join("profile.csv");
+        let _ = std::fs::remove_file(&profile);
+        let profile_s = profile.to_string_lossy().into_owned();
+        let env = [
+            H100,
+            DEFAULT_POLICY,
+            ("GRIDSEL_CACHE", store_s.as_str()),
+            ("GRIDSEL_PROFILE", &profile_s),
+        ];
+        let run = run_gridsel(&program, &args, &env).ok();
+        assert_eq!(run.stdout, plain.stdout);
+        profiled(&profile)
+    };
+    let rows = launched(Some(grid));
+    all_launches(&rows, "learned", grid);
+    // Not verified, or verified for another grid than the one learned:
+    // LLVM's grid, as given.
+    for verified in [None, Some(Geometry::new(32, 5))] {
+        let rows = launched(verified);
+        assert_eq!(rows.len(), 20, "{rows:?}");
+        assert!(rows.iter().all(|(label, _, _)| label == "llvm"), "{rows:?}");
+    }
+}

@@ -4,7 +4,7 @@
 
 use super::log_line::{Decided, describe};
 use super::{KernelEntry, Once, Runtime};
-use crate::clauses;
+use crate::clauses::{self, Keep};
 use crate::config::{ENV_LOG, ENV_POLICY};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
@@ -154,7 +154,13 @@ impl Runtime {
     /// `None` keeps LLVM's grid.
     fn proposal(&self, staged: &Staged) -> Option<Proposal> {
         let desc = staged.request.desc;
+        // A teams region's grid verified for this build by a tuning
+        // session is launched even where such regions are kept.
         match clauses::may_change(&desc, self.config.opt_in)
+            .or_else(|keep| match keep {
+                Keep::NoTripCount if self.policy.verified(&staged.launch()) => Ok(()),
+                keep => Err(keep),
+            })
             .and_then(|()| clauses::may_change_kernel(staged.kernel()))
         {
             Ok(()) => self.policy.decide(&staged.launch()),

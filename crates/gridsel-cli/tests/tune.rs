@@ -211,6 +211,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
         labels,
         [
             "before",
+            "plan",
             "tuning run 1/3",
             "confirmation 1/4, auto",
             "confirmation 1/4, learned",
@@ -224,14 +225,19 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
         "{}",
         run.stderr
     );
-    assert!(
-        lines.iter().all(|l| l.contains(", ok, verified")),
-        "{lines:?}"
+    // The before run launched the kernel once: the plan is what a kernel
+    // launched once a run needs, cut to --runs.
+    assert_eq!(
+        lines[1],
+        "plan: 3 tuning runs, as --runs 3 allows; its searches need 13 (1 search, 1 launched \
+         once a run)"
     );
+    let mut ran = lines.iter().filter(|l| !l.starts_with("plan: "));
+    assert!(ran.all(|l| l.contains(", ok, verified")), "{lines:?}");
     assert!(
-        lines[1].ends_with("; 1 of 1 searches settled"),
+        lines[2].ends_with("; 1 of 1 searches settled"),
         "{}",
-        lines[1]
+        lines[2]
     );
     assert!(out.join("sh/tune-1.log").is_file());
     assert!(!out.join("sh/tune-2.log").exists());
@@ -323,13 +329,28 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
         searches.into_iter().map(|(_, settled)| settled).collect()
     };
     assert_eq!(settled(&out), [false]);
+    // The plan: what the before run's one launch needs, cut to --runs; at
+    // the end, what a session of the 18 runs the search launched 5 times a
+    // run by the tuning runs needs would take.
     let lines = progress(&run, "sh");
     assert!(
         lines.contains(
-            &"the tuning runs are spent with 1 search still exploring: auto's grid stays for \
-              them (more --runs would let them settle)"
+            &"plan: 1 tuning run, as --runs 1 allows; its searches need 13 (1 search, 1 \
+              launched once a run)"
         ),
         "{lines:?}"
+    );
+    let end = lines
+        .iter()
+        .find(|l| l.starts_with("after 1 tuning run, "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        end.starts_with(
+            "after 1 tuning run, --runs 1 is reached: 1 search still exploring, auto's grid \
+             stays for them: __omp_offloading_"
+        ) && end.contains("_step_l14 at class 20 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs would take about ")
+            && end.ends_with(" --runs 18)"),
+        "{end}"
     );
     let decided = decisions(&out);
     assert_eq!(decided.len(), 1, "{decided:?}");
@@ -380,13 +401,14 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let log = out.join("sh/tune-1.log");
     let expected = format!(
-        "gridsel: sh, tuning run 1/3: the output differs from the untuned run's at its line 1 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
+        "gridsel: sh, tuning run 1/4: the output differs from the untuned run's at its line 1 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
         log.display(),
         store.display()
     );
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
-    // The session stopped at the failed run.
-    assert_eq!(progress(&run, "sh").len(), 2, "{}", run.stderr);
+    // The session stopped at the failed run, the fourth planned: 20
+    // launches a run give 19 warm ones, 4 runs the 72 a whole plan takes.
+    assert_eq!(progress(&run, "sh").len(), 3, "{}", run.stderr);
     assert_eq!(std::fs::read(&store).unwrap(), before);
     assert!(
         run.stdout.contains("store: nothing written"),
@@ -460,10 +482,14 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     let mut args = vec!["tune", "--ignore", "^time: ", "--out", &out, "--"];
     args.extend(&command);
     let run = gridsel(&args, &[("XDG_CACHE_HOME", &xdg.to_string_lossy())]).ok();
-    // Before, one tuning run, three confirmation runs by default, each
-    // alternating (100 launches a run), and up to six more where host
-    // launch times make them disagree.
-    let runs = progress(&run, "sh").len() - 2;
+    // Three confirmation runs by default, each alternating (100 launches a
+    // run), and up to six more where host launch times make them disagree
+    // (then the search is confirmed alone, in runs of its own).
+    let lines = progress(&run, "sh");
+    let runs = lines
+        .iter()
+        .filter(|l| l.starts_with("confirmation "))
+        .count();
     assert!((3..=9).contains(&runs), "{}", run.stderr);
     let said = format!("confirmation: {runs} alternating runs, the learned grids' launches ");
     assert!(run.stdout.contains(&said), "{}", run.stdout);
@@ -616,10 +642,12 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
         // 300 iterations again, the runs reading the store heavier now: the
         // pairs refuse the search the first session wrote, and the store
         // must not go on launching it: it is removed, the store's mode kept.
+        // Its tuning run goes on sampling the settled search, which host
+        // noise can move back to auto's grid: then afresh, as above.
         let Some((run, [class, _, _, kept, _])) =
             decided(&dir.join("refused"), &store, &[], "learned", "300")
         else {
-            panic!("the store's settled search of class 17 launched auto's grid");
+            continue;
         };
         assert_eq!((&*class, &*kept), ("17", "no"));
         assert!(
@@ -691,7 +719,8 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
         labels,
         [
             "before",
-            "tuning run 1/3",
+            "plan",
+            "tuning run 1/8",
             "confirmation 1/1, learned and auto alternating",
             "confirmation 2 (more runs, up to 3), learned and auto alternating",
             "confirmation 3 (more runs, up to 3), learned and auto alternating",
@@ -863,4 +892,361 @@ fn two_sessions_tune_processes_and_a_clear_on_one_store_lose_nothing() {
         }
     }
     panic!("no session wrote a learned grid other than auto's in 3 attempts");
+}
+
+/// The tuning runs of a session's progress lines.
+fn tuning_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let tuning = lines.iter().filter(|l| l.starts_with("tuning run "));
+    tuning.copied().collect()
+}
+
+/// A kernel launched once a run measures one grid a run: the session plans
+/// the 13 runs its cold plan can take (where three runs could not settle
+/// it) and stops once it settled.
+#[test]
+fn a_kernel_launched_once_a_run_gets_the_runs_it_needs() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-once-per-run");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let program = program.to_string_lossy();
+    let args = ["--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &[&program, "1", "1000"]).ok();
+    let lines = progress(&run, "repeat");
+    assert!(
+        lines.contains(
+            &"plan: 13 tuning runs, what its searches need (1 search, 1 launched once a run)"
+        ),
+        "{lines:?}"
+    );
+    let tuning = tuning_lines(&lines);
+    // Four candidates screened a run each, then the best again: five at
+    // least; settled within the plan.
+    assert!((5..=13).contains(&tuning.len()), "{lines:?}");
+    assert!(tuning.iter().all(|l| l.contains("/13: ")), "{tuning:?}");
+    assert!(
+        tuning
+            .last()
+            .unwrap()
+            .ends_with("; 1 of 1 searches settled")
+    );
+    assert!(!run.stderr.contains("still exploring"), "{}", run.stderr);
+    assert_eq!(searches(&out.join("store.json")).len(), 1);
+    assert!(searches(&out.join("store.json"))[0].1, "settled");
+    let tuning_rows = runs(&out).iter().filter(|r| r[0] == "tuning").count();
+    assert_eq!(tuning_rows, tuning.len());
+}
+
+/// `--time` bounds the plan: a program of half a second given 3 s has time
+/// for a few tuning runs besides the before run and the confirmation's
+/// pair, too few for a kernel launched once a run; the session says so and
+/// what would settle it.
+#[test]
+fn a_budget_too_short_plans_fewer_runs_and_says_what_more_time_would_buy() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-budget");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let program = program.to_string_lossy();
+    let slow = [
+        "sh",
+        "-c",
+        r#"sleep 0.5; exec "$0" "$@""#,
+        &program,
+        "1",
+        "1000",
+    ];
+    let args = ["--time", "3s", "--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &slow).ok();
+    let lines = progress(&run, "sh");
+    let plan = lines
+        .iter()
+        .find(|l| l.starts_with("plan: "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        plan.contains("as --time 3s allows after the before run (")
+            && plan.ends_with(
+                " a run, time kept for 2 confirmation runs); its searches need 13 (1 search, 1 \
+                 launched once a run)"
+            ),
+        "{plan}"
+    );
+    let tuning = tuning_lines(&lines);
+    assert!((1..=3).contains(&tuning.len()), "{lines:?}");
+    let end = lines
+        .iter()
+        .find(|l| l.starts_with("after "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        end.contains("--time 3s ")
+            && end.contains(": 1 search still exploring, auto's grid stays for them: ")
+            && end.contains(" (launched once a run: 13 tuning runs settle it); a session of 13 tuning runs would take about ")
+            && end.ends_with("s)")
+            && !end.contains("--runs"),
+        "{end}"
+    );
+    assert_eq!(searches(&out.join("store.json")), searches(&store));
+    assert!(!searches(&store)[0].1, "still exploring");
+}
+
+/// `repeat LAUNCHES 300` through a shell that counts its runs in
+/// `counts/`: the tuning runs launch LAUNCHES times, the others once; the
+/// runs without a store are heavy (1 000 000 rounds) but for the before
+/// run and the second pair's, the runs reading the session's copy of the
+/// store light but for the second pair's, and those reading a store of one
+/// search alone (`alone-N/store.json`) light. With `--confirm 1` the pairs
+/// of the set go faster, slower, faster: 2 of 3, which cannot tell; each
+/// pair of the search alone is faster.
+fn undecided_then_alone(program: &Path, counts: &Path) -> Vec<String> {
+    let script = r#"n=$2 r=1
+case "$GRIDSEL_POLICY,$GRIDSEL_CACHE" in
+  auto,off) echo >> "$1/auto"; n=1; c=$(wc -l < "$1/auto")
+    [ "$c" = 1 ] || [ "$c" = 3 ] || r=1000000 ;;
+  auto,*/alone-*/store.json) n=1 ;;
+  auto,*) echo >> "$1/learned"; n=1; [ "$(wc -l < "$1/learned")" = 2 ] && r=1000000 ;;
+esac
+exec "$0" "$n" 300 "$r""#;
+    let (program, counts) = (program.to_string_lossy(), counts.to_string_lossy());
+    ["sh", "-c", script, &program, &counts, "100"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Where the pairs cannot tell the learned set from auto's, the session
+/// confirms the search that gained most on its own, keeps it when its own
+/// pairs agree, and writes it.
+#[test]
+fn a_search_the_undecided_pairs_hide_is_confirmed_alone_and_kept() {
+    if !clang19_available() {
+        return;
+    }
+    // As above: the host's search mostly settles away from auto's grid.
+    for attempt in 1..=5 {
+        let dir = temp_dir(&format!("tune-alone-{attempt}"));
+        let (out, store, counts) = (dir.join("out"), dir.join("tune.json"), dir.join("counts"));
+        std::fs::create_dir_all(&counts).unwrap();
+        let command = undecided_then_alone(&repeat(), &counts);
+        let command: Vec<&str> = command.iter().map(String::as_str).collect();
+        let args = ["--confirm", "1", "--check", CHECK];
+        let run = tune(&out, &store, &args, &command).ok();
+        let decided = decisions(&out);
+        assert_eq!(decided.len(), 1, "{decided:?}");
+        if decided[0][1] == decided[0][2] {
+            continue;
+        }
+        let lines = progress(&run, "sh");
+        let labels: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.split(": ").next())
+            .filter(|l| l.contains("confirmation "))
+            .collect();
+        let alone = |label: &str| lines.iter().find(|l| l.contains(label)).is_some();
+        assert_eq!(labels.len(), 12, "3 pairs of the set, 3 alone: {lines:?}");
+        assert!(
+            labels[..6].iter().all(|l| l.starts_with("confirmation ")),
+            "{labels:?}"
+        );
+        assert!(
+            labels[6..]
+                .iter()
+                .all(|l| l.contains(" (class 17) alone, confirmation ")),
+            "{labels:?}"
+        );
+        assert!(alone(" (class 17) alone: kept"), "{lines:?}");
+        assert!(out.join("sh/alone-1/store.json").is_file());
+        assert!(out.join("sh/alone-1/confirm-learned-3.csv").is_file());
+        // The set was not kept, the search alone was: written, and said.
+        assert!(
+            run.stdout.contains("nothing kept: 3 pairs could not tell the runs reading the store from the runs without it"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(
+                " (class 17) confirmed alone, the program's other searches at auto's grids: kept"
+            ),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(decided[0][3], "yes", "{decided:?}");
+        assert!(
+            decided[0][4].contains("; confirmed alone (pairs): faster"),
+            "{decided:?}"
+        );
+        assert_eq!(searches(&store).len(), 1);
+        return;
+    }
+    panic!("in every attempt the search kept auto's grid");
+}
+
+/// `repeat LAUNCHES 1000` through a shell that appends each run's policy
+/// and `CUDA_VISIBLE_DEVICES` (`-` when unset) to the file `seen`.
+fn seeing(program: &Path, seen: &Path, launches: &str) -> Vec<String> {
+    let script =
+        r#"echo "$GRIDSEL_POLICY ${CUDA_VISIBLE_DEVICES:--}" >> "$1"; shift; exec "$0" "$@""#;
+    let (program, seen) = (program.to_string_lossy(), seen.to_string_lossy());
+    ["sh", "-c", script, &program, &seen, launches, "1000"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// `--gpus 0,1`: the tuning runs go two at once, one on each GPU, each on a
+/// copy of the scratch store merged into it after the round (host offload
+/// ignores the variable; what reaches the store shows the merge); the
+/// before run and the confirmation run on the first GPU.
+#[test]
+fn tuning_runs_go_in_rounds_over_the_gpus_named_into_one_store() {
+    if !clang19_available() {
+        return;
+    }
+    let dir = temp_dir("tune-gpus");
+    let (out, store, seen) = (dir.join("out"), dir.join("tune.json"), dir.join("seen"));
+    let command = seeing(&repeat(), &seen, "1");
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let args = ["--gpus", "0,1", "--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &command).ok();
+    let lines = progress(&run, "sh");
+    assert!(
+        lines.contains(
+            &"plan: 13 tuning runs on 2 GPUs, 2 at once, what its searches need (1 search, 1 \
+              launched once a run)"
+        ),
+        "{lines:?}"
+    );
+    let tuning = tuning_lines(&lines);
+    assert!((5..=13).contains(&tuning.len()), "{lines:?}");
+    for (i, line) in (1..).zip(&tuning) {
+        let gpu = (i + 1) % 2;
+        let label = format!("tuning run {i}/13 on GPU {gpu}: ");
+        assert!(line.starts_with(&label), "{tuning:?}");
+    }
+    assert!(
+        tuning
+            .last()
+            .unwrap()
+            .ends_with("; 1 of 1 searches settled")
+    );
+    assert!(out.join("sh/tune-01.store.json").is_file());
+    // Every run of a round on its own GPU; the others on the first.
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(seen[0], "auto 0", "{seen:?}");
+    let tuned = &seen[1..=tuning.len()];
+    for round in tuned.chunks(2) {
+        let mut gpus: Vec<&str> = round.to_vec();
+        gpus.sort();
+        let expected = ["tune 0", "tune 1"];
+        assert_eq!(gpus, expected[..round.len()], "{seen:?}");
+    }
+    assert!(
+        seen[1 + tuning.len()..].iter().all(|l| *l == "auto 0"),
+        "{seen:?}"
+    );
+    // One store: every tuning run's process counted in the search, its
+    // one launch a cold sample.
+    let contents = gridsel_host::files::load_cache(&out.join("store.json")).unwrap();
+    let record = contents.table.records().next().unwrap();
+    assert_eq!(record.tally.runs as usize, tuning.len(), "{record:?}");
+    let cold: usize = record.search.samples.iter().map(|s| s.cold.len()).sum();
+    assert_eq!(cold, tuning.len(), "{record:?}");
+}
+
+/// `--gpus all` enumerates the GPUs through the driver; without one (host
+/// offload here) it says so in one line and tunes on one.
+#[test]
+fn all_gpus_without_a_driver_is_one_line_and_one_gpu() {
+    if !clang19_available() {
+        return;
+    }
+    let dir = temp_dir("tune-gpus-all");
+    let (out, store, seen) = (dir.join("out"), dir.join("tune.json"), dir.join("seen"));
+    let command = seeing(&repeat(), &seen, "100");
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let args = ["--gpus", "all", "--confirm", "1", "--check", CHECK];
+    let run = tune(&out, &store, &args, &command).ok();
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("--gpus all: "))
+        .collect();
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    if said.is_empty() {
+        // A machine with a driver: its GPUs, named.
+        assert!(run.stderr.contains("tuning run 1/"), "{}", run.stderr);
+        assert!(!seen.contains(" -"), "{seen}");
+    } else {
+        assert_eq!(said.len(), 1, "{}", run.stderr);
+        assert!(
+            said[0].starts_with("gridsel tune: --gpus all: ")
+                && said[0].ends_with("; tuning on one GPU")
+        );
+        assert!(!run.stderr.contains(" on GPU "), "{}", run.stderr);
+        assert!(seen.lines().all(|l| l.ends_with(" -")), "{seen}");
+    }
+}
+
+/// `--allow-teams-regions`: the session searches a `target teams` region
+/// without a distribute loop (class 0, which it otherwise leaves at LLVM's
+/// grid), every run's output equal to the untuned run's, and a learned grid
+/// other than LLVM's is written marked verified for the build.
+#[test]
+fn teams_regions_are_searched_only_when_allowed_and_written_verified() {
+    if !clang19_available() {
+        return;
+    }
+    let program = host_offload("teams_region", "teams_region.c", &[]);
+    let program = program.to_string_lossy();
+    let dir = temp_dir("tune-teams-regions");
+    let command = [&*program, "20", "100"];
+    // Without the flag: no search of the region, nothing to tune.
+    let (out, store) = (dir.join("kept"), dir.join("kept.json"));
+    let run = tune(&out, &store, &["--confirm", "1"], &command).ok();
+    assert!(
+        classes(&out.join("store.json")).is_empty(),
+        "{}",
+        run.stderr
+    );
+    // With it: searched, in class 0.
+    let (out, store) = (dir.join("allowed"), dir.join("allowed.json"));
+    let args = ["--allow-teams-regions", "--confirm", "1"];
+    let run = tune(&out, &store, &args, &command).ok();
+    assert_eq!(classes(&out.join("store.json")), [0], "{}", run.stderr);
+    let contents = gridsel_host::files::load_cache(&store).unwrap();
+    let written: Vec<_> = contents.table.records().collect();
+    // Host launch times decide whether the confirmation kept a grid other
+    // than LLVM's: such a one is marked verified for it, auto's is not.
+    for r in &written {
+        let learned = gridsel_core::tune::learned(r);
+        match learned.filter(|&c| c != gridsel_core::tune::search::Candidate::Auto) {
+            Some(grid) => {
+                assert_eq!(r.verified, Some(grid), "{r:?}");
+                assert!(run.stderr.contains(
+                    "gridsel tune: 1 grid of `target teams` regions written verified for this build"
+                ));
+            }
+            None => assert_eq!(r.verified, None, "{r:?}"),
+        }
+    }
+    // Outputs must equal the untuned run's: not with --check.
+    let refused = gridsel(
+        &[
+            "tune",
+            "--allow-teams-regions",
+            "--check",
+            "pass",
+            "--",
+            &program,
+        ],
+        &[],
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cannot be used with"),
+        "{}",
+        refused.stderr
+    );
 }

@@ -29,6 +29,10 @@
 //!   session adds pairs while that holds, up to three times the pairs
 //!   asked, and refuses what is still undecided then, since auto's grids
 //!   cost nothing and a production run must not be slower than auto.
+//!   The session then confirms the searches that gained most ([`alone`])
+//!   on their own, each against auto's with the program's other searches
+//!   at auto's grids, by this same decision; one kept so is written
+//!   whatever the set's verdict.
 //! - **A search** (kernel and trip-count class, as the store keys them)
 //!   whose learned grid differs from auto's is refused, even in a kept set,
 //!   when it is slower than auto's grid beyond the noise: its median launch
@@ -253,6 +257,14 @@ impl Confirmed {
         }
     }
 
+    /// The runs one of its pairs takes.
+    pub fn runs_per_pair(self) -> f64 {
+        match self {
+            Self::Pairs => 2.0,
+            Self::Alternating => 1.0,
+        }
+    }
+
     /// The learned side and auto's, as the messages name them.
     pub fn sides(self) -> (&'static str, &'static str) {
         match self {
@@ -322,6 +334,26 @@ impl Verdict {
             _ => Action::Leave,
         }
     }
+}
+
+/// The searches to confirm on their own where the pairs could not tell
+/// the learned set from auto's, at most `most`: those whose own learned
+/// grid the set changed and that were faster than auto's in the median
+/// pair, the fastest first. A set whose gain is in a few kernels, drowned
+/// by the noise of all the others, is then not refused whole.
+pub fn alone(verdict: &Verdict, most: usize) -> Vec<SearchKey> {
+    let mut faster: Vec<(f64, &SearchKey)> = verdict
+        .searches
+        .iter()
+        .filter(|d| d.changed && d.kept)
+        .filter_map(|d| Some((d.ratio.filter(|r| *r < 1.0)?, &d.key)))
+        .collect();
+    faster.sort_by(|a, b| a.0.total_cmp(&b.0));
+    faster
+        .into_iter()
+        .take(most)
+        .map(|(_, k)| k.clone())
+        .collect()
 }
 
 /// Decides over `pairs`, at the look `looks` places them, `by` pairs of
@@ -646,6 +678,36 @@ mod tests {
         );
         assert_eq!(six.action(&key(L64)), Action::Remove);
         assert_eq!(six.action(&(L64.to_string(), 44)), Action::Leave);
+    }
+
+    #[test]
+    fn undecided_pairs_name_the_searches_that_gained_most_to_confirm_alone() {
+        // l64 25 % faster, l91 5 % faster, l52 10 % slower, l70 unchanged,
+        // under whole-run shifts the three pairs cannot tell from noise.
+        let kernels = [
+            (L64, (7392, 32), [100.0, 75.0]),
+            (L91, (1024, 64), [100.0, 95.0]),
+            (L52, (4096, 128), [30.0, 33.0]),
+            (L70, AUTO, [30.0, 30.0]),
+        ];
+        let verdict = decide(
+            &pairs(&kernels, &[0.98, 1.4, 0.97], &[QUIET; 4]),
+            THREE,
+            Confirmed::Pairs,
+        );
+        assert!(verdict.undecided(), "{verdict:?}");
+        assert_eq!(alone(&verdict, 3), [key(L64), key(L91)]);
+        assert_eq!(alone(&verdict, 1), [key(L64)]);
+        // Confirmed alone and kept, a search is written whatever the set's
+        // verdict: its own decides it.
+        let l64 = [(L64, (7392, 32), [100.0, 75.0]), (L70, AUTO, [30.0, 30.0])];
+        let own = decide(
+            &pairs(&l64, &[1.0; 4], &[QUIET; 2]),
+            THREE,
+            Confirmed::Pairs,
+        );
+        assert_eq!(own.action(&key(L64)), Action::Write);
+        assert_eq!(verdict.action(&key(L64)), Action::Remove);
     }
 
     #[test]

@@ -13,16 +13,19 @@
 //! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a
 //!   scratch copy of the store in the output folder, so that nothing a
 //!   failed session learned reaches the user's store, and
-//!   `GRIDSEL_TUNE_SESSION_RUNS` the runs asked, so that each search's
-//!   warm plan fits the launches they give it; they stop early once
-//!   every search of the program's kernels (the names in its profiles) has
-//!   settled in the scratch store;
+//!   `GRIDSEL_TUNE_SESSION_RUNS` the runs planned, so that each search's
+//!   warm plan fits the launches they give it. The plan ([`plan`]) is the
+//!   runs the before run's searches need, within the budget (`--time`)
+//!   less the confirmation's pairs asked, and `--runs`; the runs stop early
+//!   once every search of the program's kernels (the names in its
+//!   profiles) has settled in the scratch store, or when the budget leaves
+//!   no time for another, and say what more time would buy;
 //! - confirmation pairs: one run `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off` and
 //!   one `GRIDSEL_POLICY=auto` reading the scratch store, in turns first, so
 //!   that the learned grids are judged in production conditions (samples
 //!   taken in tuning runs, where neighbouring kernels explore, mislead):
-//!   `--confirm` pairs, and more while they disagree, up to
-//!   [`PAIRS_CAP_FACTOR`] times as many;
+//!   `--confirm` pairs, and more while they disagree and the budget
+//!   leaves time, up to [`PAIRS_CAP_FACTOR`] times as many;
 //! - or, where every search the learned set changes is launched at least
 //!   [`launches::MIN_ALTERNATING_LAUNCHES`] times in the before run,
 //!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
@@ -30,9 +33,20 @@
 //!   runs and `even` in even ones, each split by launch parity into the two
 //!   sides of a pair, so that whole-run noise between processes does not
 //!   enter the comparison, and the sides swapping from run to run turns an
-//!   effect of launch parity itself (ping-pong buffers) into noise.
+//!   effect of launch parity itself (ping-pong buffers) into noise;
+//! - where those cannot tell the learned set from auto's, the same for
+//!   each of the searches that gained most ([`ALONE_MOST`]) on its own:
+//!   reading a store of that search alone ([`confirm::alone`]).
+//!
+//! With `--gpus`, the tuning runs go in rounds of one process per GPU
+//! ([`gpus`]); with `--allow-teams-regions`, the runs that explore or
+//! read the learned grids may change `target teams` regions without a
+//! distribute loop, and their learned grids are written verified for the
+//! build.
 
 mod confirm;
+mod gpus;
+mod plan;
 mod report;
 mod store;
 mod verify;
@@ -42,17 +56,21 @@ use crate::runner::manifest::Program;
 use crate::runner::runs::{self, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output};
 use confirm::Confirmed;
-use gridsel_cli::launches::{self, Launches, Pair, Side};
-use gridsel_core::tune::LearnedLaunches;
+use gridsel_cli::launches::{self, Launches, Pair, SearchKey, Side};
+use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{Record, Table};
+use gridsel_core::tune::{LearnedLaunches, learned};
 use gridsel_host::config::{
-    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TUNE_OVERHEAD,
-    ENV_TUNE_SESSION_RUNS,
+    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TEAMS_REGIONS,
+    ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
 };
+use gridsel_host::ffi::cuda;
+use plan::Plan;
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use verify::Check;
 
 /// The most tuning runs `--runs` takes per program.
@@ -67,6 +85,11 @@ const MAX_CONFIRM_PAIRS: u32 = 20;
 /// decides; [`confirm::Looks`]).
 const PAIRS_CAP_FACTOR: u32 = 3;
 
+/// The most searches a session confirms on their own where the pairs could
+/// not tell the learned set from auto's ([`confirm::alone`]): each costs
+/// as many runs as the set's confirmation.
+const ALONE_MOST: usize = 3;
+
 /// Where the runs' samples go in a [`Samples`]: the runs without the store
 /// (the before run and the confirmation runs under `auto`) and the launches
 /// of alternating runs that got auto's grid are the baseline the speedups
@@ -78,10 +101,10 @@ const AFTER: usize = 1;
 /// `gridsel tune`'s arguments.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Example: gridsel tune --runs 3 --ignore '^time' -- ./gemm 1024\n\n\
+    after_help = "Example: gridsel tune --time 10m --ignore '^time' -- ./gemm 1024\n\n\
     Each run gets LD_PRELOAD=libgridsel.so and a fresh GRIDSEL_PROFILE; the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
-    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=--runs and GRIDSEL_CACHE=a copy of the \
+    GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=the tuning runs planned and GRIDSEL_CACHE=a copy of the \
     store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
     with GRIDSEL_CACHE=off and one reading that copy, and more pairs (up to 3 times as many) \
     while they disagree. Where every search whose grid the copy changes is launched 3 times a \
@@ -92,17 +115,45 @@ const AFTER: usize = 1;
     differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
-    median pair; searches refused are removed from the store."
+    median pair; where the pairs cannot tell, the searches that gained most (up to 3) are \
+    confirmed alone, each reading a store of it alone, and kept alone if faster; searches \
+    refused are removed from the store."
 )]
 pub struct Args {
-    /// Tuning runs at most (1 to 100). 3 by default: a kernel launched
-    /// several times per run settles within them, measuring as many grids
-    /// as its launches in them can settle (4 at 5 launches per run, 16
-    /// from 13, at 3 runs); fewer runs leave searches of kernels launched once per
-    /// run exploring. A session stops early once every search of the
-    /// program's kernels has settled.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
+    /// Tuning runs at most (1 to 100). The session plans the
+    /// runs its searches need from the before run's launches (a kernel
+    /// launched once a run: 13; 5 times: 18; 73 times or more: 1), as far as
+    /// --time allows, and stops early once every search of the program's
+    /// kernels has settled.
+    #[arg(long, default_value_t = MAX_TUNING_RUNS, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]
     runs: u32,
+    /// The wall time each program's session may take, its before run and
+    /// confirmation included: 90s, 10m, 2h (a bare number is seconds).
+    /// Default: 30 times the before run's wall time, at least 1m. The
+    /// tuning runs planned leave time for the confirmation's pairs asked;
+    /// more pairs, while they disagree, run only while time is left. A
+    /// session that ends with searches still exploring says which, and the
+    /// --time that would settle them.
+    #[arg(long, value_name = "DURATION", value_parser = plan::parse_duration)]
+    time: Option<Duration>,
+    /// The GPUs of this node to tune on at once: a list (0,1,3: values of
+    /// CUDA_VISIBLE_DEVICES) or `all` (those the driver reports, as
+    /// CUDA_VISIBLE_DEVICES already limits them; without a driver, one
+    /// line and one GPU). The tuning runs go in rounds of one process per
+    /// GPU, each on a copy of the scratch store merged into it after the
+    /// round; the before run and the confirmation run on the first.
+    #[arg(long, value_name = "LIST|all", value_parser = gpus::parse)]
+    gpus: Option<gpus::Gpus>,
+    /// Let the session try grids for `target teams` regions without a
+    /// distribute loop, which gridsel otherwise keeps at LLVM's grid (their
+    /// team-level code runs once per team): its tuning runs and the
+    /// confirmation's runs reading the store get GRIDSEL_TEAMS_REGIONS=change.
+    /// Every run's output must equal the untuned run's (so not with
+    /// --check); a region's learned grid is written marked verified for
+    /// this build of the program, which production launches under
+    /// GRIDSEL_TEAMS_REGIONS=keep while it stays the search's grid.
+    #[arg(long, conflicts_with = "check")]
+    allow_teams_regions: bool,
     /// Confirmation pairs (1 to 20): production runs under `auto`, one
     /// without what was learned and one reading it (or one run alternating
     /// the two, where the searches it changes are launched 3 times a run or
@@ -189,6 +240,9 @@ pub struct ProgramSession {
     pub result: ProgramResult,
     /// What the confirmation pairs decided; `None` until they all verified.
     pub verdict: Option<confirm::Verdict>,
+    /// Where they could not tell, what the searches confirmed on their own
+    /// decided, per search.
+    pub alone: Vec<(SearchKey, confirm::Verdict)>,
 }
 
 impl ProgramSession {
@@ -202,10 +256,17 @@ impl ProgramSession {
     /// What the store gets of the search `record`: only what the
     /// confirmation pairs decided; nothing without them.
     pub fn action(&self, record: &Record) -> confirm::Action {
-        let key = (record.key.kernel.clone(), record.key.class);
-        self.verdict
-            .as_ref()
-            .map_or(confirm::Action::Leave, |v| v.action(&key))
+        self.action_of(&(record.key.kernel.clone(), record.key.class))
+    }
+
+    /// What the store gets of the search `key`: what its confirmation on
+    /// its own decided, else what the set's did.
+    pub fn action_of(&self, key: &SearchKey) -> confirm::Action {
+        let alone = self.alone.iter().find(|(k, _)| k == key);
+        match (alone, &self.verdict) {
+            (Some((_, verdict)), _) | (None, Some(verdict)) => verdict.action(key),
+            (None, None) => confirm::Action::Leave,
+        }
     }
 
     /// The searches whose action is `action`.
@@ -224,7 +285,15 @@ struct Runner<'a> {
     scratch: &'a Path,
     /// The store as the session copied it: what its runs add is theirs.
     initial: &'a Table,
-    tuning_runs: u32,
+    /// `--gpus`: the `CUDA_VISIBLE_DEVICES` of each process of a round of
+    /// tuning runs; empty: one process, the variable as the caller has it.
+    gpus: Vec<String>,
+    /// `--allow-teams-regions`.
+    teams_regions: bool,
+    /// `--runs`: the most tuning runs a program's plan may take.
+    most_runs: u32,
+    /// `--time`; `None`: [`plan::budget`]'s default.
+    budget: Option<Duration>,
     confirm_pairs: u32,
 }
 
@@ -241,13 +310,33 @@ pub fn run(args: &Args) -> Result<(), String> {
         })?,
     };
     let lib = args.run.library()?;
+    let gpus = match &args.gpus {
+        None => Vec::new(),
+        Some(gpus::Gpus::List(list)) => list.clone(),
+        Some(gpus::Gpus::All) => {
+            let count = cuda::devices_on_machine().map(|d| d.len());
+            let visible = std::env::var(gpus::VISIBLE).ok();
+            gpus::all(count, visible.as_deref()).unwrap_or_else(|why| {
+                eprintln!("gridsel tune: --gpus all: {why}; tuning on one GPU");
+                Vec::new()
+            })
+        }
+    };
     let (programs, source) = args.run.programs()?;
     let out = output::create_folder(args.run.out.as_deref(), "gridsel-tune")?;
     let scratch = out.join("store.json");
     let initial = store::copy(&destination.path, &scratch)?;
     let copied = initial.len();
+    let budget = match args.time {
+        Some(time) => format!("--time {}", plan::duration_label(time.as_secs_f64())),
+        None => format!(
+            "{} times its before run's wall time (at least {})",
+            plan::DEFAULT_BUDGET_RUNS,
+            plan::duration_label(plan::MIN_DEFAULT_BUDGET.as_secs_f64())
+        ),
+    };
     eprintln!(
-        "gridsel tune: {}, up to {} each, into a copy of {} ({copied} searches); logs, profiles and reports in {}",
+        "gridsel tune: {}, each within {budget} and up to {}, into a copy of {} ({copied} searches); logs, profiles and reports in {}",
         report::counted(programs.len(), "program", "programs"),
         report::counted(args.runs as usize, "tuning run", "tuning runs"),
         destination.path.display(),
@@ -264,7 +353,10 @@ pub fn run(args: &Args) -> Result<(), String> {
         },
         scratch: &scratch,
         initial: &initial,
-        tuning_runs: args.runs,
+        gpus,
+        teams_regions: args.allow_teams_regions,
+        most_runs: args.runs,
+        budget: args.time,
         confirm_pairs: args.confirm,
     };
     let mut sessions = Vec::new();
@@ -277,27 +369,12 @@ pub fn run(args: &Args) -> Result<(), String> {
             break;
         }
     }
-    let failure = programs
-        .iter()
-        .zip(&sessions)
-        .find_map(|(p, s)| Some((p, s.failure()?)));
-    let written = match failure {
-        Some((program, (run, why))) => Err(format!(
-            "{}, {}: {why} (log: {})",
-            program.name,
-            run.label,
-            run.files.log.display()
-        )),
-        None => {
-            let of = |action| -> Vec<Record> {
-                let each = |s: &ProgramSession| s.with_action(action).cloned().collect::<Vec<_>>();
-                sessions.iter().flat_map(each).collect()
-            };
-            let (learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
-            store::merge(&destination, &initial, &learned, &refused)
-                .map(|removed| (learned.len(), removed))
-        }
-    };
+    let written = write(
+        &destination,
+        &initial,
+        (&programs, &sessions),
+        args.allow_teams_regions,
+    );
     let summary = report::Summary {
         programs: &programs,
         sessions: &sessions,
@@ -317,6 +394,94 @@ pub fn run(args: &Args) -> Result<(), String> {
         .map_err(|why| format!("{why}; nothing written to {}", destination.path.display()))
 }
 
+/// What the before run gives the rest of a session: the output the others
+/// are checked against, and its launches per search.
+struct Before {
+    reference: String,
+    per_run: BTreeMap<SearchKey, usize>,
+    wall_s: f64,
+}
+
+/// A confirmation: of which store, into which folder, how, and what its
+/// progress lines call it (empty: the learned set).
+struct Confirming<'c> {
+    program: &'c Program,
+    folder: &'c Path,
+    reference: &'c str,
+    store: &'c Path,
+    by: Confirmed,
+    what: String,
+}
+
+/// A program's session's time: when it began and how long it may take.
+struct Clock {
+    started: Instant,
+    budget: Duration,
+}
+
+impl Clock {
+    /// Seconds of the budget left.
+    fn left_s(&self) -> f64 {
+        self.budget.as_secs_f64() - self.started.elapsed().as_secs_f64()
+    }
+}
+
+/// Writes what the sessions confirmed into the store `destination` when
+/// every run verified: how many searches it wrote and how many refused
+/// ones it removed; else which run failed and why.
+fn write(
+    destination: &config::Store,
+    initial: &Table,
+    (programs, sessions): (&[Program], &[ProgramSession]),
+    teams_regions: bool,
+) -> Result<(usize, usize), String> {
+    let failure = programs
+        .iter()
+        .zip(sessions)
+        .find_map(|(p, s)| Some((p, s.failure()?)));
+    if let Some((program, (run, why))) = failure {
+        return Err(format!(
+            "{}, {}: {why} (log: {})",
+            program.name,
+            run.label,
+            run.files.log.display()
+        ));
+    }
+    let of = |action| -> Vec<Record> {
+        let each = |s: &ProgramSession| s.with_action(action).cloned().collect::<Vec<_>>();
+        sessions.iter().flat_map(each).collect()
+    };
+    let (mut learned, refused) = (of(confirm::Action::Write), of(confirm::Action::Remove));
+    if teams_regions {
+        let verified = mark_verified(&mut learned);
+        if verified > 0 {
+            eprintln!(
+                "gridsel tune: {} of `target teams` regions written verified for this build \
+                 (--allow-teams-regions)",
+                report::counted(verified, "grid", "grids")
+            );
+        }
+    }
+    store::merge(destination, initial, &learned, &refused).map(|removed| (learned.len(), removed))
+}
+
+/// Marks each search of a `target teams` region without a distribute loop
+/// (class 0) of a known build in `records` verified for its learned grid,
+/// when that is not auto's (LLVM's there): a session whose every run
+/// verified with the output unchanged (`--allow-teams-regions`) writes
+/// them. Returns how many it marked.
+fn mark_verified(records: &mut [Record]) -> usize {
+    let regions = records
+        .iter_mut()
+        .filter(|r| r.key.class == 0 && !r.key.build.is_empty());
+    let mut marked = 0;
+    for r in regions {
+        r.verified = learned(r).filter(|&c| c != Candidate::Auto);
+        marked += usize::from(r.verified.is_some());
+    }
+    marked
+}
+
 impl Runner<'_> {
     /// One program's session: before, the tuning runs, the confirmation
     /// pairs; it stops at the first run that does not verify. One progress
@@ -329,180 +494,533 @@ impl Runner<'_> {
             settled_after: BTreeMap::new(),
             result: Samples::new(2).finish(),
             verdict: None,
+            alone: Vec::new(),
         };
         let mut samples = Samples::new(2);
-        let progress = |run: &SessionRun, more: &str| {
-            let shown = match &run.verified {
-                Ok(()) => format!("verified{more}"),
-                Err(why) => format!("FAILED: {why} (log: {})", run.files.log.display()),
-            };
-            eprintln!(
-                "[tune {}] {}: {:.3} s, {}, {shown}",
-                program.name, run.label, run.wall_s, run.status
-            );
-        };
-        let scratch = self.scratch.as_os_str();
-
-        let untuned = [
-            (ENV_POLICY, OsStr::new("auto")),
-            (ENV_CACHE, OsStr::new("off")),
-        ];
-        let (before, reference) = self.run(
-            program,
-            folder,
-            "before",
-            (RunKind::Before, 1),
-            &untuned,
-            None,
-        );
-        progress(&before, "");
-        let Some(reference) = reference else {
-            session.runs.push(before);
+        let started = Instant::now();
+        let Some(before) = self.before_run(program, folder, &mut session, &mut samples) else {
             return Ok(session);
         };
-        let per_run = read_launches(&before, &mut session.kernels, &mut samples, |_| {
-            Some(BEFORE)
-        })
-        .counts();
-        samples.add_wall(BEFORE, before.wall_s);
-        session.runs.push(before);
+        let clock = Clock {
+            started,
+            budget: plan::budget(self.budget, before.wall_s),
+        };
+        let plan = self.plan(program, &before, &clock);
+        if self.tuning_runs(program, folder, (&before, &clock, plan), &mut session)? {
+            self.confirmation(
+                program,
+                folder,
+                (&before, &clock),
+                &mut session,
+                &mut samples,
+            )?;
+            session.result = samples.finish();
+        }
+        Ok(session)
+    }
 
-        let runs = self.tuning_runs.to_string();
-        let tuning = [
-            (ENV_POLICY, OsStr::new("tune")),
-            (ENV_TUNE_OVERHEAD, OsStr::new("off")),
-            (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
-            (ENV_CACHE, scratch),
-        ];
-        let digits = self.tuning_runs.to_string().len();
-        for i in 1..=self.tuning_runs {
-            let stem = format!("tune-{i:0digits$}");
-            let kind = (RunKind::Tuning, i);
-            let (run, output) = self.run(program, folder, &stem, kind, &tuning, Some(&reference));
-            if output.is_none() {
-                progress(&run, "");
-                session.runs.push(run);
-                return Ok(session);
+    /// The untuned run: what the others are checked against, and the
+    /// first of the baseline's samples. `None` when it did not verify.
+    fn before_run(
+        &self,
+        program: &Program,
+        folder: &Path,
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Option<Before> {
+        let kind = (RunKind::Before, 1, "before".to_string());
+        let (run, reference) = self.run(program, folder, "before", kind, &untuned(), None);
+        progress(program, &run, "");
+        let Some(reference) = reference else {
+            session.runs.push(run);
+            return None;
+        };
+        let per_run = read_launches(&run, &mut session.kernels, samples, |_| Some(BEFORE)).counts();
+        samples.add_wall(BEFORE, run.wall_s);
+        let wall_s = run.wall_s;
+        session.runs.push(run);
+        Some(Before {
+            reference,
+            per_run,
+            wall_s,
+        })
+    }
+
+    /// The tuning runs the program's searches need, as far as the budget
+    /// and `--runs` allow ([`plan::plan`]), in a line.
+    fn plan(&self, program: &Program, before: &Before, clock: &Clock) -> Plan {
+        let launches = before.per_run.values().map(|&n| n as u32);
+        let budget_s = clock.budget.as_secs_f64();
+        let confirm_runs = self.confirm_runs();
+        let plan = plan::plan(
+            launches,
+            (budget_s, before.wall_s),
+            self.most_runs,
+            confirm_runs,
+            self.gpus.len().max(1) as u32,
+        );
+        let once = before.per_run.values().filter(|&&n| n == 1).count();
+        let searches = match once {
+            0 => report::counted(before.per_run.len(), "search", "searches"),
+            n => format!(
+                "{}, {n} launched once a run",
+                report::counted(before.per_run.len(), "search", "searches")
+            ),
+        };
+        let limit = if plan.runs == plan.needed {
+            "what its searches need".to_string()
+        } else if plan.runs == plan.cap {
+            format!(
+                "as --runs {} allows; its searches need {}",
+                plan.cap, plan.needed
+            )
+        } else {
+            format!(
+                "as {} allows after the before run ({:.3} s a run, time kept for {} confirmation \
+                 runs); its searches need {}",
+                budget_label(self.budget, budget_s),
+                before.wall_s,
+                confirm_runs,
+                plan.needed
+            )
+        };
+        let at_once = match self.gpus.len() {
+            0 | 1 => String::new(),
+            n => format!(" on {n} GPUs, {n} at once"),
+        };
+        eprintln!(
+            "[tune {}] plan: {}{at_once}, {limit} ({searches})",
+            program.name,
+            report::counted(plan.runs as usize, "tuning run", "tuning runs"),
+        );
+        plan
+    }
+
+    /// What the runs that launch learned or explored grids get of
+    /// `--allow-teams-regions`.
+    fn teams_regions(&self) -> Option<(&'static str, &'static OsStr)> {
+        self.teams_regions
+            .then_some((ENV_TEAMS_REGIONS, OsStr::new("change")))
+    }
+
+    /// The confirmation runs a session leaves time for: the pairs asked, of
+    /// two runs each.
+    fn confirm_runs(&self) -> u32 {
+        2 * self.confirm_pairs
+    }
+
+    /// The tuning runs into the scratch store, `plan.runs` at most, until
+    /// every search of the program's kernels has settled or the budget
+    /// leaves no time for another besides the confirmation; then what more
+    /// time would buy. Whether they all verified.
+    fn tuning_runs(
+        &self,
+        program: &Program,
+        folder: &Path,
+        (before, clock, plan): (&Before, &Clock, Plan),
+        session: &mut ProgramSession,
+    ) -> Result<bool, String> {
+        let reserve_s = f64::from(self.confirm_runs()) * before.wall_s;
+        let gpus = self.gpus.len().max(1) as u32;
+        let mut spent_s = 0.0;
+        let mut done = 0;
+        let mut out_of_time = false;
+        while done < plan.runs {
+            // A round's runs take as long as the longest, about one run.
+            let run_s = match done {
+                0 => before.wall_s,
+                _ => spent_s / f64::from(done),
+            };
+            if done > 0 && !plan::another_fits(clock.left_s(), run_s, reserve_s) {
+                out_of_time = true;
+                break;
             }
-            read_kernels(&run, &mut session.kernels);
+            let round: Vec<u32> = (done + 1..=plan.runs.min(done + gpus)).collect();
+            let ran = self.tuning_round((program, folder, before), &round, plan.runs)?;
+            done = *round.last().unwrap_or(&done);
+            spent_s += ran.iter().map(|(run, _)| run.wall_s).sum::<f64>();
+            if ran.iter().any(|(_, output)| output.is_none()) {
+                for (run, _) in ran {
+                    progress(program, &run, "");
+                    session.runs.push(run);
+                }
+                return Ok(false);
+            }
+            for (run, _) in &ran {
+                read_kernels(run, &mut session.kernels);
+            }
             session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
             for r in &session.searches {
                 if r.pinned.is_some() || r.search.settled(r.kind()) {
                     let key = (r.key.kernel.clone(), r.key.class);
-                    session.settled_after.entry(key).or_insert(i);
+                    session.settled_after.entry(key).or_insert(done);
                 }
             }
             let settled = session.settled_after.len();
             let searches = session.searches.len();
-            progress(&run, &format!("; {settled} of {searches} searches settled"));
-            session.runs.push(run);
-            if settled == searches {
-                break;
+            for (run, _) in ran {
+                let more = format!("; {settled} of {searches} searches settled");
+                progress(program, &run, &more);
+                session.runs.push(run);
             }
-            if i == self.tuning_runs {
-                eprintln!(
-                    "[tune {}] the tuning runs are spent with {} still exploring: auto's grid \
-                     stays for them (more --runs would let them settle)",
-                    program.name,
-                    report::counted(searches - settled, "search", "searches")
-                );
+            if settled == searches {
+                return Ok(true);
             }
         }
-
-        // Where every search the learned set changes is launched often
-        // enough, a pair is one run alternating between the two sets;
-        // otherwise two runs, taking turns at running first, so that
-        // neither side is always the one after a warm-up. Past the pairs
-        // asked, one more while they disagree.
-        let changed = store::changed(self.scratch, &session.kernels)?;
-        let by = match confirm::can_alternate(changed.iter(), &per_run) {
-            true => Confirmed::Alternating,
-            false => Confirmed::Pairs,
+        let why = if out_of_time {
+            format!(
+                "{} is spent",
+                budget_label(self.budget, clock.budget.as_secs_f64())
+            )
+        } else if plan.runs == plan.cap && plan.cap < plan.needed {
+            format!("--runs {} is reached", plan.cap)
+        } else if plan.runs < plan.needed {
+            format!(
+                "{} allows no more",
+                budget_label(self.budget, clock.budget.as_secs_f64())
+            )
+        } else {
+            "the runs their plans need are spent (the noise drew more grids into a round)"
+                .to_string()
         };
-        let learned = [(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, scratch)];
-        let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
-        let mut pairs = Vec::new();
+        let open: Vec<plan::Open> = session
+            .searches
+            .iter()
+            .filter(|r| {
+                let key = (r.key.kernel.clone(), r.key.class);
+                !session.settled_after.contains_key(&key)
+            })
+            .map(|r| plan::Open {
+                kernel: &r.key.kernel,
+                class: r.key.class,
+                launches: r.tally.launches_per_run,
+            })
+            .collect();
+        let mean_s = spent_s / f64::from(done.max(1));
+        let times = (before.wall_s, mean_s);
+        let more = plan::more_time(&open, times, self.confirm_runs(), (self.most_runs, gpus));
+        eprintln!(
+            "[tune {}] after {}, {why}: {} still exploring, auto's grid stays for them: {more}",
+            program.name,
+            report::counted(done as usize, "tuning run", "tuning runs"),
+            report::counted(open.len(), "search", "searches"),
+        );
+        Ok(true)
+    }
+
+    /// The tuning runs numbered `round` of the `planned`, at once, one per
+    /// GPU of `--gpus`: one process on the scratch store itself; several,
+    /// each on a copy of it as the round begins, merged into it after
+    /// ([`store::absorb`]). Each run and, when it verified, its output, in
+    /// order.
+    fn tuning_round(
+        &self,
+        (program, folder, before): (&Program, &Path, &Before),
+        round: &[u32],
+        planned: u32,
+    ) -> Result<Vec<(SessionRun, Option<String>)>, String> {
+        let runs = planned.to_string();
+        let digits = runs.len();
+        let several = round.len() > 1;
+        let stores: Vec<PathBuf> = round
+            .iter()
+            .map(|i| match several {
+                false => self.scratch.to_path_buf(),
+                true => folder.join(format!("tune-{i:0digits$}.store.json")),
+            })
+            .collect();
+        for store in stores.iter().filter(|_| several) {
+            store::copy(self.scratch, store)?;
+        }
+        let ran = std::thread::scope(|scope| {
+            let handles: Vec<_> = (round.iter().zip(&stores).enumerate())
+                .map(|(g, (&i, store))| {
+                    let gpu = self.gpus.get(g).map(String::as_str);
+                    let on = match (gpu, self.gpus.len()) {
+                        (Some(gpu), 2..) => format!(" on GPU {gpu}"),
+                        _ => String::new(),
+                    };
+                    let stem = format!("tune-{i:0digits$}");
+                    let label = format!("tuning run {i}/{planned}{on}");
+                    let mut tuning = vec![
+                        (ENV_POLICY, OsStr::new("tune")),
+                        (ENV_TUNE_OVERHEAD, OsStr::new("off")),
+                        (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
+                        (ENV_CACHE, store.as_os_str()),
+                    ];
+                    tuning.extend(self.teams_regions());
+                    let reference = Some(before.reference.as_str());
+                    scope.spawn(move || {
+                        let kind = (RunKind::Tuning, i, label);
+                        self.run_on(gpu, (program, folder), &stem, kind, &tuning, reference)
+                    })
+                })
+                .collect();
+            let joined = handles.into_iter().map(|h| h.join());
+            joined.collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|_| "a tuning run's thread panicked".to_string())?;
+        if several {
+            store::absorb(self.scratch, &stores)?;
+        }
+        Ok(ran)
+    }
+
+    /// The confirmation: pairs of production runs with and without what
+    /// was learned, or alternating runs, and the verdict they give. It
+    /// stops at the first run that does not verify, without a verdict.
+    ///
+    /// Where every search the learned set changes is launched often
+    /// enough, a pair is one run alternating between the two sets;
+    /// otherwise two runs, taking turns at running first, so that neither
+    /// side is always the one after a warm-up. Past the pairs asked, one
+    /// more while they disagree.
+    fn confirmation(
+        &self,
+        program: &Program,
+        folder: &Path,
+        (before, clock): (&Before, &Clock),
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Result<(), String> {
+        let changed = store::changed(self.scratch, &session.kernels)?;
+        let set = Confirming {
+            program,
+            folder,
+            reference: &before.reference,
+            store: self.scratch,
+            by: match confirm::can_alternate(changed.iter(), &before.per_run) {
+                true => Confirmed::Alternating,
+                false => Confirmed::Pairs,
+            },
+            what: String::new(),
+        };
+        let Some(verdict) = self.confirm_store(&set, (before, clock), session, samples) else {
+            return Ok(());
+        };
+        let undecided = verdict.undecided();
+        let alone = confirm::alone(&verdict, ALONE_MOST);
+        session.verdict = Some(verdict);
+        if undecided {
+            self.confirm_alone(program, folder, (before, clock), &alone, session)?;
+        }
+        Ok(())
+    }
+
+    /// Confirms each of `searches` on its own, while the budget leaves
+    /// time for the pairs asked: its learned grid against auto's, the
+    /// program's other searches at auto's (a store of it alone, in a
+    /// folder `alone-N` of the program's), with the same decision as the
+    /// set's. Their runs count as the session's (they must verify), their
+    /// samples not in its before and after.
+    fn confirm_alone(
+        &self,
+        program: &Program,
+        folder: &Path,
+        (before, clock): (&Before, &Clock),
+        searches: &[SearchKey],
+        session: &mut ProgramSession,
+    ) -> Result<(), String> {
+        for (n, key) in (1..).zip(searches) {
+            let what = format!("{} (class {}) alone", key.0, key.1);
+            let by = match confirm::can_alternate([key].into_iter(), &before.per_run) {
+                true => Confirmed::Alternating,
+                false => Confirmed::Pairs,
+            };
+            let needed_s = f64::from(self.confirm_pairs) * by.runs_per_pair() * before.wall_s;
+            if clock.left_s() < needed_s {
+                eprintln!(
+                    "[tune {}] {} leaves no time to confirm {what} (about {:.0} s)",
+                    program.name,
+                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    needed_s.ceil()
+                );
+                return Ok(());
+            }
+            let folder = output::create_subfolder(folder, &format!("alone-{n}"))?;
+            let alone = folder.join("store.json");
+            store::alone(self.scratch, &alone, key, &session.kernels)?;
+            let set = Confirming {
+                program,
+                folder: &folder,
+                reference: &before.reference,
+                store: &alone,
+                by,
+                what: format!("{what}, "),
+            };
+            let mut samples = Samples::new(2);
+            let Some(verdict) = self.confirm_store(&set, (before, clock), session, &mut samples)
+            else {
+                return Ok(());
+            };
+            let said = match (verdict.program_refused(), verdict.action(key)) {
+                (None, confirm::Action::Write) => "kept".to_string(),
+                (Some(why), _) => format!("refused: {why}"),
+                (None, _) => "refused: its grid was slower than auto's".to_string(),
+            };
+            eprintln!("[tune {}] {what}: {said}", program.name);
+            session.alone.push((key.clone(), verdict));
+        }
+        Ok(())
+    }
+
+    /// The pairs (or alternating runs) of `set`: `--confirm` of them, and
+    /// more while they disagree and the budget leaves time, up to
+    /// [`PAIRS_CAP_FACTOR`] times as many; the verdict they give, `None` at
+    /// a run that did not verify.
+    fn confirm_store(
+        &self,
+        set: &Confirming,
+        (before, clock): (&Before, &Clock),
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Option<confirm::Verdict> {
+        let by = set.by;
         let looks = confirm::Looks {
             first: self.confirm_pairs as usize,
             last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
         };
+        let mut pairs = Vec::new();
+        let pair_s = by.runs_per_pair() * before.wall_s;
         for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
             if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
                 break;
             }
-            let mut pair = Pair::default();
-            let order = match (by, i % 2) {
-                (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
-                (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
-                (Confirmed::Pairs, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
-            };
-            // Alternating runs take the sides in turn (module doc).
-            let at = LearnedLaunches::of_run(i);
-            let alternate = [
-                (ENV_POLICY, OsStr::new("auto")),
-                (ENV_CACHE, scratch),
-                (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
-            ];
-            for &kind in order {
-                let settings: &[(&str, &OsStr)] = match kind {
-                    RunKind::ConfirmAuto => &untuned,
-                    RunKind::ConfirmLearned => &learned,
-                    _ => &alternate,
-                };
-                let stem = format!("{}-{i:0digits$}", kind.name());
-                let (run, output) = self.run(
-                    program,
-                    folder,
-                    &stem,
-                    (kind, i),
-                    settings,
-                    Some(&reference),
+            if i > self.confirm_pairs && clock.left_s() < pair_s {
+                eprintln!(
+                    "[tune {}] {} leaves no time for more confirmation of {}: the {} decide",
+                    set.program.name,
+                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    match set.what.is_empty() {
+                        true => "the learned set",
+                        false => set.what.trim_end_matches(", "),
+                    },
+                    by.counted(pairs.len())
                 );
-                progress(&run, "");
-                if output.is_none() {
-                    session.runs.push(run);
-                    session.result = samples.finish();
-                    return Ok(session);
-                }
-                let kernels = &mut session.kernels;
-                match kind {
-                    RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
-                        let (policy, side) = match kind {
-                            RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
-                            _ => (AFTER, &mut pair.learned),
-                        };
-                        samples.add_wall(policy, run.wall_s);
-                        *side =
-                            read_launches(&run, kernels, &mut samples, |_| Some(policy)).times();
-                    }
-                    // An alternating run's wall time is of both sets:
-                    // neither side's.
-                    _ => {
-                        let side = |j| match launches::alternating_side(at, j)? {
-                            Side::Auto => Some(BEFORE),
-                            Side::Learned => Some(AFTER),
-                        };
-                        pair = read_launches(&run, kernels, &mut samples, side).alternating(at);
-                    }
-                }
-                session.runs.push(run);
+                break;
             }
-            pairs.push(pair);
+            pairs.push(self.confirmation_pair(set, i, session, samples)?);
         }
-        session.verdict = Some(confirm::decide(&pairs, looks, by));
-        session.result = samples.finish();
-        Ok(session)
+        Some(confirm::decide(&pairs, looks, by))
     }
 
-    /// Runs `program` with `settings` into `<stem>.csv` and `<stem>.log` and
-    /// verifies it (against `reference`, the untuned run's output, unless
-    /// this is that run). Returns the run and, when it verified, its output.
+    /// The `i`th pair of the confirmation of `set` (one alternating run, or
+    /// a run under auto and one reading its store, in turns first), its
+    /// launches into `samples`; `None` at a run that did not verify.
+    fn confirmation_pair(
+        &self,
+        set: &Confirming,
+        i: u32,
+        session: &mut ProgramSession,
+        samples: &mut Samples,
+    ) -> Option<Pair> {
+        let (program, folder, reference, by) = (set.program, set.folder, set.reference, set.by);
+        let store = set.store.as_os_str();
+        let mut learned = vec![(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, store)];
+        learned.extend(self.teams_regions());
+        let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
+        let mut pair = Pair::default();
+        let order = match (by, i % 2) {
+            (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
+            (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
+            (Confirmed::Pairs, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
+        };
+        // Alternating runs take the sides in turn (module doc).
+        let at = LearnedLaunches::of_run(i);
+        let mut alternate = vec![
+            (ENV_POLICY, OsStr::new("auto")),
+            (ENV_CACHE, store),
+            (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
+        ];
+        alternate.extend(self.teams_regions());
+        let untuned = untuned();
+        for &kind in order {
+            let settings: &[(&str, &OsStr)] = match kind {
+                RunKind::ConfirmAuto => &untuned,
+                RunKind::ConfirmLearned => &learned,
+                _ => &alternate,
+            };
+            let stem = format!("{}-{i:0digits$}", kind.name());
+            let place = (
+                kind,
+                i,
+                set.what.clone() + &self.confirmation_label(kind, i),
+            );
+            let (run, output) = self.run(program, folder, &stem, place, settings, Some(reference));
+            progress(program, &run, "");
+            if output.is_none() {
+                session.runs.push(run);
+                return None;
+            }
+            let kernels = &mut session.kernels;
+            match kind {
+                RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
+                    let (policy, side) = match kind {
+                        RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
+                        _ => (AFTER, &mut pair.learned),
+                    };
+                    samples.add_wall(policy, run.wall_s);
+                    *side = read_launches(&run, kernels, samples, |_| Some(policy)).times();
+                }
+                // An alternating run's wall time is of both sets: neither
+                // side's.
+                _ => {
+                    let side = |j| match launches::alternating_side(at, j)? {
+                        Side::Auto => Some(BEFORE),
+                        Side::Learned => Some(AFTER),
+                    };
+                    pair = read_launches(&run, kernels, samples, side).alternating(at);
+                }
+            }
+            session.runs.push(run);
+        }
+        Some(pair)
+    }
+
+    /// The label of the `index`th confirmation run of `kind`.
+    fn confirmation_label(&self, kind: RunKind, index: u32) -> String {
+        let side = match kind {
+            RunKind::ConfirmAuto => "auto",
+            RunKind::ConfirmLearned => "learned",
+            _ => "learned and auto alternating",
+        };
+        if index <= self.confirm_pairs {
+            format!("confirmation {index}/{}, {side}", self.confirm_pairs)
+        } else {
+            let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
+            let more = match kind {
+                RunKind::ConfirmAlternating => "runs",
+                _ => "pairs",
+            };
+            format!("confirmation {index} (more {more}, up to {most}), {side}")
+        }
+    }
+
+    /// [`Self::run_on`] the first GPU of `--gpus` (the driver's choice
+    /// without it).
     fn run(
         &self,
         program: &Program,
         folder: &Path,
         stem: &str,
-        (kind, index): (RunKind, u32),
+        place: (RunKind, u32, String),
+        settings: &[(&str, &OsStr)],
+        reference: Option<&str>,
+    ) -> (SessionRun, Option<String>) {
+        let gpu = self.gpus.first().map(String::as_str);
+        self.run_on(gpu, (program, folder), stem, place, settings, reference)
+    }
+
+    /// Runs `program` with `settings` (and `CUDA_VISIBLE_DEVICES` naming
+    /// `gpu`, if one) into `<stem>.csv` and `<stem>.log` and verifies it
+    /// (against `reference`, the untuned run's output, unless this is that
+    /// run). Returns the run and, when it verified, its output.
+    fn run_on(
+        &self,
+        gpu: Option<&str>,
+        (program, folder): (&Program, &Path),
+        stem: &str,
+        (kind, index, label): (RunKind, u32, String),
         settings: &[(&str, &OsStr)],
         reference: Option<&str>,
     ) -> (SessionRun, Option<String>) {
@@ -510,7 +1028,9 @@ impl Runner<'_> {
             profile: folder.join(format!("{stem}.csv")),
             log: folder.join(format!("{stem}.log")),
         };
-        let (status, wall_s) = runs::run(program, settings, self.lib, &files, self.limits);
+        let mut settings = settings.to_vec();
+        settings.extend(gpu.map(|gpu| (gpus::VISIBLE, OsStr::new(gpu))));
+        let (status, wall_s) = runs::run(program, &settings, self.lib, &files, self.limits);
         let mut output = None;
         let verified = if status.ok() {
             let bytes = std::fs::read(&files.log).unwrap_or_default();
@@ -525,27 +1045,6 @@ impl Runner<'_> {
         } else {
             Err(format!("the run ended: {status}"))
         };
-        let label = match kind {
-            RunKind::Before => "before".to_string(),
-            RunKind::Tuning => format!("tuning run {index}/{}", self.tuning_runs),
-            RunKind::ConfirmAuto | RunKind::ConfirmLearned | RunKind::ConfirmAlternating => {
-                let side = match kind {
-                    RunKind::ConfirmAuto => "auto",
-                    RunKind::ConfirmLearned => "learned",
-                    _ => "learned and auto alternating",
-                };
-                if index <= self.confirm_pairs {
-                    format!("confirmation {index}/{}, {side}", self.confirm_pairs)
-                } else {
-                    let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
-                    let more = match kind {
-                        RunKind::ConfirmAlternating => "runs",
-                        _ => "pairs",
-                    };
-                    format!("confirmation {index} (more {more}, up to {most}), {side}")
-                }
-            }
-        };
         let run = SessionRun {
             label,
             kind,
@@ -557,6 +1056,37 @@ impl Runner<'_> {
         };
         (run, output)
     }
+}
+
+/// The budget as the messages name it: `--time 5m`, or the default's
+/// value.
+fn budget_label(given: Option<Duration>, budget_s: f64) -> String {
+    match given {
+        Some(_) => format!("--time {}", plan::duration_label(budget_s)),
+        None => format!("the default budget ({})", plan::duration_label(budget_s)),
+    }
+}
+
+/// The settings of a run without the store: the before run and the
+/// confirmation's runs under auto.
+fn untuned() -> [(&'static str, &'static OsStr); 2] {
+    [
+        (ENV_POLICY, OsStr::new("auto")),
+        (ENV_CACHE, OsStr::new("off")),
+    ]
+}
+
+/// A run's progress line: how it ended and whether it verified, `more`
+/// after that.
+fn progress(program: &Program, run: &SessionRun, more: &str) {
+    let shown = match &run.verified {
+        Ok(()) => format!("verified{more}"),
+        Err(why) => format!("FAILED: {why} (log: {})", run.files.log.display()),
+    };
+    eprintln!(
+        "[tune {}] {}: {:.3} s, {}, {shown}",
+        program.name, run.label, run.wall_s, run.status
+    );
 }
 
 /// Adds the kernels a tuning run launched to `kernels`: its launches, of
@@ -591,4 +1121,44 @@ fn read_launches(
         }
     });
     launches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gridsel_core::geometry::Geometry;
+    use gridsel_core::tune::search::Kind;
+    use gridsel_core::tune::store::{Key, Table, Update};
+
+    /// A settled record of `kernel` at `class` of `build` whose leader is
+    /// `leader`, against auto's grid twice as slow.
+    fn settled(class: u32, build: &str, leader: Candidate) -> Record {
+        let trip = gridsel_core::tune::store::class_floor(class);
+        let key = Key::for_trip("k", "NVIDIA H100", 90, trip, build);
+        let mut u = Update::new(key.clone());
+        (u.tally.runs, u.tally.launches_per_run) = (3, 20);
+        u.settled = [false, true];
+        for ns in [50_000, 50_100, 49_900] {
+            u.samples.push((Candidate::Auto, Kind::Warm, ns));
+            u.samples.push((leader, Kind::Warm, ns / 2));
+        }
+        let mut table = Table::default();
+        table.apply(&u);
+        table.get(&key).unwrap().clone()
+    }
+
+    #[test]
+    fn only_teams_regions_of_a_known_build_are_marked_verified_for_their_learned_grid() {
+        let grid = Candidate::Grid(Geometry::new(64, 7));
+        let mut records = [
+            settled(0, "9c1e0f5a7b2d4e68", grid),
+            // A loop's search, a region of no known build, one at auto's.
+            settled(20, "9c1e0f5a7b2d4e68", grid),
+            settled(0, "", grid),
+            settled(0, "9c1e0f5a7b2d4e68", Candidate::Auto),
+        ];
+        assert_eq!(mark_verified(&mut records), 1);
+        let verified: Vec<_> = records.iter().map(|r| r.verified).collect();
+        assert_eq!(verified, [Some(grid), None, None, None]);
+    }
 }

@@ -161,13 +161,27 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
         .collect();
     if !exploring.is_empty() {
         lines.push(format!(
-            "still exploring when the tuning runs were spent, so auto's grid stays (more --runs \
-             would let them settle): {}",
+            "still exploring when the tuning runs were spent, so auto's grid stays (more time, \
+             --time, would let them settle; the session's stderr says how much): {}",
             exploring.join(", ")
         ));
     }
     if let Some(why) = verdict.program_refused() {
         lines.push(format!("nothing kept: {why}"));
+        lines.extend(session.alone.iter().map(|(key, alone)| {
+            let said = match (alone.program_refused(), session.action_of(key)) {
+                (None, confirm::Action::Write) => "kept".to_string(),
+                (Some(why), _) => format!("refused: {why}"),
+                (None, _) => {
+                    let d = alone.searches.iter().find(|d| d.key == *key);
+                    format!("refused: {}", d.map_or("-", |d| d.reason.as_str()))
+                }
+            };
+            format!(
+                "{} (class {}) confirmed alone, the program's other searches at auto's grids: {said}",
+                key.0, key.1
+            )
+        }));
         return lines;
     }
     lines.extend(
@@ -234,12 +248,12 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 search
                     .and_then(|s| s.search.margin(s.kind()))
                     .map_or("-".into(), |m| format!("{:+.1}%", (m - 1.0) * 100.0)),
-                match session.verdict.as_ref().map(|v| {
+                {
                     let key = (before.kernel.clone(), store::class(before.trip_count));
-                    (v.action(&key), decision(session, &key.0, key.1).is_some())
-                }) {
-                    None | Some((_, false)) => "-".into(),
-                    Some((action, true)) => kept_cell(action).into(),
+                    match decision(session, &key.0, key.1) {
+                        None => "-".into(),
+                        Some(_) => kept_cell(session.action_of(&key)).into(),
+                    }
                 },
             ]
         })
@@ -351,9 +365,18 @@ fn kernels_csv(summary: &Summary) -> String {
             continue;
         };
         for d in &verdict.searches {
-            let reason = match &verdict.program_refused() {
-                Some(why) => format!("{}; nothing of the program kept: {why}", reason(session, d)),
-                None => reason(session, d),
+            let alone = session.alone.iter().find(|(k, _)| *k == d.key);
+            let reason = match (&verdict.program_refused(), alone) {
+                (Some(why), Some((_, alone))) => format!(
+                    "{}; the set was not kept: {why}; confirmed alone ({}): {}",
+                    reason(session, d),
+                    alone.by.name(),
+                    alone.program_refused().unwrap_or_else(|| "faster".into())
+                ),
+                (Some(why), None) => {
+                    format!("{}; nothing of the program kept: {why}", reason(session, d))
+                }
+                (None, _) => reason(session, d),
             };
             let _ = writeln!(
                 csv,
@@ -363,7 +386,7 @@ fn kernels_csv(summary: &Summary) -> String {
                 d.key.1,
                 grid_label(d.auto_grid),
                 grid_label(d.learned_grid),
-                kept_cell(verdict.action(&d.key)),
+                kept_cell(session.action_of(&d.key)),
                 d.ratio.map_or("-".into(), |r| format!("{r:.4}")),
                 verdict.by.name(),
                 field(&reason)
@@ -442,8 +465,8 @@ fn markdown(summary: &Summary) -> String {
 }
 
 const METHOD: &str = "## Method\n\n\
-    Per program: one run under `auto` with no store (before), up to the given number of \
-    tuning runs under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
+    Per program: one run under `auto` with no store (before), the tuning runs its searches \
+    need (planned from the before run's launches, within --time and --runs) under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
     store in this folder, each search measuring as many grids as its launches in those runs can \
     settle, stopping once every search of the program's kernels has settled, \
     then pairs of confirmation runs under `auto`, one without a store and one reading that \
@@ -459,7 +482,10 @@ const METHOD: &str = "## Method\n\n\
     learned grids are kept when that GPU time reading the copy is below auto's in the median \
     pair and in so many pairs that chance, over every look at the pairs, would keep a set no \
     better than auto's at most 1 time in 8 (at 3 pairs asked: 4 of 4, 5 of 5, 6 of 6, 6 of 7, \
-    7 of 8, 8 of 9); refused when it is as surely not below, or still undecided after the extra pairs. \
+    7 of 8, 8 of 9); refused when it is as surely not below, or still undecided after the extra pairs; \
+    then the searches that gained most (up to 3) are confirmed on their own, each read from a \
+    store of it alone (the program's other kernels at auto's grids, in `alone-N/`), and one \
+    kept so is written. \
     In a kept set, a search (kernel and trip-count class) whose grid differs from auto's is \
     refused only when its median launch time is over 3 % above auto's in the median pair and \
     above it in most pairs. Refused searches are removed from the store, an earlier \

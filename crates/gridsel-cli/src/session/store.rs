@@ -30,6 +30,44 @@ pub fn copy(from: &Path, to: &Path) -> Result<Table, String> {
     Ok(contents.table)
 }
 
+/// Copies the store at `from` as a new file `to` without the records of
+/// `kernels` but those of the search `key`: production runs reading it
+/// launch the search's learned grid and auto's for the program's others,
+/// so that the search is confirmed on its own.
+pub fn alone(
+    from: &Path,
+    to: &Path,
+    key: &(String, u32),
+    kernels: &BTreeSet<String>,
+) -> Result<(), String> {
+    let mut contents = files::load_cache(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    contents.table.retain(|r| {
+        !kernels.contains(&r.key.kernel) || (&r.key.kernel, r.key.class) == (&key.0, key.1)
+    });
+    crate::runner::output::write_file(to, &contents.table.render())
+}
+
+/// Merges into the store at `path` what each of the stores `copies`
+/// (copies of it that one process each tuned on) added to it, as the store
+/// merges a process's additions ([`super::gpus::additions`],
+/// `Table::apply`).
+pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> {
+    let load = |p: &Path| files::load_cache(p).map_err(|e| format!("{}: {e}", p.display()));
+    let start = load(path)?.table;
+    let mut updates = Vec::new();
+    for copy in copies {
+        let contents = load(copy)?;
+        let records = contents.table.records();
+        updates.extend(records.map(|r| super::gpus::additions(start.get(&r.key), r)));
+    }
+    files::edit_cache(path, PATIENCE, OnInvalid::Refuse, |table| {
+        for u in updates.iter().filter(|u| !u.is_empty()) {
+            table.apply(u);
+        }
+    })
+    .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// The searches of `kernels` in the store at `path` that the session's
 /// runs added to: new since `initial` (the store as the session copied it)
 /// or changed. Others of the same kernels (another GPU's, another build's,

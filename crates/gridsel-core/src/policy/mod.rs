@@ -322,6 +322,14 @@ pub trait GridPolicy: Send + Sync {
     /// The grid for an open launch; `None` keeps LLVM's.
     fn decide(&self, launch: &Launch<'_>) -> Option<Proposal>;
 
+    /// Whether it holds a grid verified for this launch of a `target
+    /// teams` region without a distribute loop, which gridsel otherwise
+    /// keeps as given under `GRIDSEL_TEAMS_REGIONS=keep`: one a tuning
+    /// session verified for the program's build (`Record::verified`).
+    fn verified(&self, _launch: &Launch<'_>) -> bool {
+        false
+    }
+
     /// The wall time of a launch whose proposal asked for it, `u64::MAX`
     /// when the launch failed.
     fn observe(&self, _launch: &Launch<'_>, _grid: Geometry, _ns: u64) {}

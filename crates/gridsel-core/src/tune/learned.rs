@@ -40,7 +40,7 @@ use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -82,6 +82,9 @@ pub struct LearnedPolicy {
     /// The store (by its index in `stores`) each learned grid came from,
     /// for the line that says how many apply ([`LearnedPolicy::say_read`]).
     read_from: RwLock<HashMap<Key, usize>>,
+    /// The keys of `learned` whose grid a tuning session verified for a
+    /// `target teams` region of their build (`Record::verified`).
+    verified: RwLock<HashSet<Key>>,
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
     any: AtomicBool,
@@ -147,6 +150,7 @@ impl LearnedPolicy {
             stores,
             learned: RwLock::default(),
             read_from: RwLock::default(),
+            verified: RwLock::default(),
             any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             said_read: Reported::new(),
@@ -248,6 +252,7 @@ impl GridPolicy for LearnedPolicy {
             }
             let mut table = crate::write_lock(&self.learned);
             let mut read_from = crate::write_lock(&self.read_from);
+            let mut verified = crate::write_lock(&self.verified);
             for record in contents.table.records() {
                 let Some(c) = learned(record) else {
                     continue;
@@ -264,6 +269,11 @@ impl GridPolicy for LearnedPolicy {
                 }
                 // The user's store comes first and keeps its grid.
                 if !table.contains_key(&record.key) {
+                    // Verified for its own build alone, and for the grid
+                    // it verified.
+                    if !record.key.build.is_empty() && record.verified == Some(c) {
+                        verified.insert(record.key.clone());
+                    }
                     table.insert(record.key.clone(), c);
                     read_from.insert(record.key.clone(), index);
                     self.any.store(true, Ordering::Release);
@@ -275,6 +285,11 @@ impl GridPolicy for LearnedPolicy {
                 "learned grids: {ignored} settled searches of this program's kernels were measured on another build of it or another LLVM: ignored; tuning this build learns its own"
             );
         }
+    }
+
+    fn verified(&self, l: &Launch<'_>) -> bool {
+        self.any.load(Ordering::Acquire)
+            && crate::read_lock(&self.verified).contains(&Key::of_launch(l))
     }
 
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {

@@ -398,6 +398,16 @@ impl Params {
         }
     }
 
+    /// The most launches this plan takes to settle, however the samples
+    /// fall: its exploring budget, `auto`'s samples, which the budget does
+    /// not count, and the launch that settles. [`Self::COLD`]'s 13 are a
+    /// once-per-run kernel's tuning runs; [`Self::SESSION_WARM`]'s 72 are
+    /// the warm launches from which [`Self::session_warm`] gives its whole
+    /// plan (`gridsel tune` plans its runs from both).
+    pub fn most_launches(self) -> u32 {
+        self.budget + auto_samples(self.candidates, self.repeats, self.confirm) + 1
+    }
+
     /// The online plan of `kind` (what a store's reader explains).
     pub fn of(kind: Kind) -> Params {
         Self::for_search(kind, Exploring::Bounded)
@@ -1137,6 +1147,9 @@ mod tests {
         assert_eq!(plan(Some(2), 5), Params::SESSION_WARM);
         assert_eq!(plan(Some(3), 3), Params::SESSION_WARM);
         assert_eq!(Params::session_warm(72), Params::SESSION_WARM);
+        assert_eq!(Params::SESSION_WARM.most_launches(), 72);
+        assert_ne!(Params::session_warm(71), Params::SESSION_WARM);
+        assert_eq!(Params::COLD.most_launches(), 13);
         assert_eq!(plan(Some(3), 0), Params::SESSION_WARM, "first run");
         assert_eq!(plan(None, 5), Params::SESSION_WARM, "outside a session");
         let mut previous = 0;

@@ -50,6 +50,12 @@ pub struct Record {
     /// A grid every launch gets, no search (a store written from a sweep's
     /// best grids).
     pub pinned: Option<Candidate>,
+    /// The grid a `gridsel tune --allow-teams-regions` session verified
+    /// for a `target teams` region without a distribute loop (class 0) of
+    /// this build: every run's output unchanged with it. Production
+    /// launches it under `GRIDSEL_TEAMS_REGIONS=keep` while it is the
+    /// search's learned grid ([`super::super::learned`]). Written only when set.
+    pub verified: Option<Candidate>,
     pub search: Search,
     /// Fields of the record this gridsel does not know, kept as they were
     /// (a newer gridsel of the same format version may add some).
@@ -63,6 +69,7 @@ impl Record {
             tally: Tally::NONE,
             llvm: 0,
             pinned: None,
+            verified: None,
             search: Search::default(),
             unknown: Map::new(),
         }
@@ -234,6 +241,8 @@ pub(super) struct RecordFile {
     explored: [u32; 2],
     settled: [bool; 2],
     pinned: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verified: Option<String>,
     grids: BTreeMap<String, SamplesFile>,
     /// Fields this gridsel does not know (a newer one of the same version
     /// wrote them): kept, and written back.
@@ -273,6 +282,7 @@ impl RecordFile {
             explored: r.search.explored,
             settled: r.search.settled,
             pinned: r.pinned.map(|c| c.to_string()),
+            verified: r.verified.map(|c| c.to_string()),
             grids,
             unknown: r.unknown.clone(),
         }
@@ -321,6 +331,7 @@ impl RecordFile {
                 launches_per_run: self.launches_per_run,
             },
             pinned: self.pinned.map(|p| p.parse()).transpose()?,
+            verified: self.verified.map(|p| p.parse()).transpose()?,
             search,
             unknown: self.unknown,
         })

@@ -1,13 +1,15 @@
 //! Running someone's program under gridsel, as `gridsel compare` and
 //! `gridsel tune` do: the programs ([`manifest`]), a fresh output folder and
 //! the files in it ([`output`]), one run with its environment, time limit,
-//! output cap and process group ([`runs`]); the profile it leaves is read
+//! output cap and process group ([`runs`]), stopped with gridsel
+//! ([`stop`]); the profile it leaves is read
 //! by the library's [`gridsel_cli::profile_rows`]. The flags that say how
 //! programs run are defined once, in [`RunnerArgs`].
 
 pub mod manifest;
 pub mod output;
 pub mod runs;
+pub mod stop;
 
 use manifest::Program;
 use runs::Limits;

@@ -32,7 +32,8 @@ pub struct RunnerArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S))]
     pub timeout: u64,
     /// MiB of a run's output (stdout and stderr together) kept in its log;
-    /// the rest is read and dropped, with one note in the log.
+    /// the rest is read and dropped, with one note in the log (a `tune`
+    /// run whose output is cut does not verify).
     #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_OUTPUT_MIB))]
     pub max_output: u64,
     /// The library to preload (default: libgridsel.so next to this

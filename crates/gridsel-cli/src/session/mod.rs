@@ -7,7 +7,9 @@
 //! so that no earlier session's copy of them stays in use.
 //!
 //! Every run is one of the runner's (`LD_PRELOAD`, a fresh profile, the
-//! time limit, the output cap, its own process group):
+//! time limit, the output cap, its own process group), with only the
+//! user's `GRIDSEL_*` variables [`preflight::KEPT`] names besides the
+//! session's own, after [`preflight`] checked the programs and the store:
 //! - before: `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off`, the untuned run whose
 //!   output the others are checked against;
 //! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a

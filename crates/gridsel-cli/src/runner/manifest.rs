@@ -14,6 +14,7 @@
 //! works from wherever it is invoked; `command[0]` without a `/` is looked up
 //! in `PATH`.
 
+use gridsel_core::text::shown;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -78,16 +79,16 @@ pub fn parse(text: &str, folder: &Path) -> Result<Vec<Program>, String> {
     let mut programs = Vec::new();
     for entry in manifest.program {
         if entry.command.is_empty() || entry.command[0].is_empty() {
-            return Err(format!("program `{}`: empty command", entry.name));
+            return Err(format!("program `{}`: empty command", shown(&entry.name)));
         }
         if !is_folder_name(&entry.name) {
             return Err(format!(
                 "program name `{}`: use letters, digits, `.`, `_` and `-` (it names a folder)",
-                entry.name
+                shown(&entry.name)
             ));
         }
         if !folders.insert(entry.name.clone()) {
-            return Err(format!("program `{}` appears twice", entry.name));
+            return Err(format!("program `{}` appears twice", shown(&entry.name)));
         }
         let cwd = entry.cwd.map_or(folder.to_path_buf(), |c| folder.join(c));
         programs.push(Program {
@@ -137,11 +138,11 @@ pub fn check_programs(programs: &[Program]) -> Result<(), String> {
             ));
         }
         let command = &program.command[0];
-        let shown = command.to_string_lossy();
+        let command_shown = shown(&command.to_string_lossy());
         if command.as_bytes().contains(&b'/') {
             let path = program.cwd.join(command);
             if !is_executable(&path) {
-                return refuse(format!("{shown} is not an executable file"));
+                return refuse(format!("{command_shown} is not an executable file"));
             }
             continue;
         }
@@ -151,7 +152,9 @@ pub fn check_programs(programs: &[Program]) -> Result<(), String> {
         };
         let folders = std::env::split_paths(&path).map(|f| program.cwd.join(f));
         if !folders.into_iter().any(|f| is_executable(&f.join(command))) {
-            return refuse(format!("`{shown}` is not an executable file in PATH"));
+            return refuse(format!(
+                "`{command_shown}` is not an executable file in PATH"
+            ));
         }
     }
     Ok(())

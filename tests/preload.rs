@@ -1176,6 +1176,27 @@ fn stored(path: &Path) -> String {
     gridsel::files::load_cache(path).unwrap().table.render()
 }
 
+/// `tune`'s default store under a HOME that does not exist
+/// (`HOME=/nonexistent/home`): the program runs as it would, one line says
+/// the store cannot be written, and no folder is created (it created the
+/// HOME and its `.cache`, as root anywhere).
+#[test]
+fn tune_creates_no_missing_home_for_its_default_store() {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["100", "1000"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let dir = temp_dir("tune_missing_home");
+    let home = dir.join("nowhere/home");
+    let home = home.to_string_lossy();
+    let mut env = tune_settling_in_one_run(("HOME", &home)).to_vec();
+    env.push(("XDG_CACHE_HOME", ""));
+    let run = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(run.stdout, expected);
+    let said = format!("{home} does not exist");
+    assert!(!run.gridsel_lines_with(&said).is_empty(), "{}", run.stderr);
+    assert!(!dir.join("nowhere").exists());
+}
+
 #[test]
 fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let program = host_offload("repeat", "repeat.c", &[]);

@@ -6,11 +6,26 @@
 /// The most characters of a value [`shown`] keeps.
 pub const SHOWN_CHARS: usize = 80;
 
+/// The most characters of a path [`shown_path`] keeps: Linux's `PATH_MAX`,
+/// past which no path names a file.
+pub const SHOWN_PATH_CHARS: usize = 4096;
+
 /// `value` as a message shows it: its control characters escaped
 /// ([`escaped`]) and, past [`SHOWN_CHARS`] characters, cut, with its
 /// length: `abc…(120000 bytes)`.
 pub fn shown(value: &str) -> String {
-    match value.char_indices().nth(SHOWN_CHARS) {
+    cut(value, SHOWN_CHARS)
+}
+
+/// A path as a message shows it: as [`shown`], whole up to
+/// [`SHOWN_PATH_CHARS`] (a path names its file only whole).
+pub fn shown_path(path: &std::path::Path) -> String {
+    cut(&path.to_string_lossy(), SHOWN_PATH_CHARS)
+}
+
+/// `value` escaped, and cut past `most` characters.
+fn cut(value: &str, most: usize) -> String {
+    match value.char_indices().nth(most) {
         Some((end, _)) => format!("{}…({} bytes)", escaped(&value[..end]), value.len()),
         None => escaped(value),
     }
@@ -46,5 +61,9 @@ mod tests {
         let exact = "x".repeat(SHOWN_CHARS);
         assert_eq!(shown(&exact), exact);
         assert_eq!(escaped("\u{7f}\u{9b}"), r"\u{7f}\u{9b}");
+        let path = format!("/{}/x\n", "d".repeat(200));
+        assert_eq!(shown_path(path.as_ref()), path.replace('\n', r"\n"));
+        let long = "/d".repeat(60_000);
+        assert!(shown_path(long.as_ref()).ends_with("…(120000 bytes)"));
     }
 }

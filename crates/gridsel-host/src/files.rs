@@ -32,7 +32,7 @@ pub fn device(spec: &str) -> Result<DeviceDesc, DeviceError> {
     let path = Path::new(spec);
     let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
-        _ => DeviceError::Io(format!("{}: {e}", gridsel_core::text::shown(spec))),
+        _ => DeviceError::Io(format!("{}: {e}", gridsel_core::text::shown_path(path))),
     })?;
     DeviceDesc::from_toml(&text).map_err(|e| e.in_file(path))
 }

@@ -239,6 +239,10 @@ fn spawn_and_wait(
         .stdout(output_end)
         .stderr(output_end_too)
         .process_group(0);
+    // Safe against an early kill: the parent-death signal fires when the
+    // thread that forks ends, and `compare` and `tune` call this from the
+    // main thread, which ends only with the process.
+    debug_assert_eq!(std::thread::current().name(), Some("main"));
     gridsel_host::ffi::process::kill_with_parent(&mut command);
     // A stop (SIGINT, SIGTERM, SIGHUP) waits for the group to be known.
     let mut running = super::stop::running();
@@ -391,6 +395,21 @@ mod tests {
             ),
             "/opt/gridsel/libgridsel.so /a/libx.so"
         );
+    }
+
+    #[test]
+    fn a_run_keeps_only_the_callers_gridsel_variables_asked() {
+        let names = [
+            "PATH",
+            "GRIDSEL_SITE_CACHE",
+            "GRIDSEL_DEVICE",
+            "GRIDSEL_X",
+            "MY_GRIDSEL_Y",
+        ]
+        .map(OsStr::new);
+        let removed: Vec<&OsStr> = Inherit::Only(&["GRIDSEL_DEVICE"]).removed(names).collect();
+        assert_eq!(removed, ["GRIDSEL_SITE_CACHE", "GRIDSEL_X"]);
+        assert_eq!(Inherit::Every.removed(names).count(), 0);
     }
 
     #[test]

@@ -1176,6 +1176,61 @@ fn stored(path: &Path) -> String {
     gridsel::files::load_cache(path).unwrap().table.render()
 }
 
+/// Values that would break gridsel's one line (an escape sequence, CR/LF,
+/// 120 KB) are escaped and cut in it, a path escaped whole: the program's
+/// stderr gets one line per bad value, none of which moves the cursor.
+#[test]
+fn bad_values_are_escaped_and_cut_in_their_one_line() {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["10", "1000"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let policy = format!("\u{1b}[2J\r\ngridsel: fake line\n{}", "x".repeat(120_000));
+    let profile = "/nonexistent/folder/\u{1b}]0;title\u{7}\nprofile.csv";
+    let env = [
+        H100,
+        ("GRIDSEL_POLICY", policy.as_str()),
+        ("GRIDSEL_PROFILE", profile),
+    ];
+    let run = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(run.stdout, expected);
+    assert!(
+        !run.stderr.contains(['\u{1b}', '\r', '\u{7}']),
+        "{:?}",
+        run.stderr
+    );
+    run.assert_no_gridsel_line_with("fake line\n");
+    let line = run.assert_one_gridsel_line_with("GRIDSEL_POLICY");
+    assert!(
+        line.contains(r"unknown policy `\u{1b}[2J\r\ngridsel: fake line\nxxx")
+            && line.contains("…(120025 bytes)`")
+            && line.len() < 1000,
+        "{line}"
+    );
+    let escaped = r"/nonexistent/folder/\u{1b}]0;title\u{7}\nprofile.csv";
+    run.assert_one_gridsel_line_with(escaped);
+}
+
+/// `tune`'s default store under a HOME that does not exist
+/// (`HOME=/nonexistent/home`): the program runs as it would, one line says
+/// the store cannot be written, and no folder is created (it created the
+/// HOME and its `.cache`, as root anywhere).
+#[test]
+fn tune_creates_no_missing_home_for_its_default_store() {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["100", "1000"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let dir = temp_dir("tune_missing_home");
+    let home = dir.join("nowhere/home");
+    let home = home.to_string_lossy();
+    let mut env = tune_settling_in_one_run(("HOME", &home)).to_vec();
+    env.push(("XDG_CACHE_HOME", ""));
+    let run = run_gridsel(&program, &args, &env).ok();
+    assert_eq!(run.stdout, expected);
+    let said = format!("{home} does not exist");
+    assert!(!run.gridsel_lines_with(&said).is_empty(), "{}", run.stderr);
+    assert!(!dir.join("nowhere").exists());
+}
+
 #[test]
 fn tune_settles_saves_the_store_and_the_next_run_goes_on_from_it() {
     let program = host_offload("repeat", "repeat.c", &[]);

@@ -120,15 +120,7 @@ pub fn run_gridsel_cli(
     env: &[(&str, &str)],
     cwd: &Path,
 ) -> Run {
-    assert_eq!(lib().parent(), Path::new(exe).parent());
-    let out = Command::new(exe)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GRIDSEL_DEVICE", "h100")
-        .env("OMP_NUM_THREADS", "2")
-        .envs(env.iter().copied())
-        .current_dir(cwd)
+    let out = gridsel_cli_command(exe, args, env, cwd)
         .output()
         .expect("running gridsel");
     Run {
@@ -136,6 +128,58 @@ pub fn run_gridsel_cli(
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         code: out.status.code(),
     }
+}
+
+/// The command [`run_gridsel_cli`] runs, to start it without waiting.
+pub fn gridsel_cli_command(
+    exe: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+    cwd: &Path,
+) -> Command {
+    assert_eq!(lib().parent(), Path::new(exe).parent());
+    let mut command = Command::new(exe);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GRIDSEL_DEVICE", "h100")
+        .env("OMP_NUM_THREADS", "2")
+        .envs(env.iter().copied())
+        .current_dir(cwd);
+    command
+}
+
+/// The processes of process group `group` that have not ended (a zombie,
+/// dead but not yet reaped, has), read from `/proc`.
+pub fn live_processes_of_group(group: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // `pid (comm) state ppid pgrp ...`; comm may hold anything.
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.len() > 2 && fields[0] != "Z" && fields[2] == group.to_string()
+        })
+        .collect()
+}
+
+/// Waits up to `patience` for `done`, polling; whether it came true.
+pub fn wait_for(patience: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < patience {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    done()
 }
 
 /// A per-test-binary build folder under `target/`.

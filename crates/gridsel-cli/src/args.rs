@@ -67,9 +67,10 @@ pub fn policy_help() -> String {
 }
 
 fn parse_llvm_rule(text: &str) -> Result<LlvmRelease, String> {
-    let release: u32 = text
-        .parse()
-        .map_err(|_| format!("`{text}` is not an LLVM major version"))?;
+    let release: u32 = text.parse().map_err(|_| {
+        let text = gridsel_core::text::shown(text);
+        format!("`{text}` is not an LLVM major version")
+    })?;
     let modelled = LlvmRule::MODELLED;
     match LlvmRule::of_release(release) {
         Some(_) => Ok(LlvmRelease::new(release)),

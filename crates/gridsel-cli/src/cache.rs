@@ -93,6 +93,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                 .filter(|r| r.key.kernel.contains(kernel.as_str()))
                 .collect();
             if found.is_empty() {
+                let kernel = gridsel_core::text::shown(kernel);
                 return Err(format!("{shown}: no kernel matches `{kernel}`"));
             }
             for r in found {

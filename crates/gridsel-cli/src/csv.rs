@@ -170,8 +170,10 @@ impl Record<'_> {
     /// `column` as a number of type `T`.
     pub fn number<T: Number>(&self, column: Column) -> Result<T, String> {
         let text = self.text(column)?;
-        text.parse()
-            .map_err(|_| self.error(column, format_args!("`{text}` is not {}", T::WHAT)))
+        text.parse().map_err(|_| {
+            let text = gridsel_core::text::shown(text);
+            self.error(column, format_args!("`{text}` is not {}", T::WHAT))
+        })
     }
 
     /// An error about `column` of this record.

@@ -401,7 +401,7 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let log = out.join("sh/tune-1.log");
     let expected = format!(
-        "gridsel: sh, tuning run 1/4: the output differs from the untuned run's at its line 1 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
+        "gridsel: sh, tuning run 1/4: the output differs from the untuned run's at its line 1, column 10 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
         log.display(),
         store.display()
     );
@@ -1248,5 +1248,375 @@ fn teams_regions_are_searched_only_when_allowed_and_written_verified() {
         refused.stderr.contains("cannot be used with"),
         "{}",
         refused.stderr
+    );
+}
+
+/// Sends signal `name` (`TERM`) to process `pid`, with kill(1).
+fn send_signal(pid: u32, name: &str) {
+    let sent = std::process::Command::new("kill")
+        .args(["-s", name, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -s {name} {pid}");
+}
+
+/// Waits for the pid a run's shell wrote to `file` (`echo $$`): the
+/// leader of the run's process group.
+fn wait_for_pid(file: &Path) -> u32 {
+    let written = wait_for(std::time::Duration::from_secs(60), || file.is_file());
+    assert!(written, "{} was never written", file.display());
+    std::fs::read_to_string(file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Kills what is left of process group `group` (so that a failing test
+/// leaves nothing behind) and returns what was.
+fn survivors(group: u32) -> Vec<u32> {
+    let gone = wait_for(std::time::Duration::from_secs(10), || {
+        live_processes_of_group(group).is_empty()
+    });
+    let left = live_processes_of_group(group);
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{group}")])
+            .status();
+    }
+    left
+}
+
+/// A shell that writes its pid to `file` (whole, at once), starts a
+/// process in the background and waits with another: three processes in
+/// the run's group for five minutes.
+fn sleeper(file: &Path) -> String {
+    let file = file.display();
+    format!("echo $$ > {file}.new && mv {file}.new {file}; sleep 300 & sleep 300; wait")
+}
+
+/// Ctrl-C, SIGTERM or SIGHUP to a `gridsel tune` or `compare` while a run
+/// goes on: the run's whole process group is killed (it leads its own, so
+/// the terminal's Ctrl-C never reaches it), gridsel says so and exits with
+/// the shell's status for the signal; the store is not written. It used
+/// to exit at once and leave the run going, re-parented, for hours.
+#[test]
+fn stopping_a_session_or_a_comparison_kills_the_runs_process_group() {
+    let dir = temp_dir("tune-stopped");
+    for (i, (command, signal, number)) in [
+        ("tune", "INT", 2),
+        ("tune", "TERM", 15),
+        ("tune", "HUP", 1),
+        ("compare", "TERM", 15),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (out, store, pid) = (
+            dir.join(format!("out-{i}")),
+            dir.join(format!("tune-{i}.json")),
+            dir.join(format!("pid-{i}")),
+        );
+        let (out, store_arg) = (out.to_string_lossy(), store.to_string_lossy());
+        let script = sleeper(&pid);
+        let mut args = vec![command, "--out", &out];
+        if command == "tune" {
+            args.extend(["--store", &store_arg]);
+        }
+        args.extend(["--", "sh", "-c", &script]);
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let mut gridsel = gridsel_cli_command(GRIDSEL, &args, &[], &repo())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let group = wait_for_pid(&pid);
+        assert!(
+            wait_for(std::time::Duration::from_secs(10), || {
+                live_processes_of_group(group).len() == 3
+            }),
+            "{:?}",
+            live_processes_of_group(group)
+        );
+        // The program starts with no signal blocked, whatever gridsel blocks.
+        let status = std::fs::read_to_string(format!("/proc/{group}/status")).unwrap();
+        assert!(
+            status.lines().any(|l| l == "SigBlk:\t0000000000000000"),
+            "{status}"
+        );
+        send_signal(gridsel.id(), signal);
+        let ended = wait_for(std::time::Duration::from_secs(30), || {
+            gridsel.try_wait().unwrap().is_some()
+        });
+        let left = survivors(group);
+        assert!(ended, "gridsel {command} did not stop on SIG{signal}");
+        let output = gridsel.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(left, Vec::<u32>::new(), "{command} SIG{signal}: {stderr}");
+        assert_eq!(output.status.code(), Some(128 + number), "{stderr}");
+        let said = format!(
+            "gridsel {command}: stopped by SIG{signal}; the running program was killed with its process group"
+        );
+        assert!(stderr.lines().any(|l| l == said), "{stderr}");
+        assert!(!store.exists());
+    }
+}
+
+/// SIGKILL, which gridsel cannot see: the program it runs dies with it
+/// (its parent-death signal), instead of running on re-parented.
+#[test]
+fn a_program_dies_with_a_killed_session() {
+    let dir = temp_dir("tune-killed");
+    let pid = dir.join("pid");
+    let script = format!(
+        "echo $$ > {pid}.new && mv {pid}.new {pid}; exec sleep 300",
+        pid = pid.display()
+    );
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let (out, store) = (out.to_string_lossy(), store.to_string_lossy());
+    let args = [
+        "tune", "--out", &out, "--store", &store, "--", "sh", "-c", &script,
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let mut gridsel = gridsel_cli_command(GRIDSEL, &args, &[], &repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let group = wait_for_pid(&pid);
+    gridsel.kill().unwrap();
+    gridsel.wait().unwrap();
+    assert_eq!(survivors(group), Vec::<u32>::new());
+}
+
+/// A program printing past --max-output and then a line that differs
+/// from run to run: the part the log keeps is the same in every run, but
+/// a cut output is never verified, and nothing is written.
+#[test]
+fn an_output_cut_at_the_cap_does_not_verify() {
+    let dir = temp_dir("tune-output-cut");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let script =
+        r#"head -c 2000000 /dev/zero | tr '\0' x; echo; echo "last line under $GRIDSEL_POLICY""#;
+    let run = tune(&out, &store, &["--max-output", "1"], &["sh", "-c", script]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let said = "gridsel: sh, before: its output passed --max-output (1 MiB) and was cut: only a \
+                whole output is verified (raise --max-output)";
+    assert!(run.stderr.contains(said), "{}", run.stderr);
+    assert!(!store.exists());
+}
+
+/// The caller's own GRIDSEL_* variables reach a session's runs only where
+/// they describe the GPU, the program's opt-ins or the log: a site store
+/// would be judged as the learned set, an alternation of the caller's
+/// would compare auto's grid with itself.
+#[test]
+fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-environment");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let script = r#"env | grep '^GRIDSEL_' | sort; exec "$0" "$@""#;
+    let (out_arg, store_arg) = (out.to_string_lossy(), store.to_string_lossy());
+    let program = program.to_string_lossy();
+    let args = [
+        "tune",
+        "--out",
+        &out_arg,
+        "--store",
+        &store_arg,
+        "--runs",
+        "1",
+        "--confirm",
+        "1",
+        "--check",
+        CHECK,
+        "--",
+        "sh",
+        "-c",
+        script,
+        &program,
+        "100",
+        "1000",
+    ];
+    let site = dir.join("site.json").to_string_lossy().into_owned();
+    let run = gridsel(
+        &args,
+        &[
+            ("GRIDSEL_SITE_CACHE", &site),
+            ("GRIDSEL_LEARNED_ALTERNATE", "odd"),
+            ("GRIDSEL_TUNE_OVERHEAD", "5"),
+            ("GRIDSEL_MODEL", "/nonexistent/model.json"),
+            ("GRIDSEL_NOT_YET_KNOWN", "1"),
+            ("GRIDSEL_TEAMS_REGIONS", "keep"),
+            ("GRIDSEL_LOG", "warn"),
+        ],
+    )
+    .ok();
+    let mut logs = 0;
+    for entry in std::fs::read_dir(out.join("sh")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension() != Some(OsStr::new("log")) {
+            continue;
+        }
+        logs += 1;
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let log = std::fs::read_to_string(&path).unwrap();
+        let names: Vec<&str> = log
+            .lines()
+            .filter(|l| l.starts_with("GRIDSEL_"))
+            .map(|l| l.split('=').next().unwrap())
+            .collect();
+        let mut expected = vec![
+            "GRIDSEL_CACHE",
+            "GRIDSEL_DEVICE",
+            "GRIDSEL_LOG",
+            "GRIDSEL_POLICY",
+            "GRIDSEL_PROFILE",
+            "GRIDSEL_TEAMS_REGIONS",
+        ];
+        if stem.starts_with("tune-") {
+            expected.extend(["GRIDSEL_TUNE_OVERHEAD", "GRIDSEL_TUNE_SESSION_RUNS"]);
+            assert!(log.contains("GRIDSEL_TUNE_OVERHEAD=off\n"), "{log}");
+        }
+        if stem.starts_with("confirm-alternating-") {
+            expected.insert(2, "GRIDSEL_LEARNED_ALTERNATE");
+        }
+        expected.sort();
+        assert_eq!(names, expected, "{stem}: {}", run.stderr);
+        assert!(log.contains("GRIDSEL_DEVICE=h100\n"), "{log}");
+    }
+    assert!(logs >= 3, "{}", run.stderr);
+}
+
+/// What would make a session fail at its end is refused before its first
+/// run, in one line, with nothing run: the store's folder missing (and a
+/// default store's base: only the cache and gridsel folders are created),
+/// the store read-only or holding records that do not validate, a program
+/// that does not exist, a manifest setting a variable the session owns.
+#[test]
+fn a_session_that_could_not_write_its_store_or_start_its_programs_runs_nothing() {
+    let dir = temp_dir("tune-preflight");
+    let out = dir.join("out");
+    let refused = |run: &Run, said: &str| {
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", run.stderr);
+        assert!(
+            lines[0].starts_with("gridsel: ") && lines[0].contains(said),
+            "{}",
+            lines[0]
+        );
+        assert!(!out.exists());
+    };
+    let nothing_run = "; nothing run (the session would fail to write it at its end)";
+
+    let missing = dir.join("missing/tune.json");
+    let run = tune(&out, &missing, &[], &["true"]);
+    refused(
+        &run,
+        &format!(
+            "{}: its folder does not exist{nothing_run}",
+            missing.display()
+        ),
+    );
+
+    let read_only = dir.join("read-only.json");
+    empty_store(&read_only, 0o444);
+    let run = tune(&out, &read_only, &[], &["true"]);
+    refused(
+        &run,
+        &format!(
+            "{}: read-only, not replaced{nothing_run}",
+            read_only.display()
+        ),
+    );
+
+    let invalid = dir.join("invalid.json");
+    std::fs::write(
+        &invalid,
+        "{\"version\": 3, \"records\": [\n{\"kernel\": \"k\"}\n]}\n",
+    )
+    .unwrap();
+    let run = tune(&out, &invalid, &[], &["true"]);
+    refused(&run, "; fix the file or move it away first; nothing run");
+
+    let store = dir.join("tune.json");
+    let run = tune(&out, &store, &[], &["./no-such-program"]);
+    refused(&run, "program `no-such-program`: ");
+    assert!(
+        run.stderr
+            .contains("no-such-program is not an executable file; nothing run")
+    );
+    let manifest = dir.join("suite.toml");
+    std::fs::write(
+        &manifest,
+        "[[program]]\nname = \"t\"\ncommand = [\"true\"]\nenv = { GRIDSEL_SITE_CACHE = \"/s.json\" }\n",
+    )
+    .unwrap();
+    let (out_arg, store_arg) = (out.to_string_lossy(), store.to_string_lossy());
+    let manifest_arg = manifest.to_string_lossy();
+    let args = [
+        "tune",
+        "--out",
+        &out_arg,
+        "--store",
+        &store_arg,
+        "--manifest",
+        &manifest_arg,
+    ];
+    refused(
+        &gridsel(&args, &[]),
+        "program `t`: its env sets GRIDSEL_SITE_CACHE, which",
+    );
+    assert!(!store.exists());
+
+    // The default store under a HOME that does not exist: nothing created.
+    let home = dir.join("nowhere/home");
+    let home_arg = home.to_string_lossy();
+    let run = gridsel(
+        &["tune", "--out", &out_arg, "--", "true"],
+        &[("HOME", &home_arg)],
+    );
+    refused(
+        &run,
+        &format!(
+            "cannot create its folder: {} does not exist",
+            home.display()
+        ),
+    );
+    assert!(!dir.join("nowhere").exists());
+}
+
+/// A program that exits leaving a process that holds its output: the run
+/// ends 2 s after the program, not at --timeout, and says why.
+#[test]
+fn a_run_whose_output_outlives_the_program_ends_soon_after_it() {
+    let dir = temp_dir("tune-held-output");
+    let start = std::time::Instant::now();
+    let script = "sleep 100 & echo done";
+    let run = tune(
+        &dir.join("out"),
+        &dir.join("tune.json"),
+        &["--runs", "1", "--confirm", "1", "--timeout", "60"],
+        &["sh", "-c", script],
+    )
+    .ok();
+    let said = "[tune sh] before: the program exited, but processes it started kept its output \
+                open: killed with its process group after 2 s";
+    assert!(run.stderr.lines().any(|l| l == said), "{}", run.stderr);
+    let lines = progress(&run, "sh");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("before: ") && l.ends_with(", ok, verified")),
+        "{lines:?}"
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(55),
+        "{:?}",
+        start.elapsed()
     );
 }

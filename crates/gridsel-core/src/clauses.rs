@@ -104,7 +104,10 @@ impl FromStr for TeamsRegions {
         match text.trim() {
             "keep" => Ok(Self::Keep),
             "change" => Ok(Self::Change),
-            _ => Err(format!("`{text}` is not keep or change")),
+            _ => Err(format!(
+                "`{}` is not keep or change",
+                crate::text::shown(text)
+            )),
         }
     }
 }

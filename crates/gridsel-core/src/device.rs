@@ -326,7 +326,8 @@ impl fmt::Display for DeviceError {
         match self {
             Self::UnknownPreset(s) => write!(
                 f,
-                "`{s}` is neither a preset ({}) nor a file",
+                "`{}` is neither a preset ({}) nor a file",
+                crate::text::shown(s),
                 PRESETS.join(", ")
             ),
             Self::Io(m) => write!(f, "cannot read device profile: {m}"),

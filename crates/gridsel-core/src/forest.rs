@@ -237,7 +237,10 @@ impl Forest {
             ));
         }
         if !matches!(file.target.as_str(), "ln_ms" | "ln_rel") {
-            return invalid(format!("unknown target `{}`", file.target));
+            return invalid(format!(
+                "unknown target `{}`",
+                crate::text::shown(&file.target)
+            ));
         }
         if file.trees.is_empty() {
             return invalid("no trees".to_string());

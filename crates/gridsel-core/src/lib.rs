@@ -7,7 +7,7 @@
 //! variables' names ([`mod@env`]), the rules about what
 //! a launch may change ([`clauses`]), the policies and the grids a launch can
 //! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
-//! `tune`'s search ([`tune`]), plus the calibration of a device profile from
+//! `tune`'s search ([`tune`]), a user's text in messages ([`text`]), plus the calibration of a device profile from
 //! sweep results lives in the command line.
 //!
 //! The crates around it (the repository's README and `Cargo.toml` explain
@@ -40,6 +40,7 @@ pub mod libomptarget;
 pub mod occupancy;
 pub mod policy;
 pub mod splitmix;
+pub mod text;
 pub mod tune;
 
 pub use device::DeviceDesc;

@@ -17,6 +17,7 @@
 use gridsel_core::clauses::OptIn;
 use gridsel_core::device::{DeviceDesc, MAX_THREADS_PER_BLOCK};
 use gridsel_core::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
+use gridsel_core::text::shown;
 use gridsel_core::tune::LearnedLaunches;
 use log::LevelFilter;
 use std::borrow::Cow;
@@ -342,7 +343,7 @@ impl Setting {
     /// The one error line for a refused value.
     fn refusal(&self, value: &OsStr, refused: Refused) -> String {
         let reason = match refused {
-            Refused::NotOneOf => format!("`{}` is not {}", text(value), self.values),
+            Refused::NotOneOf => format!("`{}` is not {}", shown(&text(value)), self.values),
             Refused::Because(reason) => reason,
         };
         match self.if_bad {
@@ -514,6 +515,49 @@ mod tests {
         assert_eq!(c.policy, Policy::Llvm);
         assert!(c.safe_range);
         assert_eq!(c.profile, Some(PathBuf::from(raw(b"/tmp/p\xff.csv"))));
+    }
+
+    /// A value echoed in an error line keeps it one line: control
+    /// characters escaped, a long value cut (a device file's path only past
+    /// `PATH_MAX`), for every setting that echoes its value (one that takes
+    /// any path has no bad value).
+    #[test]
+    fn a_bad_value_is_escaped_and_cut_in_its_line() {
+        let long = "x".repeat(120_000);
+        for value in [
+            "\u{1b}[2J\r\nfake: line\n".to_string(),
+            format!("fixed:{long}"),
+        ] {
+            for s in SETTINGS {
+                let (_, errors) = parse(&[(s.name, &value)]);
+                for line in &errors {
+                    assert!(
+                        !line.contains(['\n', '\r', '\u{1b}'])
+                            && line.len() < gridsel_core::text::SHOWN_PATH_CHARS + 300,
+                        "{}: {line:?}",
+                        s.name
+                    );
+                }
+                if s.name == ENV_POLICY || s.name == ENV_LOG {
+                    assert_eq!(errors.len(), 1, "{}: {errors:?}", s.name);
+                }
+            }
+        }
+        let (_, errors) = parse(&[(ENV_LOG, "loud\nfake")]);
+        assert_eq!(
+            errors,
+            [
+                r"GRIDSEL_LOG: `loud\nfake` is not off, error, warn, info or debug; using the default, `warn`"
+            ]
+        );
+        let (_, errors) = parse(&[(ENV_POLICY, &long)]);
+        assert!(
+            errors[0].starts_with(&format!(
+                "GRIDSEL_POLICY: unknown policy `{}…(120000 bytes)`",
+                &long[..80]
+            )),
+            "{errors:?}"
+        );
     }
 
     #[test]

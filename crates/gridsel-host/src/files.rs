@@ -32,7 +32,7 @@ pub fn device(spec: &str) -> Result<DeviceDesc, DeviceError> {
     let path = Path::new(spec);
     let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
-        _ => DeviceError::Io(format!("{}: {e}", path.display())),
+        _ => DeviceError::Io(format!("{}: {e}", gridsel_core::text::shown_path(path))),
     })?;
     DeviceDesc::from_toml(&text).map_err(|e| e.in_file(path))
 }
@@ -154,16 +154,32 @@ impl Store for StoreFile {
 }
 
 /// Creates the folder of the store at `path` where missing (the default
-/// store, under `$XDG_CACHE_HOME`), private to the user, as XDG asks of
-/// the cache folder.
+/// store, `<cache>/gridsel/`), private to the user, as XDG asks of the
+/// cache folder: gridsel's own folder and the cache folder above it
+/// (`~/.cache`, missing in a new account), never more: a `HOME` or
+/// `XDG_CACHE_HOME` under a folder that does not exist is a mistake
+/// (`HOME=/nonexistent`), and root would create it anywhere.
 pub fn create_store_folder(path: &Path) -> io::Result<()> {
-    match path.parent() {
-        Some(folder) => std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(folder),
-        None => Ok(()),
+    let Some(folder) = path.parent() else {
+        return Ok(());
+    };
+    for folder in [folder.parent(), Some(folder)].into_iter().flatten() {
+        if folder.is_dir() {
+            continue;
+        }
+        if !folder.parent().is_some_and(Path::is_dir) {
+            let missing = format!(
+                "{} does not exist",
+                folder.parent().unwrap_or(folder).display()
+            );
+            return Err(io::Error::new(io::ErrorKind::NotFound, missing));
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(folder) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
     }
+    Ok(())
 }
 
 /// Reads a store ([`store::parse`]) and its journal
@@ -630,6 +646,33 @@ pub fn unix_seconds() -> u64 {
 mod tests {
     use super::*;
     use gridsel_core::device::PRESETS;
+
+    /// The default store's folder is created with the cache folder above
+    /// it, never a missing `HOME` (`HOME=/nonexistent/home`).
+    #[test]
+    fn only_the_cache_and_gridsel_folders_are_created() {
+        let base =
+            std::env::temp_dir().join(format!("gridsel-store-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir(&base).unwrap();
+        let store = |home: &Path| home.join(".cache/gridsel/tune.json");
+        let err = create_store_folder(&store(&base.join("missing/home"))).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(
+            err.to_string().contains("missing/home does not exist"),
+            "{err}"
+        );
+        assert!(!base.join("missing").exists());
+        create_store_folder(&store(&base)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for folder in [base.join(".cache"), base.join(".cache/gridsel")] {
+            let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", folder.display());
+        }
+        // Existing folders are left as they are.
+        create_store_folder(&store(&base)).unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn a_device_is_a_preset_or_a_profile_file() {

@@ -39,11 +39,12 @@ pub fn init(level: LevelFilter) {
     let _ = env_logger::Builder::new()
         .filter_level(level)
         .format(|buf, record| {
+            // One line, whatever a path or value in it holds.
             writeln!(
                 buf,
                 "gridsel: {}: {}",
                 record.level().as_str().to_ascii_lowercase(),
-                record.args()
+                gridsel_core::text::escaped(&record.args().to_string())
             )
         })
         .target(env_logger::Target::Pipe(Box::new(ffi::stderr::Stderr)))
@@ -56,7 +57,10 @@ pub fn init(level: LevelFilter) {
 /// held its lock) and must not call it again.
 pub fn error_line(message: std::fmt::Arguments) {
     if !OFF.load(Ordering::Relaxed) {
-        let line = format!("gridsel: error: {message}\n");
+        let line = format!(
+            "gridsel: error: {}\n",
+            gridsel_core::text::escaped(&message.to_string())
+        );
         let _ = ffi::stderr::Stderr.write_all(line.as_bytes());
     }
 }

@@ -14,7 +14,7 @@ pub(crate) mod results;
 pub(crate) mod svg;
 
 use crate::runner::manifest::Program;
-use crate::runner::runs::{self, Limits, RunFiles, RunRecord};
+use crate::runner::runs::{self, Inherit, Limits, RunFiles, RunRecord};
 use crate::runner::{RunnerArgs, file_safe, output};
 use gridsel_cli::profile_rows;
 use gridsel_core::policy::Policy;
@@ -85,8 +85,10 @@ fn round_order(count: usize, round: u32) -> impl Iterator<Item = usize> {
 /// Runs the comparison, prints the tables and writes the reports; an error
 /// when anything could not run or a run failed (after all the others ran).
 pub fn run(args: &Args) -> Result<(), String> {
+    crate::runner::stop::on_stop_signals("compare")?;
     let lib = args.run.library()?;
     let (programs, source) = args.run.programs()?;
+    crate::runner::manifest::check_programs(&programs)?;
     let out = output::create_folder(args.run.out.as_deref(), "gridsel-compare")?;
     let policies = &args.policies.0;
     eprintln!(
@@ -175,14 +177,14 @@ fn run_rounds(
                     log: folder.join(format!("{stem}.log")),
                 };
                 let settings = [(ENV_POLICY, OsStr::new(&policies[policy]))];
-                let (status, wall_s) = runs::run(program, &settings, lib, &files, limits);
+                let ended = runs::run(program, &settings, Inherit::Every, lib, &files, limits);
                 let mut record = RunRecord {
                     program: p,
                     round,
                     position: position + 1,
                     policy,
-                    status,
-                    wall_s,
+                    status: ended.status.clone(),
+                    wall_s: ended.wall_s,
                     launches: None,
                     bad_rows: 0,
                     files,
@@ -197,6 +199,12 @@ fn run_rounds(
                     "[round {round}/{rounds}] {} {}: {:.3} s, {}{log}",
                     program.name, policies[policy], record.wall_s, record.status
                 );
+                if let Some(note) = ended.held_note() {
+                    eprintln!(
+                        "[round {round}/{rounds}] {} {}: {note}",
+                        program.name, policies[policy]
+                    );
+                }
                 records.push(record);
             }
         }

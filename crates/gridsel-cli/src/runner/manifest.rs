@@ -14,6 +14,7 @@
 //! works from wherever it is invoked; `command[0]` without a `/` is looked up
 //! in `PATH`.
 
+use gridsel_core::text::shown;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -78,16 +79,16 @@ pub fn parse(text: &str, folder: &Path) -> Result<Vec<Program>, String> {
     let mut programs = Vec::new();
     for entry in manifest.program {
         if entry.command.is_empty() || entry.command[0].is_empty() {
-            return Err(format!("program `{}`: empty command", entry.name));
+            return Err(format!("program `{}`: empty command", shown(&entry.name)));
         }
         if !is_folder_name(&entry.name) {
             return Err(format!(
                 "program name `{}`: use letters, digits, `.`, `_` and `-` (it names a folder)",
-                entry.name
+                shown(&entry.name)
             ));
         }
         if !folders.insert(entry.name.clone()) {
-            return Err(format!("program `{}` appears twice", entry.name));
+            return Err(format!("program `{}` appears twice", shown(&entry.name)));
         }
         let cwd = entry.cwd.map_or(folder.to_path_buf(), |c| folder.join(c));
         programs.push(Program {
@@ -121,6 +122,48 @@ fn resolve_command(mut command: Vec<OsString>, cwd: &Path) -> Vec<OsString> {
         command[0] = path.into_os_string();
     }
     command
+}
+
+/// Refuses, in one line, the first program that could not start: its
+/// folder missing, or its command not an executable file (one without a
+/// `/` looked up in the `PATH` it runs with). Checked before the first
+/// run, so that a suite does not fail hours in at a mistyped name.
+pub fn check_programs(programs: &[Program]) -> Result<(), String> {
+    for program in programs {
+        let refuse = |why: String| Err(format!("program `{}`: {why}; nothing run", program.name));
+        if !program.cwd.is_dir() {
+            return refuse(format!(
+                "its folder {} does not exist",
+                program.cwd.display()
+            ));
+        }
+        let command = &program.command[0];
+        let command_shown = shown(&command.to_string_lossy());
+        if command.as_bytes().contains(&b'/') {
+            let path = program.cwd.join(command);
+            if !is_executable(&path) {
+                return refuse(format!("{command_shown} is not an executable file"));
+            }
+            continue;
+        }
+        let path = match program.env.get("PATH") {
+            Some(path) => OsString::from(path),
+            None => std::env::var_os("PATH").unwrap_or_default(),
+        };
+        let folders = std::env::split_paths(&path).map(|f| program.cwd.join(f));
+        if !folders.into_iter().any(|f| is_executable(&f.join(command))) {
+            return refuse(format!(
+                "`{command_shown}` is not an executable file in PATH"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is a file someone may execute (following links).
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
@@ -202,6 +245,41 @@ mod tests {
             let err = parse(text, Path::new("/s")).unwrap_err();
             assert!(err.contains(expected), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn programs_that_cannot_start_are_refused_before_any_run() {
+        let tmp = std::env::temp_dir();
+        let program = |command: &str, env: &[(&str, &str)], cwd: &Path| Program {
+            name: "p".into(),
+            command: vec![command.into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            cwd: cwd.to_path_buf(),
+        };
+        assert_eq!(check_programs(&[program("sh", &[], &tmp)]), Ok(()));
+        assert_eq!(check_programs(&[program("/bin/sh", &[], &tmp)]), Ok(()));
+        let refused = |p: Program| check_programs(&[p]).unwrap_err();
+        assert_eq!(
+            refused(program("/nonexistent/gemm", &[], &tmp)),
+            "program `p`: /nonexistent/gemm is not an executable file; nothing run"
+        );
+        // A file that is not executable, and a folder.
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        assert!(refused(program(manifest, &[], &tmp)).contains("not an executable"));
+        assert!(refused(program("/bin", &[], &tmp)).contains("not an executable"));
+        assert_eq!(
+            refused(program("no-such-gridsel-program", &[], &tmp)),
+            "program `p`: `no-such-gridsel-program` is not an executable file in PATH; nothing run"
+        );
+        // The PATH the program runs with is the one searched.
+        assert!(refused(program("sh", &[("PATH", "/nonexistent")], &tmp)).contains("in PATH"));
+        assert!(
+            refused(program("sh", &[], Path::new("/nonexistent/folder")))
+                .contains("its folder /nonexistent/folder does not exist")
+        );
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! Running someone's program under gridsel, as `gridsel compare` and
 //! `gridsel tune` do: the programs ([`manifest`]), a fresh output folder and
 //! the files in it ([`output`]), one run with its environment, time limit,
-//! output cap and process group ([`runs`]); the profile it leaves is read
+//! output cap and process group ([`runs`]), stopped with gridsel
+//! ([`stop`]); the profile it leaves is read
 //! by the library's [`gridsel_cli::profile_rows`]. The flags that say how
 //! programs run are defined once, in [`RunnerArgs`].
 
 pub mod manifest;
 pub mod output;
 pub mod runs;
+pub mod stop;
 
 use manifest::Program;
 use runs::Limits;
@@ -30,7 +32,8 @@ pub struct RunnerArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S))]
     pub timeout: u64,
     /// MiB of a run's output (stdout and stderr together) kept in its log;
-    /// the rest is read and dropped, with one note in the log.
+    /// the rest is read and dropped, with one note in the log (a `tune`
+    /// run whose output is cut does not verify).
     #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_OUTPUT_MIB))]
     pub max_output: u64,
     /// The library to preload (default: libgridsel.so next to this

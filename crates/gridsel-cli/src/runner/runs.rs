@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 const LD_PRELOAD: &str = "LD_PRELOAD";
 
-/// How a run ended.
+/// How a program ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Status {
     Ok,
@@ -102,41 +102,117 @@ pub struct Limits {
 /// the pipe open indefinitely).
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a run's output may stay open once the program exited: a
+/// process it left behind (a daemon, `cmd &`) holding it would otherwise
+/// hold the run until `--timeout`; past this it is killed with the run's
+/// process group.
+pub const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Which of the caller's `GRIDSEL_*` variables a run keeps besides the
+/// settings it is given.
+#[derive(Clone, Copy, Debug)]
+pub enum Inherit {
+    /// Every one (`compare`: the rest of the user's environment is part of
+    /// what is compared).
+    Every,
+    /// Only these; the others are removed, so that a run gets exactly the
+    /// gridsel environment its caller intends (`tune`).
+    Only(&'static [&'static str]),
+}
+
+impl Inherit {
+    /// Of the variables named `names`, the `GRIDSEL_*` ones a run must not
+    /// inherit.
+    pub fn removed<'a>(
+        self,
+        names: impl IntoIterator<Item = &'a OsStr>,
+    ) -> impl Iterator<Item = &'a OsStr> {
+        names.into_iter().filter(move |name| match self {
+            Self::Every => false,
+            Self::Only(kept) => {
+                name.as_encoded_bytes().starts_with(b"GRIDSEL_")
+                    && !kept.iter().any(|k| OsStr::new(k) == *name)
+            }
+        })
+    }
+}
+
+/// How a run ended.
+pub struct Ended {
+    pub status: Status,
+    /// From start to exit.
+    pub wall_s: f64,
+    /// Output past `--max-output` was dropped: the log holds its start only.
+    pub output_cut: bool,
+    /// The program exited, but processes it left held its output open past
+    /// [`EXIT_GRACE`]: they were killed with the run's process group.
+    pub output_held: bool,
+    /// The output was still open when gridsel moved on (held by a process
+    /// that left the run's process group): the log may lack its end.
+    pub output_open: bool,
+}
+
+impl Ended {
+    /// The line that says the output was held open, if it was.
+    pub fn held_note(&self) -> Option<String> {
+        self.output_held.then(|| {
+            format!(
+                "the program exited, but processes it started kept its output open: killed with \
+                 its process group after {} s",
+                EXIT_GRACE.as_secs()
+            )
+        })
+    }
+}
+
 /// Runs `program` once with `lib` preloaded and gridsel's `settings`
-/// (variables such as `GRIDSEL_POLICY`) over its environment, its stdout and
+/// (variables such as `GRIDSEL_POLICY`) over its environment, less the
+/// caller's `GRIDSEL_*` variables `inherit` leaves out, its stdout and
 /// stderr into `files.log` (up to `limits.max_output`), its launches into
 /// `files.profile`; both are new files. The program leads a process group
-/// of its own, killed whole when it outlives `limits.timeout`. Returns the
-/// status and the wall seconds from start to exit.
+/// of its own, killed whole when it outlives `limits.timeout`, when its
+/// output outlives it by [`EXIT_GRACE`], or when gridsel is stopped
+/// ([`super::stop`]); it is killed when the calling thread ends, so call
+/// this from the main thread only (a thread that ends before the process
+/// would kill the program with it).
 pub fn run(
     program: &Program,
     settings: &[(&str, &OsStr)],
+    inherit: Inherit,
     lib: &Path,
     files: &RunFiles,
     limits: Limits,
-) -> (Status, f64) {
+) -> Ended {
     let start = Instant::now();
-    match spawn_and_wait(program, settings, lib, files, limits, start) {
-        Ok((status, end)) => (status, (end - start).as_secs_f64()),
-        Err(e) => (Status::NotStarted(e), start.elapsed().as_secs_f64()),
+    let environment = (settings, inherit);
+    match spawn_and_wait(program, environment, lib, files, limits, start) {
+        Ok(ended) => ended,
+        Err(e) => Ended {
+            status: Status::NotStarted(e),
+            wall_s: start.elapsed().as_secs_f64(),
+            output_cut: false,
+            output_held: false,
+            output_open: false,
+        },
     }
 }
 
 /// What the threads watching a run report: the program's exit, and the
-/// end of its output (stdout and stderr share one pipe).
+/// end of its output (stdout and stderr share one pipe), with whether it
+/// was cut.
 enum Event {
     Exited(std::io::Result<ExitStatus>, Instant),
-    OutputClosed,
+    OutputClosed { cut: bool },
 }
 
 fn spawn_and_wait(
     program: &Program,
-    settings: &[(&str, &OsStr)],
+    (settings, inherit): (&[(&str, &OsStr)], Inherit),
     lib: &Path,
     files: &RunFiles,
     limits: Limits,
     start: Instant,
-) -> Result<(Status, Instant), String> {
+) -> Result<Ended, String> {
     let log = output::create_file(&files.log)?;
     let theirs = program
         .env
@@ -146,7 +222,12 @@ fn spawn_and_wait(
     let show = |e: std::io::Error| format!("{}: {e}", program.command[0].to_string_lossy());
     let (output, output_end) = gridsel_host::ffi::process::pipe().map_err(show)?;
     let output_end_too = output_end.try_clone().map_err(show)?;
-    let mut child = Command::new(&program.command[0])
+    let mut command = Command::new(&program.command[0]);
+    let inherited: Vec<OsString> = std::env::vars_os().map(|(name, _)| name).collect();
+    for name in inherit.removed(inherited.iter().map(OsString::as_os_str)) {
+        command.env_remove(name);
+    }
+    command
         .args(&program.command[1..])
         .current_dir(&program.cwd)
         .envs(&program.env)
@@ -157,17 +238,27 @@ fn spawn_and_wait(
         .stdin(Stdio::null())
         .stdout(output_end)
         .stderr(output_end_too)
-        .process_group(0)
-        .spawn()
-        .map_err(show)?;
+        .process_group(0);
+    // Safe against an early kill: the parent-death signal fires when the
+    // thread that forks ends, and `compare` and `tune` call this from the
+    // main thread, which ends only with the process.
+    debug_assert_eq!(std::thread::current().name(), Some("main"));
+    gridsel_host::ffi::process::kill_with_parent(&mut command);
+    // A stop (SIGINT, SIGTERM, SIGHUP) waits for the group to be known.
+    let mut running = super::stop::running();
+    let mut child = command.spawn().map_err(show)?;
+    let group = child.id();
+    *running = Some(group);
+    drop(running);
     // The Command, and with it this process's writing ends, is gone: the
     // output closes when the run and whatever inherited it have.
-    let group = child.id();
+    drop(command);
     let (events, received) = mpsc::channel();
     let output_events = events.clone();
     std::thread::spawn(move || {
-        copy_capped(output, &mut CappedLog::new(log, limits.max_output));
-        let _ = output_events.send(Event::OutputClosed);
+        let mut log = CappedLog::new(log, limits.max_output);
+        copy_capped(output, &mut log);
+        let _ = output_events.send(Event::OutputClosed { cut: log.dropped });
     });
     std::thread::spawn(move || {
         let status = child.wait();
@@ -175,11 +266,18 @@ fn spawn_and_wait(
     });
 
     let mut deadline = start + limits.timeout;
-    let (mut exited, mut killed, mut open) = (None, false, true);
+    let (mut exited, mut killed, mut open, mut cut) = (None, false, true, false);
     while exited.is_none() || open {
         match received.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Event::Exited(status, at)) => exited = Some((status, at)),
-            Ok(Event::OutputClosed) => open = false,
+            Ok(Event::Exited(status, at)) => {
+                exited = Some((status, at));
+                // What it left behind has a short while to close its
+                // output, not the rest of the timeout.
+                if !killed {
+                    deadline = deadline.min(at + EXIT_GRACE);
+                }
+            }
+            Ok(Event::OutputClosed { cut: was_cut }) => (open, cut) = (false, was_cut),
             // Past the deadline: the program, or something it started that
             // still holds its output, is killed with its group.
             Err(RecvTimeoutError::Timeout) if !killed => {
@@ -190,16 +288,24 @@ fn spawn_and_wait(
             Err(_) => break,
         }
     }
+    *super::stop::running() = None;
     let timed_out = Status::TimedOut(limits.timeout.as_secs());
-    match exited {
+    let (status, end) = match exited {
         // Exited before the kill: its own status, whatever it left behind.
         Some((Ok(status), at)) if !killed || at < start + limits.timeout => {
-            Ok((Status::of(status), at))
+            (Status::of(status), at)
         }
-        Some((Ok(_), at)) => Ok((timed_out, at)),
-        Some((Err(e), _)) => Err(format!("waiting for it: {e}")),
-        None => Ok((timed_out, Instant::now())),
-    }
+        Some((Ok(_), at)) => (timed_out, at),
+        Some((Err(e), _)) => return Err(format!("waiting for it: {e}")),
+        None => (timed_out, Instant::now()),
+    };
+    Ok(Ended {
+        output_held: killed && !matches!(status, Status::TimedOut(_)),
+        status,
+        wall_s: (end - start).as_secs_f64(),
+        output_cut: cut,
+        output_open: open,
+    })
 }
 
 /// A run's log: the first `max` bytes of its output, then one note.
@@ -289,6 +395,21 @@ mod tests {
             ),
             "/opt/gridsel/libgridsel.so /a/libx.so"
         );
+    }
+
+    #[test]
+    fn a_run_keeps_only_the_callers_gridsel_variables_asked() {
+        let names = [
+            "PATH",
+            "GRIDSEL_SITE_CACHE",
+            "GRIDSEL_DEVICE",
+            "GRIDSEL_X",
+            "MY_GRIDSEL_Y",
+        ]
+        .map(OsStr::new);
+        let removed: Vec<&OsStr> = Inherit::Only(&["GRIDSEL_DEVICE"]).removed(names).collect();
+        assert_eq!(removed, ["GRIDSEL_SITE_CACHE", "GRIDSEL_X"]);
+        assert_eq!(Inherit::Every.removed(names).count(), 0);
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! so that no earlier session's copy of them stays in use.
 //!
 //! Every run is one of the runner's (`LD_PRELOAD`, a fresh profile, the
-//! time limit, the output cap, its own process group):
+//! time limit, the output cap, its own process group), with only the
+//! user's `GRIDSEL_*` variables [`preflight::KEPT`] names besides the
+//! session's own, after [`preflight`] checked the programs and the store:
 //! - before: `GRIDSEL_POLICY=auto GRIDSEL_CACHE=off`, the untuned run whose
 //!   output the others are checked against;
 //! - tuning runs: `GRIDSEL_POLICY=tune GRIDSEL_TUNE_OVERHEAD=off` on a
@@ -47,13 +49,14 @@
 mod confirm;
 mod gpus;
 mod plan;
+mod preflight;
 mod report;
 mod store;
 mod verify;
 
 use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
-use crate::runner::runs::{self, Limits, RunFiles, Status};
+use crate::runner::runs::{self, Inherit, Limits, RunFiles, Status};
 use crate::runner::{RunnerArgs, output};
 use confirm::Confirmed;
 use gridsel_cli::launches::{self, Launches, Pair, SearchKey, Side};
@@ -300,6 +303,7 @@ struct Runner<'a> {
 /// Runs the session, prints the summary and writes the report; writes the
 /// store when every run verified, else an error saying which failed.
 pub fn run(args: &Args) -> Result<(), String> {
+    crate::runner::stop::on_stop_signals("tune")?;
     let destination = match &args.store {
         Some(path) => config::Store {
             path: std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
@@ -323,6 +327,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         }
     };
     let (programs, source) = args.run.programs()?;
+    preflight::check(&destination, &programs)?;
     let out = output::create_folder(args.run.out.as_deref(), "gridsel-tune")?;
     let scratch = out.join("store.json");
     let initial = store::copy(&destination.path, &scratch)?;
@@ -1030,9 +1035,22 @@ impl Runner<'_> {
         };
         let mut settings = settings.to_vec();
         settings.extend(gpu.map(|gpu| (gpus::VISIBLE, OsStr::new(gpu))));
-        let (status, wall_s) = runs::run(program, &settings, self.lib, &files, self.limits);
+        let inherit = Inherit::Only(preflight::KEPT);
+        let ended = runs::run(program, &settings, inherit, self.lib, &files, self.limits);
+        let (status, wall_s) = (ended.status.clone(), ended.wall_s);
         let mut output = None;
-        let verified = if status.ok() {
+        let verified = if !status.ok() {
+            Err(format!("the run ended: {status}"))
+        } else if ended.output_cut {
+            // A check of the log's start would pass whatever the program
+            // printed past it.
+            Err(format!(
+                "its output passed --max-output ({} MiB) and was cut: only a whole output is verified (raise --max-output)",
+                self.limits.max_output >> 20
+            ))
+        } else if ended.output_open {
+            Err("its output stayed open after its process group was killed (a process that left the group holds it): only a whole output is verified".into())
+        } else {
             let bytes = std::fs::read(&files.log).unwrap_or_default();
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let checked = match (&self.check, reference) {
@@ -1042,9 +1060,10 @@ impl Runner<'_> {
             };
             output = checked.is_ok().then_some(text);
             checked
-        } else {
-            Err(format!("the run ended: {status}"))
         };
+        if let Some(note) = ended.held_note() {
+            eprintln!("[tune {}] {label}: {note}", program.name);
+        }
         let run = SessionRun {
             label,
             kind,

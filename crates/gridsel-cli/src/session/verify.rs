@@ -6,7 +6,13 @@
 //! (`gridsel:`, which differ between policies by design) and the lines the
 //! user's `--ignore` pattern matches (timings the program prints).
 
+use gridsel_core::text::{escaped, shown};
 use regex::Regex;
+
+/// The most characters of a differing line a message shows: a window
+/// around the first difference ([`around`]), so that a 10 MB line does not
+/// reach the terminal and the report whole.
+const SHOWN_LINE_CHARS: usize = 200;
 
 /// How a run's output is checked.
 pub enum Check {
@@ -23,7 +29,7 @@ pub fn pattern(text: &str) -> Result<Regex, String> {
     regex::RegexBuilder::new(text)
         .multi_line(true)
         .build()
-        .map_err(|e| format!("`{text}` is not a pattern: {e}"))
+        .map_err(|e| format!("`{}` is not a pattern: {e}", shown(text)))
 }
 
 impl Check {
@@ -52,7 +58,8 @@ fn kept_lines<'a>(text: &'a str, ignore: Option<&'a Regex>) -> impl Iterator<Ite
 }
 
 /// `Ok` when the two sequences of lines are equal, else where they first
-/// differ.
+/// differ: the line, the column (in characters, from 1) and the two lines
+/// around it ([`around`]).
 fn first_difference<'a>(
     mut reference: impl Iterator<Item = &'a str>,
     mut output: impl Iterator<Item = &'a str>,
@@ -62,9 +69,21 @@ fn first_difference<'a>(
             (None, None) => return Ok(()),
             (a, b) if a == b => continue,
             (a, b) => {
-                let show = |l: Option<&str>| l.map_or("the end".into(), |l| format!("`{l}`"));
+                let column = match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let same = a.chars().zip(b.chars()).take_while(|(x, y)| x == y);
+                        Some(same.count())
+                    }
+                    _ => None,
+                };
+                let show = |l: Option<&str>| {
+                    l.map_or("the end".into(), |l| {
+                        format!("`{}`", around(l, column.unwrap_or(0)))
+                    })
+                };
+                let at = column.map_or(String::new(), |c| format!(", column {}", c + 1));
                 return Err(format!(
-                    "the output differs from the untuned run's at its line {line} (lines of gridsel and those --ignore matches left out): {} instead of {}",
+                    "the output differs from the untuned run's at its line {line}{at} (lines of gridsel and those --ignore matches left out): {} instead of {}",
                     show(b),
                     show(a)
                 ));
@@ -72,6 +91,24 @@ fn first_difference<'a>(
         }
     }
     unreachable!("the loop returns")
+}
+
+/// `line` as a message shows it: whole up to [`SHOWN_LINE_CHARS`]
+/// characters, else that many around the character `at` (`…` where cut),
+/// its control characters escaped.
+fn around(line: &str, at: usize) -> String {
+    let count = line.chars().count();
+    if count <= SHOWN_LINE_CHARS {
+        return escaped(line);
+    }
+    let start = at
+        .saturating_sub(SHOWN_LINE_CHARS / 2)
+        .min(count - SHOWN_LINE_CHARS);
+    let end = start + SHOWN_LINE_CHARS;
+    let window: String = line.chars().skip(start).take(SHOWN_LINE_CHARS).collect();
+    let before = if start > 0 { "…" } else { "" };
+    let after = if end < count { "…" } else { "" };
+    format!("{before}{}{after}", escaped(&window))
 }
 
 #[cfg(test)]
@@ -88,7 +125,8 @@ mod tests {
             .verify("result 42\ntime 1.31 s\n", REFERENCE)
             .unwrap_err();
         assert!(
-            err.contains("line 2") && err.contains("`time 1.31 s` instead of `time 1.25 s`"),
+            err.contains("line 2, column 8")
+                && err.contains("`time 1.31 s` instead of `time 1.25 s`"),
             "{err}"
         );
         let ignoring = Check::SameOutput {
@@ -104,6 +142,34 @@ mod tests {
         assert!(err.contains("the end instead of `result 42`"), "{err}");
         let err = ignoring.verify("result 42\nmore\n", REFERENCE).unwrap_err();
         assert!(err.contains("`more` instead of the end"), "{err}");
+    }
+
+    #[test]
+    fn a_long_differing_line_is_cut_around_its_first_difference() {
+        let same = Check::SameOutput { ignore: None };
+        let reference = format!("ok\n{}A{}\n", "x".repeat(5_000_000), "y".repeat(5_000_000));
+        let output = format!("ok\n{}B{}\n", "x".repeat(5_000_000), "y".repeat(5_000_000));
+        let err = same.verify(&output, &reference).unwrap_err();
+        assert!(err.len() < 700, "{} bytes", err.len());
+        let window = |c: char| format!("`…{}{c}{}…`", "x".repeat(100), "y".repeat(99));
+        assert!(
+            err.contains("at its line 2, column 5000001 ")
+                && err.contains(&format!("{} instead of {}", window('B'), window('A'))),
+            "{err}"
+        );
+        // Near either end the window keeps its width; control characters
+        // are escaped.
+        let long = format!("\u{1b}{}", "z".repeat(300));
+        assert_eq!(around(&long, 0), format!(r"\u{{1b}}{}…", "z".repeat(199)));
+        assert_eq!(around(&long, 300), format!("…{}", "z".repeat(200)));
+        // A line ending early differs at the column past its end.
+        let err = same.verify("abc\n", "abcd\n").unwrap_err();
+        assert!(err.contains("line 1, column 4 "), "{err}");
+        assert!(
+            pattern("(\n")
+                .unwrap_err()
+                .starts_with(r"`(\n` is not a pattern")
+        );
     }
 
     #[test]

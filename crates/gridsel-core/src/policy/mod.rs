@@ -80,7 +80,8 @@ impl FromStr for Policy {
                     Ok(Self::Fixed(Geometry::new(t, b)))
                 }
                 _ => Err(format!(
-                    "`{text}`: fixed:T,B needs 1..={MAX_THREADS_PER_BLOCK} threads per block and 1..={MAX_BLOCKS} blocks, as in fixed:128,264"
+                    "`{}`: fixed:T,B needs 1..={MAX_THREADS_PER_BLOCK} threads per block and 1..={MAX_BLOCKS} blocks, as in fixed:128,264",
+                    crate::text::shown(text)
                 )),
             };
         }
@@ -93,7 +94,10 @@ impl FromStr for Policy {
             "sweep" => Ok(Self::Sweep),
             "tune" => Ok(Self::Tune),
             "forest" => Ok(Self::Forest),
-            _ => Err(format!("unknown policy `{text}`; valid: {POLICY_NAMES}")),
+            _ => Err(format!(
+                "unknown policy `{}`; valid: {POLICY_NAMES}",
+                crate::text::shown(text)
+            )),
         }
     }
 }

@@ -45,15 +45,34 @@ pub fn resolve(
             } else {
                 div_ceil(base, 1 << blocks_log2.unsigned_abs())
             };
-            let blocks = saturate(blocks.max(1))
-                .min(useful_blocks(kernel, launch).max(1))
-                .min(MAX_CANDIDATE_BLOCKS);
+            let blocks = saturate(blocks.max(1)).min(most_blocks(c, device, kernel, launch));
             Geometry::new(threads, blocks)
         }
-        Candidate::Grid(g) => g,
+        Candidate::Grid(g) => Geometry::new(
+            g.threads,
+            g.blocks.min(most_blocks(c, device, kernel, launch)),
+        ),
     };
     Some(Limits::of(device, kernel, launch).clamp(grid).0)
 }
+
+/// The most blocks candidate `c` launches at `launch`, its one cap: the
+/// blocks that get work ([`useful_blocks`]), for a fixed grid (`grid:T,B`)
+/// at least the spread grids' ([`spread_moves`], which go past them on
+/// purpose), and never more than [`MAX_CANDIDATE_BLOCKS`]. A fixed grid comes from the
+/// store, learned on one launch or pinned by hand: without the cap a store
+/// could make a loop of 20 000 iterations launch 2^31-1 blocks.
+fn most_blocks(c: Candidate, device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> u32 {
+    let useful = useful_blocks(kernel, launch).max(1);
+    let most = match c {
+        Candidate::Grid(_) => useful.max(device.sm_count.saturating_mul(SPREAD_MOST_PER_SM)),
+        _ => useful,
+    };
+    most.min(MAX_CANDIDATE_BLOCKS)
+}
+
+/// The most blocks per SM of the spread grids (the last: ascending).
+const SPREAD_MOST_PER_SM: u32 = SPREAD_BLOCKS_PER_SM[SPREAD_BLOCKS_PER_SM.len() - 1];
 
 /// Blocks that get work: teams beyond the number of distribute chunks idle
 /// (sweep.rs). A `target teams` region without a distribute loop (trip
@@ -227,7 +246,7 @@ impl Prior {
 pub const PRUNE_ABOVE: f64 = 3.0;
 
 /// Blocks per SM of the grids that spread a short loop over the device
-/// ([`spread_moves`]).
+/// ([`spread_moves`]), ascending.
 const SPREAD_BLOCKS_PER_SM: [u32; 3] = [1, 2, 4];
 
 /// Grids that spread a loop of fewer distribute chunks than SMs over every

@@ -88,8 +88,12 @@ impl FromStr for Candidate {
             let (a, b) = spec.split_once(',')?;
             Some((a.trim().to_string(), b.trim().to_string()))
         };
-        let bad =
-            || format!("`{text}` is not a candidate (auto, llvm, occupancy, move:T,K, grid:T,B)");
+        let bad = || {
+            format!(
+                "`{}` is not a candidate (auto, llvm, occupancy, move:T,K, grid:T,B)",
+                crate::text::shown(text)
+            )
+        };
         match text {
             "auto" => return Ok(Self::Auto),
             "llvm" => return Ok(Self::Llvm),

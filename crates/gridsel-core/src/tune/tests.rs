@@ -620,3 +620,32 @@ fn autos_grid_is_the_first_candidate_however_long_the_loop() {
         }
     }
 }
+
+/// A fixed grid from the store (learned or pinned, `grid:T,B`) is cut as
+/// moves are: to the blocks that get work, or the spread grids' 4 per SM
+/// on a short loop, and at most a sweep's blocks; a store cannot make a
+/// loop of 20 000 iterations launch 2^31-1 blocks.
+#[test]
+fn a_stored_grid_is_cut_to_the_blocks_that_get_work() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let k = kernel(ExecMode::Spmd, false);
+    let huge = Candidate::Grid(Geometry::new(1024, crate::device::MAX_BLOCKS));
+    let at = |trip| resolve(huge, &d, &k, &LaunchDesc::open(trip)).unwrap();
+    // 128 threads a chunk: 157 chunks, fewer than the spread grids' 528.
+    assert_eq!(at(20_000), Geometry::new(128, 4 * d.sm_count));
+    assert_eq!(at(1_000_000), Geometry::new(128, 7813));
+    assert_eq!(at(0), Geometry::new(128, MAX_SWEEP_BLOCKS));
+    // Every grid a session's search of a short loop tries resolves as it
+    // was.
+    let l = LaunchDesc::open(2_000);
+    let unbounded = Exploring::Unbounded {
+        warm_launches: None,
+    };
+    for (c, g) in candidates(&d, &k, &l, &[], unbounded, |_| true).list {
+        if let Candidate::Grid(asked) = c {
+            assert_eq!(g, asked, "{c}");
+        }
+    }
+    let small = Candidate::Grid(Geometry::new(32, 4));
+    assert_eq!(resolve(small, &d, &k, &l), Some(Geometry::new(32, 4)));
+}

@@ -5,6 +5,8 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 
 /// A pipe, both ends close-on-exec: (the reading end, the writing end).
 /// One writing end given to a child as both stdout and stderr keeps their
@@ -44,5 +46,91 @@ pub fn default_sigpipe() {
     // SAFETY: installing the default disposition has no preconditions.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// The signals that stop a command line running programs: Ctrl-C
+/// (SIGINT), `kill`'s default (SIGTERM) and a closed terminal (SIGHUP).
+pub const STOP_SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// [`STOP_SIGNALS`] as a signal set.
+fn stop_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the set before sigaddset reads it;
+    // both only write the set they are given, and the signals are valid.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        for signal in STOP_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
+}
+
+/// Blocks [`STOP_SIGNALS`] in the calling thread and so in every thread it
+/// starts afterwards: call it before starting any, so that only
+/// [`wait_stop_signal`] takes them and no thread dies of one while the
+/// command stops its programs first. The programs it starts do not inherit
+/// the mask: `std::process::Command` gives a child an empty signal mask.
+pub fn block_stop_signals() -> io::Result<()> {
+    let set = stop_set();
+    // SAFETY: the set is initialised; the old mask is not asked for.
+    match unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) } {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// Waits until one of [`STOP_SIGNALS`], blocked by
+/// [`block_stop_signals`], arrives, and returns its number.
+pub fn wait_stop_signal() -> i32 {
+    let set = stop_set();
+    loop {
+        let mut signal = 0;
+        // SAFETY: the set is initialised and `signal` a valid place for
+        // the number; sigwait only fails for an invalid set.
+        if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+            return signal;
+        }
+    }
+}
+
+/// Has the program `command` starts killed (SIGKILL) when the thread that
+/// starts it ends, as when this process is killed with SIGKILL, which no
+/// handler sees: without it the program would run on, re-parented, for
+/// hours. Linux's parent-death signal fires on the death of the *thread*
+/// that forked the child, not of the process, so the caller must start the
+/// program from a thread that lives as long as the process (`gridsel`'s
+/// main thread; see `runner::runs`). It is kept across the program's
+/// `exec`, but not given to the processes the program starts.
+pub fn kill_with_parent(command: &mut Command) {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec, and
+    // calls only prctl and getppid, which are async-signal-safe system
+    // calls that allocate nothing and take no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent died before the signal was asked for: it will
+            // never come, so the program does not start.
+            if libc::getppid() != parent {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The name of signal `signal` (`SIGTERM`), or its number.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        other => format!("signal {other}"),
     }
 }

@@ -96,10 +96,13 @@ impl Turn {
         matches!(self, Self::Pinned(_) | Self::Settled(..) | Self::Recheck(_))
     }
 
-    fn rule(self) -> Rule {
+    /// The rule the log gives the launch; `only_measured`: the search has
+    /// measured no grid but this one (of the kind it ranks by).
+    fn rule(self, only_measured: bool) -> Rule {
         match self {
             Self::Explore(_) => Rule::TuneTrial,
             Self::Recheck(_) => Rule::TuneRecheck,
+            Self::Leader(_) | Self::Settled(..) if only_measured => Rule::TuneOnlyMeasured,
             Self::Pinned(_) | Self::Leader(_) | Self::Settled(..) => Rule::TuneWinner,
         }
     }
@@ -370,9 +373,11 @@ impl Learner {
         }
         let settled_now = settled && !self.announced;
         self.announced |= settled;
+        let measured = self.search.samples.iter();
+        let only_measured = measured.filter(|s| !s.of(rank).is_empty()).count() <= 1;
         Some(SearchLaunch {
             grid,
-            rule: turn.rule(),
+            rule: turn.rule(only_measured),
             observe,
             settled_now,
         })

@@ -467,8 +467,8 @@ fn a_searchs_first_exploring_launch_runs_only_when_it_fits_the_allowance() {
     use crate::policy::Rule;
     assert_eq!(
         first_launch(1.0, 0.05),
-        (AUTO_GRID, Rule::TuneWinner),
-        "held back"
+        (AUTO_GRID, Rule::TuneOnlyMeasured),
+        "held back, with no other grid measured"
     );
     assert_eq!(first_launch(0.6, 0.05), (LLVM_GRID, Rule::TuneTrial));
     assert_eq!(

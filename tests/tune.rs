@@ -9,7 +9,7 @@ use gridsel::files;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{GridPolicy, Launch, Limits, Proposal, Rule};
-use gridsel::tune::search::{Candidate, Exploring, Kind};
+use gridsel::tune::search::{Candidate, Exploring, Kind, Params};
 use gridsel::tune::store::{
     self, Contents, JOURNAL_COMPACT_BYTES, JournalId, Key, MAX_JOURNAL_BYTES, StoreError, Table,
     Update,
@@ -249,10 +249,29 @@ fn online_prior(device: &DeviceDesc, kernel: &KernelDesc, trip: u64) -> Prior {
     )
 }
 
-/// The best grid of the first `n` candidates under `time`.
-fn best_of(n: usize, kernel: &KernelDesc, trip: u64, time: &dyn Fn(Geometry) -> f64) -> Geometry {
-    let list = online_prior(&h100(), kernel, trip).list;
-    list.iter()
+/// The candidates of a search exploring unbounded (a tuning session's, as
+/// [`unbounded`] tuners search) for `kernel` at `trip`, with no learned
+/// moves.
+fn session_prior(kernel: &KernelDesc, trip: u64) -> Prior {
+    candidates(
+        &h100(),
+        kernel,
+        &LaunchDesc::open(trip),
+        &[],
+        Exploring::UNBOUNDED,
+        |_| true,
+    )
+}
+
+/// The candidates a warm search exploring unbounded measures, where the
+/// session's runs are not known ([`Params::SESSION_WARM`]).
+const SESSION_WARM: usize = Params::SESSION_WARM.candidates;
+
+/// The best grid of the first `n` candidates of `prior` under `time`.
+fn best_of(n: usize, prior: &Prior, time: &dyn Fn(Geometry) -> f64) -> Geometry {
+    prior
+        .list
+        .iter()
         .take(n)
         .map(|&(_, g)| g)
         .min_by(|a, b| time(*a).total_cmp(&time(*b)))
@@ -265,7 +284,7 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     let k = spmd();
     let trip = 1 << 22;
     let time = bowl(Geometry::new(64, 1 << 14));
-    let want = best_of(4, &k, trip, &time);
+    let want = best_of(4, &session_prior(&k, trip), &time);
     let runs: Vec<Geometry> = (0..10)
         .map(|_| process(&path, &k, trip, 1, &time)[0])
         .collect();
@@ -279,7 +298,7 @@ fn a_kernel_launched_once_per_run_settles_across_runs() {
     // The search started from auto's grid, then measured the next three of
     // the prior in the next three runs. LLVM's grid is auto's for this
     // launch (a cold search would skip it otherwise; search::Params::COLD).
-    let list = online_prior(&h100(), &k, trip).list;
+    let list = session_prior(&k, trip).list;
     assert_eq!(runs[0], list[0].1);
     let mut screened = runs[1..4].to_vec();
     screened.sort();
@@ -305,7 +324,7 @@ fn every_sixteenth_run_rechecks_the_runner_up_under_its_own_label() {
             process_on(unbounded(store), &k, trip, 1, &time, || {})[0]
         })
         .collect();
-    let kept = best_of(4, &k, trip, &time);
+    let kept = best_of(4, &session_prior(&k, trip), &time);
     let r = record(&path, &k, trip);
     let runner_up = r
         .search
@@ -369,7 +388,7 @@ fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
     let k = spmd();
     let trip = 1 << 22;
     let time = bowl(Geometry::new(64, 1 << 14));
-    let want = best_of(12, &k, trip, &time);
+    let want = best_of(SESSION_WARM, &session_prior(&k, trip), &time);
     process(&path, &k, trip, 20, &time);
     let second = process(&path, &k, trip, 20, &time);
     let third = process(&path, &k, trip, 20, &time);
@@ -410,7 +429,7 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     let device = h100();
     let launch = timed_launch(&k, &device, trip);
     let p = tune.decide(&launch).unwrap();
-    assert_eq!(p.grid, best_of(4, &k, trip, &time));
+    assert_eq!(p.grid, best_of(4, &session_prior(&k, trip), &time));
     assert_eq!(reads.load(Ordering::Relaxed), 1, "read again at the launch");
 
     // A search that settles after measuring in the process is saved at
@@ -425,7 +444,10 @@ fn a_settled_search_reads_the_store_at_start_and_writes_it_at_exit_not_at_its_fi
     });
     let settled = record(&path, &k, trip);
     assert!(settled.search.settled(Kind::Warm));
-    assert_eq!(launched[59].grid, best_of(12, &k, trip, &time));
+    assert_eq!(
+        launched[59].grid,
+        best_of(SESSION_WARM, &session_prior(&k, trip), &time)
+    );
     assert_eq!(writes.load(Ordering::Relaxed), 2);
 }
 
@@ -721,11 +743,11 @@ fn setup(launches: u32, cold: f64, overhead: f64) -> ReplaySetup {
 #[test]
 fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
     let (k, trip, time, prior) = replayed_bowl();
-    let best4 = time(best_of(4, &k, trip, &time));
+    let best4 = time(best_of(4, &prior, &time));
     let once = replay(&prior, setup(1, 3.0, f64::INFINITY), &time, |_| 1.0, best4);
     assert!(once.runs_to_95pct.is_some_and(|r| r <= 6), "{once:?}");
     assert_eq!(once.kept.len(), 10);
-    let best12 = time(best_of(12, &k, trip, &time));
+    let best12 = time(best_of(12, &prior, &time));
     let twenty = replay(
         &prior,
         setup(20, 3.0, f64::INFINITY),
@@ -746,7 +768,7 @@ fn replay_through_the_store_reaches_the_best_within_a_few_runs() {
 #[test]
 fn a_replay_ranks_noisy_samples_and_pays_the_grids_own_times() {
     let (k, trip, time, prior) = replayed_bowl();
-    let best4 = time(best_of(4, &k, trip, &time));
+    let best4 = time(best_of(4, &prior, &time));
     let quiet = replay(&prior, setup(1, 1.0, f64::INFINITY), &time, |_| 1.0, best4);
     // A factor common to every launch says nothing about the grids.
     let scaled = replay(&prior, setup(1, 1.0, f64::INFINITY), &time, |_| 3.0, best4);
@@ -1527,7 +1549,7 @@ fn an_overdrawn_allowance_holds_back_every_search_a_searchs_first_launch_too() {
 fn the_allowance_bounds_what_a_run_pays_for_exploring() {
     let (k, trip, time, prior) = replayed_bowl();
     let auto = time(prior.list[0].1);
-    let best12 = time(best_of(12, &k, trip, &time));
+    let best12 = time(best_of(12, &prior, &time));
     let overhead = gridsel::tune::DEFAULT_OVERHEAD;
     let bounded = replay(&prior, setup(20, 1.0, overhead), &time, |_| 1.0, best12);
     // Run 1 pays its allowance over auto's grid, plus at most the one

@@ -213,6 +213,9 @@ pub struct Record {
     /// best grids).
     pub pinned: Option<Candidate>,
     pub search: Search,
+    /// Exploring allowance online `tune` banked for this search's later
+    /// runs, in ns (negative: owed): [`super::Allowance`].
+    pub credit: i64,
     /// Fields of the record this gridsel does not know, kept as they were
     /// (a newer gridsel of the same format version may add some).
     pub unknown: Map<String, Value>,
@@ -226,6 +229,7 @@ impl Record {
             llvm: 0,
             pinned: None,
             search: Search::default(),
+            credit: 0,
             unknown: Map::new(),
         }
     }
@@ -249,6 +253,7 @@ impl Record {
         if u.pinned.is_some() {
             self.pinned = u.pinned;
         }
+        self.credit = self.credit.saturating_add(u.credit);
     }
 
     /// The kind of samples the search ranks by: warm once some process
@@ -275,6 +280,8 @@ pub struct Update {
     pub settled: [bool; 2],
     pub samples: Vec<(Candidate, Kind, u64)>,
     pub pinned: Option<Candidate>,
+    /// What the process adds to the record's [`Record::credit`].
+    pub credit: i64,
 }
 
 impl Update {
@@ -287,6 +294,7 @@ impl Update {
             settled: [false; 2],
             samples: Vec::new(),
             pinned: None,
+            credit: 0,
         }
     }
 
@@ -313,6 +321,7 @@ impl Update {
             settled: search.settled,
             samples,
             pinned: record.pinned,
+            credit: record.credit,
         }
     }
 
@@ -322,6 +331,7 @@ impl Update {
             && self.samples.is_empty()
             && self.pinned.is_none()
             && self.settled == [false; 2]
+            && self.credit == 0
     }
 }
 
@@ -347,10 +357,17 @@ struct RecordFile {
     settled: [bool; 2],
     pinned: Option<String>,
     grids: BTreeMap<String, SamplesFile>,
+    /// Absent where 0: stores written before it are read as they were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    credit: i64,
     /// Fields this gridsel does not know (a newer one of the same version
     /// wrote them): kept, and written back.
     #[serde(flatten)]
     unknown: Map<String, Value>,
+}
+
+fn is_zero(credit: &i64) -> bool {
+    *credit == 0
 }
 
 impl RecordFile {
@@ -386,6 +403,7 @@ impl RecordFile {
             settled: r.search.settled,
             pinned: r.pinned.map(|c| c.to_string()),
             grids,
+            credit: r.credit,
             unknown: r.unknown.clone(),
         }
     }
@@ -433,6 +451,7 @@ impl RecordFile {
             },
             pinned: self.pinned.map(|p| p.parse()).transpose()?,
             search,
+            credit: self.credit,
             unknown: self.unknown,
         })
     }

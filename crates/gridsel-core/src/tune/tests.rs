@@ -460,7 +460,7 @@ fn a_searchs_first_exploring_launch_runs_only_when_it_fits_the_allowance() {
         let allowance = Allowance::new(overhead);
         let mut learner = Learner::resume(key.clone(), &prior, table.get(&key));
         assert_eq!(learner.expected_ns(1), 1_000_000);
-        allowance.expect(learner.expected_ns(1));
+        allowance.begin(&learner, 1);
         let choice = learner.next(1, 0, |e| allowance.admits(e), grid).unwrap();
         (choice.grid, choice.rule)
     };

@@ -67,8 +67,9 @@ pub struct TunePolicy {
 /// [`super::cost::PREDICTION_MARGIN`]), which no run's 2.5 % covers, so
 /// without the bank such a search never explored online (issue 37: one
 /// grid measured after 31 runs). With it, the runs before pay for the
-/// trial, and a run may overshoot by at most what they banked: never more
-/// than one run's kernel time ([`MAX_BANKED_RUNS`]). Over the runs, what
+/// trial, and a run may overshoot by at most what they banked, as
+/// predicted: never more than one run's kernel time ([`MAX_BANKED_RUNS`]);
+/// a trial slower than predicted costs its run more, and leaves a debt. Over the runs, what
 /// exploring costs stays within the share of their kernel time, as
 /// without the bank: every run banks what it left, a trial that cost more
 /// than predicted leaves a debt the next runs repay, and a candidate faster

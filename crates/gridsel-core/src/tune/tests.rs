@@ -502,6 +502,54 @@ fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
     assert!(Allowance::new(f64::INFINITY).admits(f64::MAX));
 }
 
+/// What a process leaves of its allowance is shared among its searches
+/// that still explore, for their later runs: the bank it began with, plus
+/// its share of the kernel time it timed or expected, less what it spent,
+/// at most one run's kernel time (or what was banked, where more); a debt
+/// where it spent more. Banked credit adds to what a launch may spend.
+#[test]
+fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
+    let a = Allowance::new(0.05);
+    a.expect(10_000);
+    assert_eq!(a.banked_share(2), Some(250));
+    assert_eq!(a.banked_share(0), Some(0), "nothing explores");
+    a.charge(10_000, Some(700));
+    assert_eq!(a.banked_share(1), Some(-200), "overspent: a debt");
+    assert_eq!(Allowance::new(f64::INFINITY).banked_share(1), None);
+    // A search's bank adds to the budget, and to what is left.
+    let key = Key::for_trip("k", "H100", 90, 1, "");
+    let mut table = Table::default();
+    let mut update = store::Update::new(key.clone());
+    update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
+    update.tally.launches_per_run = 1;
+    update.credit = 600_000;
+    table.apply(&update);
+    let prior = Prior::unpredicted(vec![(Candidate::Auto, AUTO_GRID)]);
+    let learner = Learner::resume(
+        key,
+        &prior,
+        table.get(&Key::for_trip("k", "H100", 90, 1, "")),
+    );
+    assert_eq!(learner.credit(), 600_000);
+    let a = Allowance::new(0.05);
+    a.begin(&learner, 1);
+    assert!(a.admits(650_000.0) && !a.admits(650_001.0));
+    a.charge(1_000_000, Some(100_000));
+    assert_eq!(a.banked_share(1), Some(550_000));
+    // At most one run's kernel time is banked, unless more was.
+    let a = Allowance::new(0.5);
+    a.begin(&learner, 1);
+    assert_eq!(a.banked_share(1), Some(1_000_000), "not 1 100 000");
+    let a = Allowance::new(0.0);
+    a.begin(&learner, 1);
+    a.begin(&learner, 1);
+    assert_eq!(
+        a.banked_share(1),
+        Some(1_200_000),
+        "two searches' banks, under their runs' kernel time"
+    );
+}
+
 /// A tuning session tries one and two whole waves of fewer threads than
 /// `auto`'s on a long loop (ts_ocean's 2^20 iterations: 64 x 4224, 64 x 8192
 /// cut to the loop's 8192 chunks, 32 x 4224), among the sixteen candidates

@@ -180,6 +180,8 @@ pub enum Rule {
     TuneTrial,
     TuneRecheck,
     TuneWinner,
+    /// `tune`'s leader where its search has measured no other grid yet.
+    TuneOnlyMeasured,
     /// The grid a tuning session settled on for this kernel, build, device
     /// and trip-count class, read from the store under the default policy
     /// ([`crate::tune::LearnedPolicy`]).
@@ -227,6 +229,7 @@ impl fmt::Display for Rule {
             Self::TuneTrial => "a trial: tune measures candidate grids on the first launches",
             Self::TuneRecheck => "the runner-up, re-checked after online tuning settled",
             Self::TuneWinner => "the fastest grid tune measured",
+            Self::TuneOnlyMeasured => "the only grid tune has measured for this kernel",
             Self::Learned => {
                 "learned: the fastest grid tuning measured for this build of the kernel on this GPU, read from the store"
             }

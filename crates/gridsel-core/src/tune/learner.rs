@@ -96,10 +96,13 @@ impl Turn {
         matches!(self, Self::Pinned(_) | Self::Settled(..) | Self::Recheck(_))
     }
 
-    fn rule(self) -> Rule {
+    /// The rule the log gives the launch; `only_measured`: the search has
+    /// measured no grid but this one (of the kind it ranks by).
+    fn rule(self, only_measured: bool) -> Rule {
         match self {
             Self::Explore(_) => Rule::TuneTrial,
             Self::Recheck(_) => Rule::TuneRecheck,
+            Self::Leader(_) | Self::Settled(..) if only_measured => Rule::TuneOnlyMeasured,
             Self::Pinned(_) | Self::Leader(_) | Self::Settled(..) => Rule::TuneWinner,
         }
     }
@@ -127,6 +130,8 @@ pub struct Learner {
     pinned: Option<usize>,
     stored_runs: u32,
     stored_launches_per_run: u32,
+    /// The record's banked exploring allowance ([`Record::credit`]).
+    stored_credit: i64,
     launches: u32,
     settled_launches: u32,
     announced: bool,
@@ -160,7 +165,8 @@ impl Learner {
         search.starving_from = prior.starving_from;
         search.exploring = prior.exploring;
         let listed = search.candidates.len();
-        let (mut pinned, mut stored_runs, mut stored_launches_per_run) = (None, 0, 0);
+        let (mut pinned, mut stored_runs, mut stored_launches_per_run, mut stored_credit) =
+            (None, 0, 0, 0);
         if let Some(r) = record {
             for (c, s) in r.search.candidates.iter().zip(&r.search.samples) {
                 let i = search.index_of(*c);
@@ -171,6 +177,7 @@ impl Learner {
             pinned = r.pinned.map(|c| search.index_of(c));
             stored_runs = r.tally.runs;
             stored_launches_per_run = r.tally.launches_per_run;
+            stored_credit = r.credit;
         }
         let mut cost = prior.cost.clone();
         cost.resize(listed, 1.0);
@@ -182,6 +189,7 @@ impl Learner {
             pinned,
             stored_runs,
             stored_launches_per_run,
+            stored_credit,
             launches: 0,
             settled_launches: 0,
             announced: false,
@@ -215,6 +223,29 @@ impl Learner {
                 (per_run * m as f64 * unscale(trip)).min(u64::MAX as f64) as u64
             }
             _ => 0,
+        }
+    }
+
+    /// The exploring allowance earlier runs banked for this search, in ns
+    /// (negative: owed; [`Record::credit`]).
+    pub fn credit(&self) -> i64 {
+        self.stored_credit
+    }
+
+    /// Whether the search still explores: not pinned, and its plan neither
+    /// ran to its end nor spent its budget.
+    pub fn explores(&self) -> bool {
+        self.pinned.is_none() && !self.search.finished(self.kind())
+    }
+
+    /// Banks `share` for the search's later runs where it still explores,
+    /// nothing where it does not (`None`: leaves the bank as it is;
+    /// [`super::Allowance::banked_share`]): what this process adds to the
+    /// record's credit is the difference.
+    pub fn bank(&mut self, share: Option<i64>) {
+        if let Some(share) = share {
+            let credit = if self.explores() { share } else { 0 };
+            self.update.credit = credit.saturating_sub(self.stored_credit);
         }
     }
 
@@ -370,9 +401,11 @@ impl Learner {
         }
         let settled_now = settled && !self.announced;
         self.announced |= settled;
+        let measured = self.search.samples.iter();
+        let only_measured = measured.filter(|s| !s.of(rank).is_empty()).count() <= 1;
         Some(SearchLaunch {
             grid,
-            rule: turn.rule(),
+            rule: turn.rule(only_measured),
             observe,
             settled_now,
         })

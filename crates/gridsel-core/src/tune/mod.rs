@@ -14,7 +14,9 @@
 //!   grid, LLVM's grid (measured early by a search of warm samples, so
 //!   that it never settles slower than LLVM beyond the noise; a search of
 //!   cold samples, too noisy to tell, skips it: [`search::Params::COLD`]),
-//!   `occupancy`'s, then the moves
+//!   `occupancy`'s (in a tuning session then the static answers: one wave
+//!   of `occupancy`'s block size, the grids `auto`'s other rules give the
+//!   kernel, `lloyd`'s), then the moves
 //!   (threads, and blocks as a multiple of `auto`'s) that won most often
 //!   for other kernels on this device, then the neighbours of `auto` by
 //!   distance; grids that would starve a launch `auto` keeps under one wave
@@ -54,8 +56,12 @@
 //!   every exploring launch, each search's first in a process too, runs
 //!   only when what the process's exploring has cost plus what this one is
 //!   predicted to cost over its leader fits 2.5 % of the process's kernel
-//!   time (timed, or expected from the store); otherwise the leader runs,
-//!   and the search goes on in a later run or a tuning session.
+//!   time (timed, or expected from the store) plus what earlier runs of its
+//!   searches banked; otherwise the leader runs, and the search goes on in
+//!   a later run or a tuning session. What a process leaves of its
+//!   allowance is banked in its searches' records that still explore (at
+//!   most one run's kernel time), so a kernel launched once per run, whose
+//!   trials no run's share covers, is explored from what its runs banked.
 //! - **Safety**: every candidate is cut to the launch's limits (the safe
 //!   range) before it is launched; a failed launch ranks last.
 //! - **After settling**, every 16th launch is timed and sampled, and every
@@ -101,7 +107,7 @@ pub use learned::{LEARNED_LABEL, LearnedLaunches, LearnedPolicy, learned};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch, TRIAL_LABEL,
 };
-pub use policy::{Allowance, DEFAULT_OVERHEAD, TunePolicy};
+pub use policy::{Allowance, DEFAULT_OVERHEAD, MAX_BANKED_RUNS, TunePolicy};
 #[cfg(feature = "research")]
 pub use prior::candidates_before_pruning;
 pub use prior::{MAX_CANDIDATE_BLOCKS, PRUNE_ABOVE, Prior, candidates, learned_moves, resolve};

@@ -57,16 +57,39 @@ pub struct TunePolicy {
 /// process's first exploring launch has a budget before it has timed
 /// anything, from the runs before it; a search with no record gets its
 /// budget from the launches this process times (its first launch is
-/// `auto`'s grid, free to explore). A kernel launched once per run whose
-/// candidates are predicted slower than the allowance of a run does not
-/// explore them online at all: that is a tuning session's work
-/// (`GRIDSEL_TUNE_OVERHEAD=off`).
+/// `auto`'s grid, free to explore).
+///
+/// What a process leaves of its allowance is banked in the store for the
+/// runs after it ([`Self::banked_share`], [`store::Record::credit`]), and
+/// what its searches banked before adds to its budget
+/// ([`Self::begin`]). A kernel launched once per run is the whole of its
+/// search's runs: one trial of a candidate predicted as fast as `auto`'s
+/// grid is charged 57 % of the launch (the model's
+/// [`super::cost::PREDICTION_MARGIN`]), which no run's 2.5 % covers, so
+/// without the bank such a search never explored online (issue 37: one
+/// grid measured after 31 runs). With it, the runs before pay for the
+/// trial, and a run may overshoot by at most what they banked, as
+/// predicted: never more than one run's kernel time ([`MAX_BANKED_RUNS`]);
+/// a trial slower than predicted costs its run more, and leaves a debt. Over the runs, what
+/// exploring costs stays within the share of their kernel time, as
+/// without the bank: every run banks what it left, a trial that cost more
+/// than predicted leaves a debt the next runs repay, and a candidate faster
+/// than its leader pays back.
 pub struct Allowance {
     overhead: f64,
     timed_ns: AtomicU64,
     expected_ns: AtomicU64,
     excess_ns: AtomicI64,
+    banked_ns: AtomicI64,
 }
+
+/// The most a process banks for later runs, in runs' kernel time (its
+/// own): what one run may overshoot its allowance by. One run lets a
+/// kernel launched once per run, on its own all of the run's kernel time,
+/// try candidates the launch model predicts up to 1.27x its leader's time
+/// (times [`super::cost::PREDICTION_MARGIN`]: twice it); slower ones stay
+/// a tuning session's work (`GRIDSEL_TUNE_OVERHEAD=off`).
+pub const MAX_BANKED_RUNS: f64 = 1.0;
 
 /// [`Allowance`]'s default share: a run explores for at most about 2.5 % of
 /// its kernel time. A run of online `tune` may be no more than 3 % slower
@@ -89,6 +112,7 @@ impl Allowance {
             timed_ns: AtomicU64::new(0),
             expected_ns: AtomicU64::new(0),
             excess_ns: AtomicI64::new(0),
+            banked_ns: AtomicI64::new(0),
         }
     }
 
@@ -98,14 +122,57 @@ impl Allowance {
         self.overhead.is_infinite()
     }
 
-    /// A search begun in this process whose runs spend `ns` of kernel time
-    /// on it, by the store's records ([`Learner::expected_ns`]).
-    pub fn expect(&self, ns: u64) {
+    /// A search begun in this process at trip count `trip`: its runs spend
+    /// what the store expects of it ([`Learner::expected_ns`]), and what
+    /// its earlier runs banked ([`Learner::credit`]) adds to the budget.
+    pub fn begin(&self, learner: &Learner, trip: u64) {
+        self.expect(learner.expected_ns(trip));
+        if !self.unbounded() {
+            let credit = learner.credit();
+            let _ = self
+                .banked_ns
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                    Some(b.saturating_add(credit))
+                });
+        }
+    }
+
+    /// Searches begun in this process whose runs spend `ns` of kernel time.
+    pub(super) fn expect(&self, ns: u64) {
         let _ = self
             .expected_ns
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
                 Some(t.saturating_add(ns))
             });
+    }
+
+    /// The process's kernel time: timed, or where more, what the store
+    /// expects of the searches it has begun.
+    fn basis(&self) -> f64 {
+        let timed = self.timed_ns.load(Ordering::Relaxed);
+        timed.max(self.expected_ns.load(Ordering::Relaxed)) as f64
+    }
+
+    /// What each of the process's `exploring` searches that still explore
+    /// banks for its later runs when the process ends (the others bank
+    /// nothing): what is left of the allowance, the bank included, shared
+    /// among them, at most [`MAX_BANKED_RUNS`] of the process's kernel time
+    /// (or what was banked, where more), and negative where the process
+    /// spent more than it had; `None` where exploring has no bound (a
+    /// tuning session's runs leave the bank as it is).
+    pub fn banked_share(&self, exploring: usize) -> Option<i64> {
+        if self.unbounded() {
+            return None;
+        }
+        if exploring == 0 {
+            return Some(0);
+        }
+        let basis = self.basis();
+        let banked = self.banked_ns.load(Ordering::Relaxed) as f64;
+        let spent = self.excess_ns.load(Ordering::Relaxed) as f64;
+        let left =
+            (self.overhead * basis + banked - spent).min((MAX_BANKED_RUNS * basis).max(banked));
+        Some((left / exploring as f64) as i64)
     }
 
     /// Whether an exploring launch predicted to cost `excess` ns over its
@@ -114,12 +181,9 @@ impl Allowance {
         if self.overhead.is_infinite() {
             return true;
         }
-        let basis = self
-            .timed_ns
-            .load(Ordering::Relaxed)
-            .max(self.expected_ns.load(Ordering::Relaxed));
+        let banked = self.banked_ns.load(Ordering::Relaxed) as f64;
         let spent = self.excess_ns.load(Ordering::Relaxed) as f64;
-        spent + excess.max(0.0) <= self.overhead * basis as f64
+        spent + excess.max(0.0) <= self.overhead * self.basis() + banked
     }
 
     /// A timed launch of `ns` (`u64::MAX`: failed), costing `excess` over
@@ -180,8 +244,7 @@ impl TunePolicy {
         };
         let prior = candidates(l.device, l.kernel, &l.desc, &learned, exploring, |_| true);
         let learner = Learner::resume(key.clone(), &prior, record);
-        self.allowance
-            .expect(learner.expected_ns(l.desc.trip_count));
+        self.allowance.begin(&learner, l.desc.trip_count);
         learner
     }
 }
@@ -257,9 +320,15 @@ impl GridPolicy for TunePolicy {
 
     fn flush(&self) {
         let used = self.session.now();
-        let mut updates = Vec::new();
+        let mut exploring = 0;
         self.learners
-            .each(|learner| updates.extend(learner.take_update(used)));
+            .each(|learner| exploring += usize::from(learner.explores()));
+        let share = self.allowance.banked_share(exploring);
+        let mut updates = Vec::new();
+        self.learners.each(|learner| {
+            learner.bank(share);
+            updates.extend(learner.take_update(used));
+        });
         self.session.flush(updates);
     }
 }

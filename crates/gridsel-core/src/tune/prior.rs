@@ -8,8 +8,8 @@ use super::store::Table;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::resident_blocks_per_sm;
-use crate::policy::{self, Limits, Policy, auto, sweep};
+use crate::occupancy::{resident_blocks, resident_blocks_per_sm};
+use crate::policy::{self, Limits, Policy, Rule, auto, sweep};
 use std::collections::{HashMap, HashSet};
 
 /// The most blocks a candidate moved from `auto`'s grid resolves to, a
@@ -345,6 +345,81 @@ fn few_block_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Cand
         .collect()
 }
 
+/// The trip counts at which `auto`'s rules for a loop change: a cross-team
+/// reduction's one wave of the chunk's threads, its one wave of 32-thread
+/// blocks, and the long loops' two waves of 64-thread blocks.
+fn auto_rule_thresholds() -> impl Iterator<Item = u64> {
+    [
+        Some(auto::REDUCTION_ONE_WAVE_MIN_TRIP),
+        auto::REDUCTION_GRID.map(|r| r.min_trip),
+        Some(auto::LONG_LOOP_GRID.min_trip),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The static answers a tuning session measures first, after `auto`'s,
+/// LLVM's and `occupancy`'s grids: one whole wave of `occupancy`'s block
+/// size, then the grids `auto`'s other rules give the kernel, and
+/// `lloyd`'s. `auto`'s rules change with the trip count (a reduction's
+/// waves from 2^20 and 2^23 iterations, the long loops' from 2^25), so a
+/// loop just short of a threshold gets the grid the next rule would give,
+/// and one past it the previous rule's: `auto` evaluated on each side of
+/// every threshold, its blocks cut to those that get work at this trip
+/// count. Kernels `auto` leaves at LLVM's grid (Generic, nesting) have no
+/// other rule. So a session that settles a kernel has measured what the
+/// best static policy would have launched, and never keeps a slower grid
+/// than that beyond the noise. Fixed grids: the store keys a search by
+/// device.
+///
+/// On the H100 sweep (396 cases, `tune-sim --best-of N`): the first 8 and
+/// 16 candidates hold a grid as fast as the best of `auto`'s, `occupancy`'s
+/// and `lloyd`'s in all but 2 cases (two `target teams` regions within the
+/// noise), against 15 and 12 before; the best of the first 16 reaches
+/// 97.79 % of the best measured (97.75 % before; 10 cases gain, none
+/// loses), of the first 8 97.27 % (97.31 %). The first 4 hold fewer of the
+/// neighbours that were there before: 94.64 % (95.61 %; 115 cases lose,
+/// median 2.6 %), and in the replay of sessions of a kernel launched once
+/// per run (`tune-sim`, noiseless) run 2 costs +24 % over `auto`'s grid
+/// (-0.2 % before) and the kept grid ends at 92.5 % of best after 10 runs
+/// (93.0 %); launched 20 times per run, 97.4 % (97.3 %).
+fn static_answers(
+    device: &DeviceDesc,
+    kernel: &KernelDesc,
+    launch: &LaunchDesc,
+    useful: u32,
+) -> Vec<Candidate> {
+    let cut = |g: Geometry| Candidate::Grid(Geometry::new(g.threads, g.blocks.min(useful)));
+    let mut answers = Vec::new();
+    if let Some(o) = policy::decide(&Policy::Occupancy, device, kernel, launch) {
+        let wave = resident_blocks(device, kernel, o.geometry.threads);
+        answers.push(cut(Geometry::new(o.geometry.threads, wave)));
+    }
+    let (_, rule) = auto::auto(device, kernel, launch);
+    let rules_apply = matches!(
+        rule,
+        Rule::AutoOneTeamPerChunk
+            | Rule::AutoResidentWaves
+            | Rule::AutoReductionWave
+            | Rule::AutoLongLoopWaves
+    );
+    if rules_apply {
+        for threshold in auto_rule_thresholds() {
+            for trip_count in [threshold - 1, threshold] {
+                let at = LaunchDesc {
+                    trip_count,
+                    ..*launch
+                };
+                answers.push(cut(auto::auto(device, kernel, &at).0));
+            }
+        }
+    }
+    answers.extend(
+        policy::decide(&Policy::Lloyd, device, kernel, launch).map(|l| Candidate::Grid(l.geometry)),
+    );
+    answers
+}
+
 /// The candidates for one launch in the prior's order (see the module
 /// documentation), each resolving to a distinct grid inside the launch's
 /// limits that `available` accepts (everything in the runtime; the measured
@@ -437,6 +512,12 @@ fn listed(
     // without a loop, trip count 0, gives none to count).
     let sensible = |g: Geometry| div_ceil(trip, busy(g).max(1)) <= sweep::MAX_ITERATIONS_PER_THREAD;
     let limits = Limits::of(device, kernel, launch);
+    // A region without a loop has no static answer but LLVM's grid.
+    let statics = if exploring.unbounded() && trip != 0 {
+        static_answers(device, kernel, launch, useful)
+    } else {
+        Vec::new()
+    };
     let (moves, learned, spread) = if trip == 0 {
         // Moves learned on loops are relative to `auto`'s grid for a trip
         // count: they mean nothing for a region without one.
@@ -472,6 +553,7 @@ fn listed(
     let mut seen = HashSet::new();
     let list: Vec<(Candidate, Geometry)> = [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]
         .into_iter()
+        .chain(statics)
         .chain(spread)
         .chain(learned.iter().copied())
         .filter_map(|c| Some((c, resolve(c)?)))

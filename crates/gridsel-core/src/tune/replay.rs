@@ -115,7 +115,7 @@ pub fn replay_program(
         let mut total = vec![0.0; kernels.len()];
         let allowance = Allowance::new(setup.overhead);
         for l in &learners {
-            allowance.expect(l.expected_ns(1));
+            allowance.begin(l, 1);
         }
         for n in 0..setup.launches {
             for (k, learner) in learners.iter_mut().enumerate() {
@@ -136,7 +136,10 @@ pub fn replay_program(
                 }
             }
         }
+        let exploring = learners.iter().filter(|l| l.explores()).count();
+        let share = allowance.banked_share(exploring);
         for (k, learner) in learners.iter_mut().enumerate() {
+            learner.bank(share);
             spent[k].push(total[k] / launches);
             let search = learner.search();
             let kind = learner.kind();

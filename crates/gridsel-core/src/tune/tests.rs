@@ -463,15 +463,15 @@ fn a_searchs_first_exploring_launch_runs_only_when_it_fits_the_allowance() {
         let allowance = Allowance::new(overhead);
         let mut learner = Learner::resume(key.clone(), &prior, table.get(&key));
         assert_eq!(learner.expected_ns(1), 1_000_000);
-        allowance.expect(learner.expected_ns(1));
+        allowance.begin(&learner, 1);
         let choice = learner.next(1, 0, |e| allowance.admits(e), grid).unwrap();
         (choice.grid, choice.rule)
     };
     use crate::policy::Rule;
     assert_eq!(
         first_launch(1.0, 0.05),
-        (AUTO_GRID, Rule::TuneWinner),
-        "held back"
+        (AUTO_GRID, Rule::TuneOnlyMeasured),
+        "held back, with no other grid measured"
     );
     assert_eq!(first_launch(0.6, 0.05), (LLVM_GRID, Rule::TuneTrial));
     assert_eq!(
@@ -505,12 +505,60 @@ fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
     assert!(Allowance::new(f64::INFINITY).admits(f64::MAX));
 }
 
+/// What a process leaves of its allowance is shared among its searches
+/// that still explore, for their later runs: the bank it began with, plus
+/// its share of the kernel time it timed or expected, less what it spent,
+/// at most one run's kernel time (or what was banked, where more); a debt
+/// where it spent more. Banked credit adds to what a launch may spend.
+#[test]
+fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
+    let a = Allowance::new(0.05);
+    a.expect(10_000);
+    assert_eq!(a.banked_share(2), Some(250));
+    assert_eq!(a.banked_share(0), Some(0), "nothing explores");
+    a.charge(10_000, Some(700));
+    assert_eq!(a.banked_share(1), Some(-200), "overspent: a debt");
+    assert_eq!(Allowance::new(f64::INFINITY).banked_share(1), None);
+    // A search's bank adds to the budget, and to what is left.
+    let key = Key::for_trip("k", "H100", 90, 1, "");
+    let mut table = Table::default();
+    let mut update = store::Update::new(key.clone());
+    update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
+    update.tally.launches_per_run = 1;
+    update.credit = 600_000;
+    table.apply(&update);
+    let prior = Prior::unpredicted(vec![(Candidate::Auto, AUTO_GRID)]);
+    let learner = Learner::resume(
+        key,
+        &prior,
+        table.get(&Key::for_trip("k", "H100", 90, 1, "")),
+    );
+    assert_eq!(learner.credit(), 600_000);
+    let a = Allowance::new(0.05);
+    a.begin(&learner, 1);
+    assert!(a.admits(650_000.0) && !a.admits(650_001.0));
+    a.charge(1_000_000, Some(100_000));
+    assert_eq!(a.banked_share(1), Some(550_000));
+    // At most one run's kernel time is banked, unless more was.
+    let a = Allowance::new(0.5);
+    a.begin(&learner, 1);
+    assert_eq!(a.banked_share(1), Some(1_000_000), "not 1 100 000");
+    let a = Allowance::new(0.0);
+    a.begin(&learner, 1);
+    a.begin(&learner, 1);
+    assert_eq!(
+        a.banked_share(1),
+        Some(1_200_000),
+        "two searches' banks, under their runs' kernel time"
+    );
+}
+
 /// A tuning session tries one and two whole waves of fewer threads than
 /// `auto`'s on a long loop (ts_ocean's 2^20 iterations: 64 x 4224, 64 x 8192
 /// cut to the loop's 8192 chunks, 32 x 4224), among the sixteen candidates
-/// its warm plan measures, after the four a cold plan screens, which are
-/// online `tune`'s; online `tune`'s candidates are unchanged, and a loop of
-/// fewer chunks than SMs gets none (it is spread instead).
+/// its warm plan measures, after the static answers; online `tune`'s
+/// candidates are unchanged, and a loop of fewer chunks than SMs gets none
+/// (it is spread instead).
 #[test]
 fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     let d = DeviceDesc::preset("h100").unwrap();
@@ -519,7 +567,8 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     let online = candidates(&d, &k, &long, &[], Exploring::Bounded, |_| true);
     let session = candidates(&d, &k, &long, &[], Exploring::UNBOUNDED, |_| true);
     assert_eq!(session.exploring, Exploring::UNBOUNDED);
-    assert_eq!(session.list[..4], online.list[..4]);
+    let head = through_occupancy(&online);
+    assert_eq!(session.list[..head], online.list[..head]);
     let plan = search::Params::SESSION_WARM.candidates;
     let first: Vec<Geometry> = session.list[..plan].iter().map(|&(_, g)| g).collect();
     let limits = Limits::of(&d, &k, &long);
@@ -546,11 +595,90 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
         assert!(session.list.iter().any(|&(_, s)| s == g), "{g}");
     }
     assert!(session.cost.iter().all(|&c| c <= PRUNE_ABOVE));
+    // A short loop's session adds static answers to online's list, no
+    // wave (all of a wave's blocks would idle).
     let short = LaunchDesc::open(512);
+    let online = candidates(&d, &k, &short, &[], Exploring::Bounded, |_| true).list;
+    let session = candidates(&d, &k, &short, &[], Exploring::UNBOUNDED, |_| true).list;
+    for (_, g) in &online {
+        assert!(session.iter().any(|&(_, s)| s == *g), "{g}");
+    }
+    assert!(static_grids(&d, &k, &short).iter().all(|g| g.blocks <= 8));
+}
+
+/// How many candidates of `prior` come before the static answers:
+/// `auto`'s, and LLVM's and `occupancy`'s where they differ from it.
+fn through_occupancy(prior: &Prior) -> usize {
+    let head = [Candidate::Auto, Candidate::Llvm, Candidate::Occupancy];
+    prior
+        .list
+        .iter()
+        .take_while(|(c, _)| head.contains(c))
+        .count()
+}
+
+/// The grids a session's prior lists at `launch` that online `tune`'s does
+/// not, in its order.
+fn static_grids(d: &DeviceDesc, k: &KernelDesc, launch: &LaunchDesc) -> Vec<Geometry> {
+    let online = candidates(d, k, launch, &[], Exploring::Bounded, |_| true).list;
+    candidates(d, k, launch, &[], Exploring::UNBOUNDED, |_| true)
+        .list
+        .into_iter()
+        .map(|(_, g)| g)
+        .filter(|g| !online.iter().any(|&(_, o)| o == *g))
+        .collect()
+}
+
+/// A tuning session measures the static answers first, right after
+/// `auto`'s, LLVM's and `occupancy`'s grids: the grids `auto`'s other rules
+/// give the kernel (on a loop of 2^24 iterations, the long loops' two waves
+/// of 64-thread blocks from 2^25; on a reduction of 2^21, one wave of
+/// 32-thread blocks from 2^23) and `lloyd`'s. A Generic kernel, which
+/// every rule of `auto` leaves at LLVM's grid, gets `lloyd`'s first, and
+/// online `tune` lists none of them among its first four.
+#[test]
+fn a_session_measures_the_static_answers_first() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let first_after_occupancy = |k: &KernelDesc, trip: u64, want: &[Geometry]| {
+        let launch = LaunchDesc::open(trip);
+        let session = candidates(&d, k, &launch, &[], Exploring::UNBOUNDED, |_| true);
+        let online = candidates(&d, k, &launch, &[], Exploring::Bounded, |_| true);
+        let head = through_occupancy(&online);
+        assert_eq!(session.list[..head], online.list[..head]);
+        let next: Vec<Geometry> = session.list[head..].iter().map(|&(_, g)| g).collect();
+        for g in want {
+            let at = next.iter().position(|n| n == g);
+            assert!(at.is_some_and(|i| i < 4), "{g} in {next:?}");
+            let online_at = online.list.iter().position(|&(_, o)| o == *g);
+            assert!(
+                online_at.is_none_or(|i| i > 3),
+                "{g} online at {online_at:?}"
+            );
+        }
+    };
+    let lloyd = |k: &KernelDesc, trip: u64| {
+        crate::policy::decide(
+            &crate::policy::Policy::Lloyd,
+            &d,
+            k,
+            &LaunchDesc::open(trip),
+        )
+        .unwrap()
+        .geometry
+    };
+    let k = kernel(ExecMode::Spmd, false);
+    let trip = 1 << 24;
     assert_eq!(
-        candidates(&d, &k, &short, &[], Exploring::UNBOUNDED, |_| true).list,
-        candidates(&d, &k, &short, &[], Exploring::Bounded, |_| true).list
+        resolve(Candidate::Auto, &d, &k, &LaunchDesc::open(trip)),
+        Some(Geometry::new(128, 3200))
     );
+    first_after_occupancy(&k, trip, &[Geometry::new(64, 8448), lloyd(&k, trip)]);
+    let r = reducing();
+    let trip = 1 << 21;
+    first_after_occupancy(&r, trip, &[Geometry::new(32, 4224), lloyd(&r, trip)]);
+    let generic = kernel(ExecMode::Generic, false);
+    let generic_statics = static_grids(&d, &generic, &LaunchDesc::open(trip));
+    assert_eq!(generic_statics.first(), Some(&lloyd(&generic, trip)));
 }
 
 /// A tuning session also tries `auto`'s threads on 2 and 4 blocks per SM

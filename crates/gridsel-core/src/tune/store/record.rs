@@ -57,6 +57,9 @@ pub struct Record {
     /// search's learned grid ([`super::super::learned`]). Written only when set.
     pub verified: Option<Candidate>,
     pub search: Search,
+    /// Exploring allowance online `tune` banked for this search's later
+    /// runs, in ns (negative: owed): [`super::super::Allowance`].
+    pub credit: i64,
     /// Fields of the record this gridsel does not know, kept as they were
     /// (a newer gridsel of the same format version may add some).
     pub unknown: Map<String, Value>,
@@ -71,6 +74,7 @@ impl Record {
             pinned: None,
             verified: None,
             search: Search::default(),
+            credit: 0,
             unknown: Map::new(),
         }
     }
@@ -94,6 +98,7 @@ impl Record {
         if u.pinned.is_some() {
             self.pinned = u.pinned;
         }
+        self.credit = self.credit.saturating_add(u.credit);
     }
 
     /// The kind of samples the search ranks by: warm once some process
@@ -120,6 +125,8 @@ pub struct Update {
     pub settled: [bool; 2],
     pub samples: Vec<(Candidate, Kind, u64)>,
     pub pinned: Option<Candidate>,
+    /// What the process adds to the record's [`Record::credit`].
+    pub credit: i64,
 }
 
 impl Update {
@@ -132,6 +139,7 @@ impl Update {
             settled: [false; 2],
             samples: Vec::new(),
             pinned: None,
+            credit: 0,
         }
     }
 
@@ -158,6 +166,7 @@ impl Update {
             settled: search.settled,
             samples,
             pinned: record.pinned,
+            credit: record.credit,
         }
     }
 
@@ -198,6 +207,7 @@ impl Update {
             settled: [0, 1].map(|i| a.settled[i] && !b.settled[i]),
             samples,
             pinned: after.pinned.filter(|_| after.pinned != before.pinned),
+            credit: after.credit.saturating_sub(before.credit),
         }
     }
 
@@ -207,6 +217,7 @@ impl Update {
             && self.samples.is_empty()
             && self.pinned.is_none()
             && self.settled == [false; 2]
+            && self.credit == 0
     }
 }
 
@@ -244,10 +255,17 @@ pub(super) struct RecordFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     verified: Option<String>,
     grids: BTreeMap<String, SamplesFile>,
+    /// Absent where 0: stores written before it are read as they were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    credit: i64,
     /// Fields this gridsel does not know (a newer one of the same version
     /// wrote them): kept, and written back.
     #[serde(flatten)]
     unknown: Map<String, Value>,
+}
+
+fn is_zero(credit: &i64) -> bool {
+    *credit == 0
 }
 
 impl RecordFile {
@@ -284,6 +302,7 @@ impl RecordFile {
             pinned: r.pinned.map(|c| c.to_string()),
             verified: r.verified.map(|c| c.to_string()),
             grids,
+            credit: r.credit,
             unknown: r.unknown.clone(),
         }
     }
@@ -333,6 +352,7 @@ impl RecordFile {
             pinned: self.pinned.map(|p| p.parse()).transpose()?,
             verified: self.verified.map(|p| p.parse()).transpose()?,
             search,
+            credit: self.credit,
             unknown: self.unknown,
         })
     }

@@ -94,7 +94,11 @@ tune_entry() { # ENTRY BINARY ARGS VERIFY
   # session in every run's log instead, against the end of the results table it prints.
   case $verify in P:*) check=${verify#P:} ;; *) check='^Triad' ;; esac
   t0=$(date +%s%N)
-  (cd "$dir/scratch" && "$GRIDSEL_CLI" tune --runs "${TUNE_RUNS:-3}" --check "$check" --store "$dir/store.json" \
+  # TUNE_RUNS and TUNE_TIME: the session's --runs and --time; unset, gridsel tune's defaults.
+  local -a budget=()
+  [[ -n ${TUNE_RUNS:-} ]] && budget+=(--runs "$TUNE_RUNS")
+  [[ -n ${TUNE_TIME:-} ]] && budget+=(--time "$TUNE_TIME")
+  (cd "$dir/scratch" && "$GRIDSEL_CLI" tune "${budget[@]}" --check "$check" --store "$dir/store.json" \
     --lib "$GRIDSEL_LIB" --out "$dir/session" -- "$bin" $args >"$dir/session.txt" 2>&1)
   rc=$?
   if [[ $verify == F:* ]] && grep -rEq "${verify#F:}" "$dir/session" --include='*.log'; then rc=99; fi

@@ -806,6 +806,13 @@ fn key(kernel: &str, trip: u64) -> Key {
     entry(kernel, trip, 32).key
 }
 
+/// Adds `updates` to the store at `path` as a process's writer does when it
+/// has not read the store (so no upkeep is due): appended to the journal,
+/// or merged into the file where the journal cannot take them.
+fn store_updates(path: &Path, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
+    files::StoreFile::new(path.to_path_buf(), false).store(updates, patience)
+}
+
 /// Adds `updates` to the store at `path` as a process does: reads it, then
 /// writes (with the upkeep the read asked for).
 fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), StoreError> {
@@ -822,8 +829,8 @@ fn cache_round_trip_and_merge() {
         Table::default(),
         "missing = empty"
     );
-    files::store_cache(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
-    files::store_cache(
+    store_updates(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
+    store_updates(
         &path,
         &[entry("k2", 1000, 64), entry("k1", 1000, 96)],
         PATIENCE,
@@ -867,8 +874,7 @@ fn concurrent_writers_keep_every_entry() {
             s.spawn(move || {
                 for i in 0..10u64 {
                     let trip = 1 << (4 * i);
-                    files::store_cache(path, &[entry(&format!("k{w}"), trip, 32)], PATIENCE)
-                        .unwrap();
+                    store_updates(path, &[entry(&format!("k{w}"), trip, 32)], PATIENCE).unwrap();
                 }
             });
         }
@@ -897,7 +903,7 @@ fn only_a_gridsel_store_is_replaced() {
         let err = files::load_cache(&path).unwrap_err();
         assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert!(err.to_string().contains(why), "{text}: {err}");
-        let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+        let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
         assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
@@ -908,14 +914,14 @@ fn only_a_gridsel_store_is_replaced() {
     assert!(matches!(err, StoreError::Newer(_)), "{err}");
     assert!(err.to_string().contains("version 99"), "{err}");
     assert!(matches!(
-        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE),
+        store_updates(&path, &[entry("k", 1, 32)], PATIENCE),
         Err(StoreError::Newer(_))
     ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
     // An empty file (made with `touch`) holds nothing to lose: a new store.
     std::fs::write(&path, "").unwrap();
     assert_eq!(files::load_cache(&path).unwrap(), Contents::default());
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
     assert!(!bad_copy(&path).exists());
 }
@@ -935,7 +941,7 @@ fn bad_copy(path: &Path) -> PathBuf {
 #[test]
 fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     let path = temp("bad_record");
-    files::store_cache(&path, &[entry("k1", 1, 32), entry("k2", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k1", 1, 32), entry("k2", 1, 32)], PATIENCE).unwrap();
     let good = std::fs::read_to_string(&path).unwrap();
     // k1's record gets a ninth warm sample; k2's stays.
     let damaged = good.replacen("\"warm\":[1234]", "\"warm\":[1,2,3,4,5,6,7,8,9]", 1);
@@ -993,12 +999,12 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
         let meta = std::fs::metadata(p).unwrap();
         (meta.uid(), meta.gid())
     };
-    files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
     for m in [0o600, 0o640, 0o664] {
         // Appended to the journal, which takes the store's mode; and
         // rewritten (the journal merged in).
         chmod(&path, m);
-        files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
         assert_eq!(mode(&journal), m, "{m:o} became {:o}", mode(&journal));
         compact(&path);
         assert_eq!(mode(&path), m, "{m:o} became {:o}", mode(&path));
@@ -1006,7 +1012,7 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     // Another user's store, rewritten by one who may give it away (root),
     // stays theirs, and so does its journal.
     if std::os::unix::fs::chown(&path, Some(4321), Some(4321)).is_ok() {
-        files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
         assert_eq!(owner(&journal), (4321, 4321));
         compact(&path);
         assert_eq!(owner(&path), (4321, 4321));
@@ -1025,7 +1031,7 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     // says to leave it).
     chmod(&path, 0o444);
     let before = std::fs::read_to_string(&path).unwrap();
-    let err = files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "read-only, not replaced");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     assert_eq!(mode(&path), 0o444);
@@ -1041,9 +1047,9 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     // Nor is its journal written: a store would have been.
     assert!(!journal.exists());
     chmod(&path, 0o644);
-    files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap();
     chmod(&path, 0o444);
-    let err = files::store_cache(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "read-only, not replaced");
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 2);
 }
@@ -1073,11 +1079,11 @@ fn runs(path: &Path, kernel: &str, trip: u64) -> u32 {
 #[test]
 fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader() {
     let path = temp("journal");
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let store = std::fs::read_to_string(&path).unwrap();
     assert!(!files::journal_path(&path).exists());
     for n in 2..=5 {
-        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
         assert_eq!(runs(&path, "k", 1), n);
     }
     assert_eq!(
@@ -1091,7 +1097,7 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
     let line = journal_text(&path).lines().nth(1).unwrap().len() as u64 + 1;
     let more = JOURNAL_COMPACT_BYTES / line + 1;
     let batch: Vec<Update> = (0..more).map(|_| entry("k", 1, 32)).collect();
-    files::store_cache(&path, &batch, PATIENCE).unwrap();
+    store_updates(&path, &batch, PATIENCE).unwrap();
     let total = 5 + more as u32;
     assert_eq!(runs(&path, "k", 1), total);
     let file = files::StoreFile::new(path.clone(), false);
@@ -1125,8 +1131,8 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
 fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     let path = temp("journal_kills");
     let journal = files::journal_path(&path);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-    files::store_cache(&path, &[entry("k", 1, 32), entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32), entry("k", 1, 32)], PATIENCE).unwrap();
     let merged = std::fs::read(&journal).unwrap();
     files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     assert!(!journal.exists());
@@ -1137,12 +1143,12 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
         3,
         "a stale journal read over the store"
     );
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(runs(&path, "k", 1), 4);
     assert!(!journal.exists(), "the stale journal merged away");
 
     // A torn last line.
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let whole = journal_text(&path);
     let line = whole.lines().nth(1).unwrap();
     let torn = format!("{whole}{}", &line[..line.len() / 2]);
@@ -1150,7 +1156,7 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     let read = files::load_cache(&path).unwrap();
     assert!(read.dropped.is_empty(), "{:?}", read.dropped);
     assert_eq!(read.table.get(&key("k", 1)).unwrap().tally.runs, 5);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(journal_text(&path), format!("{whole}{line}\n"));
     assert_eq!(runs(&path, "k", 1), 6);
 }
@@ -1163,7 +1169,8 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
 #[test]
 fn readers_racing_compactions_never_count_an_update_twice() {
     let path = temp("journal_race");
-    files::store_cache(&path, &[], PATIENCE).unwrap();
+    // An empty store, paired with its (not yet written) journal.
+    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     let written = AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicBool::new(false);
     let (mut reads, mut journaled, mut over) = (0, 0, Vec::new());
@@ -1174,7 +1181,7 @@ fn readers_racing_compactions_never_count_an_update_twice() {
                     for _ in 0..100 {
                         // Counted before: the reader may see it at once.
                         written.fetch_add(1, Ordering::SeqCst);
-                        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+                        store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
                     }
                 })
             })
@@ -1217,9 +1224,9 @@ fn readers_racing_compactions_never_count_an_update_twice() {
 fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_left_alone() {
     let path = temp("journal_bad");
     let journal = files::journal_path(&path);
-    files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
     for kernel in ["k2", "k3", "k4"] {
-        files::store_cache(&path, &[entry(kernel, 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry(kernel, 1, 32)], PATIENCE).unwrap();
     }
     let text = journal_text(&path);
     let damaged = text.replacen("\"kernel\":\"k3\"", "\"kernel\":3", 1);
@@ -1270,7 +1277,7 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
         let store = std::fs::read_to_string(&path).unwrap();
         let err = files::load_cache(&path).unwrap_err();
         assert!(err.to_string().contains(message), "{what}: {err}");
-        let err = files::store_cache(&path, &[entry("k6", 1, 32)], PATIENCE).unwrap_err();
+        let err = store_updates(&path, &[entry("k6", 1, 32)], PATIENCE).unwrap_err();
         assert!(err.to_string().contains(message), "{what}: {err}");
         let err = files::edit_cache(&path, PATIENCE, files::OnInvalid::SetAside, |t| {
             t.retain(|_| false);
@@ -1295,14 +1302,14 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
 fn the_journal_never_passes_its_cap() {
     let path = temp("journal_cap");
     let journal = files::journal_path(&path);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let line = journal_text(&path).lines().nth(1).unwrap().len() as u64 + 1;
     let fits = (MAX_JOURNAL_BYTES - std::fs::metadata(&journal).unwrap().len()) / line;
     let batch: Vec<Update> = (0..fits).map(|_| entry("k", 1, 32)).collect();
-    files::store_cache(&path, &batch, PATIENCE).unwrap();
+    store_updates(&path, &batch, PATIENCE).unwrap();
     assert!(std::fs::metadata(&journal).unwrap().len() <= MAX_JOURNAL_BYTES);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!journal.exists(), "merged in");
     assert_eq!(runs(&path, "k", 1), 3 + fits as u32);
 }
@@ -1315,12 +1322,12 @@ fn a_busy_lock_is_reported_not_waited_for() {
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.
     assert!(matches!(
-        files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO),
+        store_updates(&path, &[entry("k", 1, 32)], Duration::ZERO),
         Err(StoreError::Busy)
     ));
     assert!(start.elapsed() < Duration::from_millis(100));
     drop(held);
-    files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
 }
 
@@ -1344,7 +1351,7 @@ fn planted_links_at_temporary_names_are_not_written_through() {
     for link in &planted {
         std::os::unix::fs::symlink(&victim, link).unwrap();
     }
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(!is_symlink(&path));
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
@@ -1356,13 +1363,13 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let path = temp("linked");
     let dir = path.parent().unwrap();
     let victim = dir.join("victim.json");
-    files::store_cache(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let before = std::fs::read_to_string(&victim).unwrap();
     std::os::unix::fs::symlink(&victim, &path).unwrap();
     let err = files::load_cache(&path).unwrap_err();
     assert!(matches!(err, StoreError::Io(_)), "{err:?}");
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
-    let err = files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(is_symlink(&path), "the link was replaced");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), before);
@@ -1371,7 +1378,7 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let path = dir.join("other.json");
     let target = dir.join("created-through-the-link");
     std::os::unix::fs::symlink(&target, cache_lock(&path)).unwrap();
-    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(!target.exists() && !path.exists());
 }
@@ -1391,7 +1398,7 @@ fn a_device_node_cache_is_refused_not_replaced() {
     }
     let err = files::load_cache(&path).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
-    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
     use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -1401,7 +1408,7 @@ fn a_device_node_cache_is_refused_not_replaced() {
 #[test]
 fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
     let path = temp("huge");
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let mut text = std::fs::read_to_string(&path).unwrap();
     // Valid JSON: padding after the object.
     text.push_str(&" ".repeat(gridsel::tune::store::MAX_BYTES as usize));
@@ -1412,7 +1419,7 @@ fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
         "larger than 4 MiB, the most gridsel reads of it"
     );
     // Not replaced either: its entries might be wanted.
-    assert!(files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
+    assert!(store_updates(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
@@ -1426,7 +1433,7 @@ fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
     for f in [&stale, &live] {
         std::fs::write(f, "partial").unwrap();
     }
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!stale.exists());
     assert!(live.exists(), "a live process's file is kept");
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The demo: builds gridsel (the preload library and the `gridsel` command
-# line, with the quick `demo` profile of Cargo.toml) and runs
+# The demo: builds the preload library (with the quick `demo` profile of
+# Cargo.toml; it runs no command line, so builds none) and runs
 # examples/demo.c, one kernel of each loop class, under it, each decision
 # logged next to LLVM's grid. Installs only what that needs
 # (scripts/install-deps.sh --demo: clang 19, libomp 19, gcc, Rust).
@@ -19,7 +19,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 bash scripts/install-deps.sh --demo
 export PATH=$HOME/.cargo/bin:$PATH
-cargo build --profile demo --quiet -p gridsel -p gridsel-cli
+cargo build --profile demo --quiet -p gridsel
 lib=$repo/target/demo/libgridsel.so
 out=target/demo-programs
 mkdir -p "$out"
@@ -35,8 +35,9 @@ else
   clang-19 -O3 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -Wl,-rpath,$llvm_lib \
     examples/demo.c -o $out/demo-host -lm
   export GRIDSEL_DEVICE=${GRIDSEL_DEVICE:-h100}
-  echo "== no GPU here: examples/demo-sm_90 (the sm_90 build), decided for $GRIDSEL_DEVICE from each"
-  echo "   kernel's compiled facts, policy ${GRIDSEL_POLICY:-auto}; libomptarget runs the regions on the host"
+  echo "== no GPU here: examples/demo-sm_90, the program's sm_90 build, with GRIDSEL_DEVICE=$GRIDSEL_DEVICE,"
+  echo "   policy ${GRIDSEL_POLICY:-auto}: gridsel decides from each kernel's compiled facts, libomptarget"
+  echo "   finds no GPU and runs the regions on the host"
   GRIDSEL_LOG=info LD_PRELOAD=$lib examples/demo-sm_90
   echo "== the host-offload build: libomptarget launches the grids gridsel wrote"
   LIBOMPTARGET_INFO=16 LD_PRELOAD=$lib $out/demo-host

@@ -1,9 +1,9 @@
 //! The environment variables gridsel reads: one table, [`SETTINGS`], gives
 //! each its name, the values the user writes, its default, its help and the
 //! function that reads it into a [`Config`]. [`Config::from_lookup`] is a
-//! loop over that table, and the CLI's `gridsel env` and the README's environment
-//! table are generated from it or checked against it, so a setting is defined
-//! in one place (as ripgrep defines each flag once).
+//! loop over that table, and the CLI's `gridsel env` and docs/usage.md's list
+//! of settings are generated from it or checked against it, so a setting is
+//! defined in one place (as ripgrep defines each flag once).
 //!
 //! Every variable follows the same rules: an empty or blank value is no value
 //! ([`given`]); a boolean takes the words of [`on_off`]; and parsing never
@@ -791,43 +791,6 @@ mod tests {
         // Independent of the clauses' opt-in.
         let (c, _) = parse(&[(ENV_TEAMS_REGIONS, "change")]);
         assert!(!c.opt_in.override_clauses);
-    }
-
-    /// The README's environment table lists exactly [`SETTINGS`], in their
-    /// order, each with the values and the default defined here (backticks
-    /// aside: the README may set values in code).
-    #[test]
-    fn the_readme_lists_every_setting_as_defined() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
-        let rows: Vec<[String; 3]> = readme
-            .lines()
-            .skip_while(|l| *l != "## Environment")
-            .skip(1)
-            .take_while(|l| !l.starts_with("## "))
-            .filter_map(|l| l.strip_prefix("| `GRIDSEL_"))
-            .map(|row| {
-                let mut cells = row.split(" | ");
-                let mut cell = || cells.next().unwrap_or_default().replace('`', "");
-                [format!("GRIDSEL_{}", cell()), cell(), cell()]
-            })
-            .collect();
-        let expected: Vec<[String; 3]> = SETTINGS
-            .iter()
-            .map(|s| [s.name, s.values, s.default.text()].map(String::from))
-            .collect();
-        let show = |rows: &[[String; 3]]| {
-            rows.iter()
-                .map(|r| format!("| `{}` | {} | {} |", r[0], r[1], r[2]))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        assert!(
-            rows == expected,
-            "README.md's environment table (variable | values | default | ...) should begin its rows with\n{}\nbut has\n{}",
-            show(&expected),
-            show(&rows)
-        );
     }
 
     /// docs/usage.md's environment list gives every setting with a written

@@ -29,7 +29,7 @@ pub fn c_source(name: &str) -> PathBuf {
 
 /// The profile directory this test executable was built into
 /// (`target/<profile>`; the executable lives in `target/<profile>/deps`).
-pub fn profile_dir() -> PathBuf {
+fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let deps = exe.parent().expect("deps dir");
     deps.parent().expect("profile dir").to_path_buf()
@@ -137,7 +137,7 @@ pub fn run_gridsel_cli(
 }
 
 /// A per-test-binary build folder under `target/`.
-pub fn build_root() -> PathBuf {
+fn build_root() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let stem = exe.file_stem().unwrap().to_string_lossy().to_string();
     // `preload-0123abcd` -> `preload`: one folder per test file.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing gridsel needs on Debian 12, as root.
 # Idempotent: each step is skipped when its result is already there.
-#   - clang 19 + libomp 19 (libomptarget with the host plugin), clang-tools;
+#   - clang 19 + libomp 19 (libomptarget with the host plugin), clang-tools-19;
 #   - clang 15 and 16 and, privately under target/llvm-runtimes, their OpenMP
 #     runtimes (Debian's libomp packages conflict with each other), for the
 #     KernelArgs v1/v2 tests;
@@ -11,16 +11,21 @@
 #     target/llvm-toolchains (scripts/llvm-toolchains.sh; about 2.5 minutes
 #     and 1.9 GB the first time), and the NVPTX OpenMP device runtime of 22
 #     and 23, which Debian ships none of, built from Debian's source of each
-#     release (scripts/llvm-devicertl.sh; about 30 s each); skipped with
-#     --no-llvm-root (the demo's case: it needs none of it);
+#     release (scripts/llvm-devicertl.sh; about 30 s each);
 #   - matplotlib for the harness's plot;
 #   - a Rust toolchain when none is installed.
+# With --demo, only what scripts/demo.sh and a build of gridsel need: clang
+# 19, libomp 19, gcc and a Rust toolchain (67 packages, 132 MB to download
+# on a fresh Debian 12, against 195 packages and 348 MB for the tests).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-packages=(clang-19 libomp-19-dev clang-tools-19 clang-15 clang-tools-15 clang-16 clang-tools-16
-  gcc libc6-dev binutils make python3 python3-pip python3-matplotlib xz-utils ca-certificates curl
-  debootstrap)
+demo=false
+[[ ${1:-} == --demo ]] && demo=true
+# gcc is Rust's linker (`cc`); curl fetches rustup.
+packages=(clang-19 libomp-19-dev gcc libc6-dev ca-certificates curl)
+$demo || packages+=(clang-tools-19 clang-15 clang-tools-15 clang-16 clang-tools-16
+  binutils make python3 python3-pip python3-matplotlib xz-utils debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -40,6 +45,8 @@ if ! command -v cargo >/dev/null; then
   fi
 fi
 
+$demo && exit 0
+
 # The harness's plot (and its test) needs matplotlib for whichever python3
 # runs it: Debian's package above, or pip where python3 is not Debian's.
 python3 -c 'import matplotlib' 2>/dev/null ||
@@ -47,9 +54,6 @@ python3 -c 'import matplotlib' 2>/dev/null ||
 
 bash "$repo/tests/llvm-runtimes.sh" "$repo/target/llvm-runtimes" >/dev/null
 bash "$repo/bench/toolchain/setup.sh" >/dev/null
-# The clang 21-23 root (a few minutes and 2 GB fresh) is for the tests;
-# the demo asks for none of it.
-[[ ${1:-} == --no-llvm-root ]] && exit 0
 bash "$repo/scripts/llvm-toolchains.sh" >/dev/null
 # The sm_90 programs of clang 22 and 23 need it; without it (exit 3, said on
 # stderr) only their sm_90 builds fail.

@@ -11,7 +11,8 @@
 //! it shares with the command lines (settings, files, the CUDA driver,
 //! logging, the panic boundary) is `gridsel-host`; both are re-exported
 //! here, so `gridsel::policy` is `gridsel_core::policy` and `gridsel::files`
-//! is `gridsel_host::files`.
+//! is `gridsel_host::files`. The workspace's crates: `docs/layout.md` in the
+//! repository.
 //!
 //! ## How a launch flows
 //!

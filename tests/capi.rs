@@ -1,7 +1,7 @@
 //! The C API of `include/gridsel.h`, called from C (tests/c/capi.c) linked
 //! against the cdylib.
 
-mod support;
+use gridsel_test_support as support;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

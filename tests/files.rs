@@ -5,7 +5,7 @@
 //! processes at once. Each program runs under `timeout`, so a read that
 //! blocks fails the test instead of hanging it.
 
-mod support;
+use gridsel_test_support as support;
 
 use gridsel::Geometry;
 use gridsel::files;

@@ -2,7 +2,7 @@
 //! alone: its log lines never raise SIGPIPE when nobody reads stderr, and
 //! a C++ exception thrown by libomptarget reaches the program's handler.
 
-mod support;
+use gridsel_test_support as support;
 
 use std::io::Read;
 use std::os::fd::OwnedFd;

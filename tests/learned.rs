@@ -3,7 +3,7 @@
 //! `LD_PRELOAD`, the default policy `auto`, and stores written as tuning
 //! writes them.
 
-mod support;
+use gridsel_test_support as support;
 
 use gridsel::Geometry;
 use gridsel::tune::search::{Candidate, Kind};

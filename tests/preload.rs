@@ -7,7 +7,7 @@
 //! INFO line (LLVM 15, 16) are observed through `tests/c/spy.c`, preloaded
 //! after gridsel, which prints what gridsel forwards to libomptarget.
 
-mod support;
+use gridsel_test_support as support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -1027,37 +1027,6 @@ fn profile_counts_every_launch_of_every_thread() {
 }
 
 // ---- 10. sm_90 binaries ----------------------------------------------------------
-
-/// `source` built for sm_90 with clang 19 and the CUDA 12 tools that
-/// bench/toolchain/setup.sh puts in .toolchain/cuda, with `extra` arguments
-/// after the source, cached as `key`; `None` (the test says it was skipped)
-/// without those tools.
-fn sm90_build(key: &str, source: &Path, extra: &[&str]) -> Option<PathBuf> {
-    let cuda = repo().join(".toolchain/cuda");
-    if !require(
-        &format!(
-            "the CUDA toolchain in {} (bench/toolchain/setup.sh)",
-            cuda.display()
-        ),
-        cuda.join("bin/ptxas").exists(),
-    ) {
-        return None;
-    }
-    Some(cached(key, |out| {
-        let mut args = vec![
-            "-O3".to_string(),
-            "-fopenmp".into(),
-            "--offload-arch=sm_90".into(),
-            format!("--cuda-path={}", cuda.display()),
-            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/".into(),
-            format!("-Wl,-rpath,{LLVM19_LIB}"),
-            source.to_string_lossy().into(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        build(out, "clang-19", &args)
-    }))
-}
 
 /// The C program `source` (tests/c/) built for sm_90 (see `sm90_build`).
 fn sm90_program(source: &str) -> Option<PathBuf> {

@@ -828,6 +828,13 @@ fn key(kernel: &str, trip: u64) -> Key {
     entry(kernel, trip, 32).key
 }
 
+/// Adds `updates` to the store at `path` as a process's writer does when it
+/// has not read the store (so no upkeep is due): appended to the journal,
+/// or merged into the file where the journal cannot take them.
+fn store_updates(path: &Path, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
+    files::StoreFile::new(path.to_path_buf(), false).store(updates, patience)
+}
+
 /// Adds `updates` to the store at `path` as a process does: reads it, then
 /// writes (with the upkeep the read asked for).
 fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), StoreError> {
@@ -844,8 +851,8 @@ fn cache_round_trip_and_merge() {
         Table::default(),
         "missing = empty"
     );
-    files::store_cache(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
-    files::store_cache(
+    store_updates(&path, &[entry("k1", 1000, 128)], PATIENCE).unwrap();
+    store_updates(
         &path,
         &[entry("k2", 1000, 64), entry("k1", 1000, 96)],
         PATIENCE,
@@ -889,8 +896,7 @@ fn concurrent_writers_keep_every_entry() {
             s.spawn(move || {
                 for i in 0..10u64 {
                     let trip = 1 << (4 * i);
-                    files::store_cache(path, &[entry(&format!("k{w}"), trip, 32)], PATIENCE)
-                        .unwrap();
+                    store_updates(path, &[entry(&format!("k{w}"), trip, 32)], PATIENCE).unwrap();
                 }
             });
         }
@@ -919,7 +925,7 @@ fn only_a_gridsel_store_is_replaced() {
         let err = files::load_cache(&path).unwrap_err();
         assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert!(err.to_string().contains(why), "{text}: {err}");
-        let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+        let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
         assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
@@ -930,14 +936,14 @@ fn only_a_gridsel_store_is_replaced() {
     assert!(matches!(err, StoreError::Newer(_)), "{err}");
     assert!(err.to_string().contains("version 99"), "{err}");
     assert!(matches!(
-        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE),
+        store_updates(&path, &[entry("k", 1, 32)], PATIENCE),
         Err(StoreError::Newer(_))
     ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
     // An empty file (made with `touch`) holds nothing to lose: a new store.
     std::fs::write(&path, "").unwrap();
     assert_eq!(files::load_cache(&path).unwrap(), Contents::default());
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
     assert!(!bad_copy(&path).exists());
 }
@@ -957,7 +963,7 @@ fn bad_copy(path: &Path) -> PathBuf {
 #[test]
 fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     let path = temp("bad_record");
-    files::store_cache(&path, &[entry("k1", 1, 32), entry("k2", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k1", 1, 32), entry("k2", 1, 32)], PATIENCE).unwrap();
     let good = std::fs::read_to_string(&path).unwrap();
     // k1's record gets a ninth warm sample; k2's stays.
     let damaged = good.replacen("\"warm\":[1234]", "\"warm\":[1,2,3,4,5,6,7,8,9]", 1);
@@ -1015,12 +1021,12 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
         let meta = std::fs::metadata(p).unwrap();
         (meta.uid(), meta.gid())
     };
-    files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
     for m in [0o600, 0o640, 0o664] {
         // Appended to the journal, which takes the store's mode; and
         // rewritten (the journal merged in).
         chmod(&path, m);
-        files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
         assert_eq!(mode(&journal), m, "{m:o} became {:o}", mode(&journal));
         compact(&path);
         assert_eq!(mode(&path), m, "{m:o} became {:o}", mode(&path));
@@ -1029,7 +1035,7 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     // (a_store_journal_or_lock_another_user_owns_is_refused_at_once); the
     // group is kept where the process may.
     if std::os::unix::fs::chown(&path, None, Some(4321)).is_ok() {
-        files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
         assert_eq!(owner(&journal).1, 4321);
         compact(&path);
         assert_eq!(owner(&path).1, 4321);
@@ -1049,7 +1055,7 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     // says to leave it).
     chmod(&path, 0o444);
     let before = std::fs::read_to_string(&path).unwrap();
-    let err = files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "read-only, not replaced");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     assert_eq!(mode(&path), 0o444);
@@ -1065,9 +1071,9 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     // Nor is its journal written: a store would have been.
     assert!(!journal.exists());
     chmod(&path, 0o644);
-    files::store_cache(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k3", 1, 32)], PATIENCE).unwrap();
     chmod(&path, 0o444);
-    let err = files::store_cache(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "read-only, not replaced");
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 2);
 }
@@ -1097,11 +1103,11 @@ fn runs(path: &Path, kernel: &str, trip: u64) -> u32 {
 #[test]
 fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader() {
     let path = temp("journal");
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let store = std::fs::read_to_string(&path).unwrap();
     assert!(!files::journal_path(&path).exists());
     for n in 2..=5 {
-        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
         assert_eq!(runs(&path, "k", 1), n);
     }
     assert_eq!(
@@ -1115,7 +1121,7 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
     let line = journal_text(&path).lines().nth(1).unwrap().len() as u64 + 1;
     let more = JOURNAL_COMPACT_BYTES / line + 1;
     let batch: Vec<Update> = (0..more).map(|_| entry("k", 1, 32)).collect();
-    files::store_cache(&path, &batch, PATIENCE).unwrap();
+    store_updates(&path, &batch, PATIENCE).unwrap();
     let total = 5 + more as u32;
     assert_eq!(runs(&path, "k", 1), total);
     let file = files::StoreFile::new(path.clone(), false);
@@ -1149,8 +1155,8 @@ fn updates_go_to_the_journal_and_a_long_journal_is_merged_in_by_the_next_reader(
 fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     let path = temp("journal_kills");
     let journal = files::journal_path(&path);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-    files::store_cache(&path, &[entry("k", 1, 32), entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32), entry("k", 1, 32)], PATIENCE).unwrap();
     let merged = std::fs::read(&journal).unwrap();
     files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     assert!(!journal.exists());
@@ -1161,12 +1167,12 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
         3,
         "a stale journal read over the store"
     );
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(runs(&path, "k", 1), 4);
     assert!(!journal.exists(), "the stale journal merged away");
 
     // A torn last line.
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let whole = journal_text(&path);
     let line = whole.lines().nth(1).unwrap();
     let torn = format!("{whole}{}", &line[..line.len() / 2]);
@@ -1174,7 +1180,7 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     let read = files::load_cache(&path).unwrap();
     assert!(read.dropped.is_empty(), "{:?}", read.dropped);
     assert_eq!(read.table.get(&key("k", 1)).unwrap().tally.runs, 5);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(journal_text(&path), format!("{whole}{line}\n"));
     assert_eq!(runs(&path, "k", 1), 6);
 }
@@ -1187,7 +1193,8 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
 #[test]
 fn readers_racing_compactions_never_count_an_update_twice() {
     let path = temp("journal_race");
-    files::store_cache(&path, &[], PATIENCE).unwrap();
+    // An empty store, paired with its (not yet written) journal.
+    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     let written = AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicBool::new(false);
     let (mut reads, mut journaled, mut over) = (0, 0, Vec::new());
@@ -1198,7 +1205,7 @@ fn readers_racing_compactions_never_count_an_update_twice() {
                     for _ in 0..100 {
                         // Counted before: the reader may see it at once.
                         written.fetch_add(1, Ordering::SeqCst);
-                        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+                        store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
                     }
                 })
             })
@@ -1241,9 +1248,9 @@ fn readers_racing_compactions_never_count_an_update_twice() {
 fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_left_alone() {
     let path = temp("journal_bad");
     let journal = files::journal_path(&path);
-    files::store_cache(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k1", 1, 32)], PATIENCE).unwrap();
     for kernel in ["k2", "k3", "k4"] {
-        files::store_cache(&path, &[entry(kernel, 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry(kernel, 1, 32)], PATIENCE).unwrap();
     }
     let text = journal_text(&path);
     let damaged = text.replacen("\"kernel\":\"k3\"", "\"kernel\":3", 1);
@@ -1284,7 +1291,7 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
         let store = std::fs::read_to_string(&path).unwrap();
         let err = files::load_cache(&path).unwrap_err();
         assert!(err.to_string().contains(message), "{what}: {err}");
-        let err = files::store_cache(&path, &[entry("k6", 1, 32)], PATIENCE).unwrap_err();
+        let err = store_updates(&path, &[entry("k6", 1, 32)], PATIENCE).unwrap_err();
         assert!(err.to_string().contains(message), "{what}: {err}");
         let err = files::edit_cache(&path, PATIENCE, files::OnInvalid::SetAside, |t| {
             t.retain(|_| false);
@@ -1309,14 +1316,14 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
 fn the_journal_never_passes_its_cap() {
     let path = temp("journal_cap");
     let journal = files::journal_path(&path);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let line = journal_text(&path).lines().nth(1).unwrap().len() as u64 + 1;
     let fits = (MAX_JOURNAL_BYTES - std::fs::metadata(&journal).unwrap().len()) / line;
     let batch: Vec<Update> = (0..fits).map(|_| entry("k", 1, 32)).collect();
-    files::store_cache(&path, &batch, PATIENCE).unwrap();
+    store_updates(&path, &batch, PATIENCE).unwrap();
     assert!(std::fs::metadata(&journal).unwrap().len() <= MAX_JOURNAL_BYTES);
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!journal.exists(), "merged in");
     assert_eq!(runs(&path, "k", 1), 3 + fits as u32);
 }
@@ -1335,7 +1342,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
     let journal = files::journal_path(&path);
     let bad = path.with_file_name("cache.json.journal.bad");
     let oversize = |path: &Path| {
-        files::store_cache(path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        store_updates(path, &[entry("k", 1, 32)], PATIENCE).unwrap();
         let text = journal_text(path);
         let line = format!("{}\n", text.lines().nth(1).unwrap());
         let lines = (MAX_JOURNAL_BYTES as usize / line.len()) + 1;
@@ -1343,7 +1350,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
         std::fs::write(files::journal_path(path), &big).unwrap();
         big
     };
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let big = oversize(&path);
     let read = files::load_cache(&path).unwrap();
     assert_eq!(runs(&path, "k", 1), 1, "the store alone");
@@ -1354,7 +1361,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
         "{:?}",
         read.dropped
     );
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), big);
     assert!(!journal.exists());
     assert_eq!(runs(&path, "k", 1), 2);
@@ -1363,7 +1370,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
     // With a `.bad` in the way: one error naming it; the store unchanged.
     oversize(&path);
     let before = std::fs::read(&path).unwrap();
-    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert!(
         err.to_string().contains("is in the way of keeping a copy")
             && err.to_string().contains("until that file is moved away"),
@@ -1388,12 +1395,12 @@ fn a_busy_lock_is_reported_not_waited_for() {
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.
     assert!(matches!(
-        files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO),
+        store_updates(&path, &[entry("k", 1, 32)], Duration::ZERO),
         Err(StoreError::Busy)
     ));
     assert!(start.elapsed() < Duration::from_millis(100));
     drop(held);
-    files::store_cache(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
 }
 
@@ -1417,7 +1424,7 @@ fn planted_links_at_temporary_names_are_not_written_through() {
     for link in &planted {
         std::os::unix::fs::symlink(&victim, link).unwrap();
     }
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(!is_symlink(&path));
     assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
@@ -1429,13 +1436,13 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let path = temp("linked");
     let dir = path.parent().unwrap();
     let victim = dir.join("victim.json");
-    files::store_cache(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let before = std::fs::read_to_string(&victim).unwrap();
     std::os::unix::fs::symlink(&victim, &path).unwrap();
     let err = files::load_cache(&path).unwrap_err();
     assert!(matches!(err, StoreError::Io(_)), "{err:?}");
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
-    let err = files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(is_symlink(&path), "the link was replaced");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), before);
@@ -1444,7 +1451,7 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     let path = dir.join("other.json");
     let target = dir.join("created-through-the-link");
     std::os::unix::fs::symlink(&target, cache_lock(&path)).unwrap();
-    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(!target.exists() && !path.exists());
 }
@@ -1473,8 +1480,8 @@ fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
     };
     for planted in ["store", "journal", "lock"] {
         let path = temp(&format!("planted_{planted}"));
-        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-        files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+        store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
         let file = match planted {
             "store" => path.clone(),
             "journal" => files::journal_path(&path),
@@ -1490,7 +1497,7 @@ fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
         } else {
             Duration::ZERO
         };
-        let err = files::store_cache(&path, &[entry("k", 1, 32)], patience);
+        let err = store_updates(&path, &[entry("k", 1, 32)], patience);
         if planted == "lock" {
             refused(err.unwrap_err());
             assert!(
@@ -1505,7 +1512,7 @@ fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
         if planted != "lock" {
             refused(files::load_cache(&path).unwrap_err());
         }
-        refused(files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err());
+        refused(store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err());
         let clear = files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |t| {
             t.retain(|_| false);
         });
@@ -1532,7 +1539,7 @@ fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
     let path = temp("world_writable");
     let dir = path.parent().unwrap();
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     // Another user (uid 4242) rewrites root's store, world-writable.
     let lock = cache_lock(&path);
@@ -1585,7 +1592,7 @@ fn a_device_node_cache_is_refused_not_replaced() {
     }
     let err = files::load_cache(&path).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
-    let err = files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
+    let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
     use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -1595,7 +1602,7 @@ fn a_device_node_cache_is_refused_not_replaced() {
 #[test]
 fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
     let path = temp("huge");
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let mut text = std::fs::read_to_string(&path).unwrap();
     // Valid JSON: padding after the object.
     text.push_str(&" ".repeat(gridsel::tune::store::MAX_BYTES as usize));
@@ -1606,7 +1613,7 @@ fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
         "larger than 4 MiB, the most gridsel reads of it"
     );
     // Not replaced either: its entries might be wanted.
-    assert!(files::store_cache(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
+    assert!(store_updates(&path, &[entry("k", 2, 32)], PATIENCE).is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
@@ -1620,7 +1627,7 @@ fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
     for f in [&stale, &live] {
         std::fs::write(f, "partial").unwrap();
     }
-    files::store_cache(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
+    store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert!(!stale.exists());
     assert!(live.exists(), "a live process's file is kept");
 }

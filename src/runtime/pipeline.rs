@@ -33,7 +33,7 @@ pub struct LaunchRequest {
 struct Staged {
     entry: Arc<KernelEntry>,
     /// The index in `entry.descs` of the descriptor the device runs
-    /// ([`KernelEntry::desc_for`]).
+    /// (`KernelEntry::desc_index`).
     desc_index: usize,
     device: Arc<DeviceDesc>,
     request: LaunchRequest,

@@ -32,14 +32,10 @@ impl KernelEntry {
         }
     }
 
-    /// The descriptor for the image the device runs: same SM architecture,
-    /// else the first cubin, else whatever is known (`descs` is never empty:
-    /// a kernel no image describes gets a descriptor with only its name).
-    pub fn desc_for(&self, device: &DeviceDesc) -> &KernelDesc {
-        &self.descs[self.desc_index(device)]
-    }
-
-    /// [`Self::desc_for`]'s index in `descs`.
+    /// The index in `descs` of the descriptor for the image the device
+    /// runs: same SM architecture, else the first cubin, else whatever is
+    /// known (`descs` is never empty: a kernel no image describes gets a
+    /// descriptor with only its name).
     pub(super) fn desc_index(&self, device: &DeviceDesc) -> usize {
         let exact = self
             .descs

@@ -1,10 +1,9 @@
 //! `gridsel`: the command line a user runs ([`user`]): decide, inspect,
 //! compare, tune a program in a session of its own, and the store `tune`
-//! keeps. It calls the libraries:
-//! `gridsel-core` for the decisions, `gridsel-host` (the host side it shares
-//! with the preload library) for the settings, the CUDA driver and the
-//! checked files. The research commands over the
-//! benchmark harness's sweep results are `gridsel-research`'s.
+//! keeps. It calls `gridsel-core` for the decisions and `gridsel-host` for
+//! the settings, the CUDA driver and the checked files (the crates:
+//! `docs/layout.md`). The research commands over the benchmark harness's
+//! sweep results are `gridsel-research`'s.
 
 #![forbid(unsafe_code)]
 

@@ -301,6 +301,7 @@ fn gridsel_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
 #[test]
 fn cache_lists_explains_and_clears_what_tune_saved() {
     use gridsel_core::Geometry;
+    use gridsel_core::tune::Store;
     use gridsel_core::tune::search::{Candidate, Kind};
     use gridsel_core::tune::store::{Key, Table, Update};
     use gridsel_host::files;
@@ -354,8 +355,11 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let _ = std::fs::remove_file(files::journal_path(&path));
     std::fs::write(&path, table.render()).unwrap();
     let patience = std::time::Duration::from_secs(5);
-    files::store_cache(&path, &[], patience).unwrap();
-    files::store_cache(&path, &[u], patience).unwrap();
+    // Paired with a journal, as gridsel writes a store, then appended to.
+    files::edit_cache(&path, patience, files::OnInvalid::Refuse, |_| {}).unwrap();
+    files::StoreFile::new(path.clone(), false)
+        .store(&[u], patience)
+        .unwrap();
     assert!(files::journal_path(&path).exists());
 
     // GRIDSEL_CACHE is the default file.

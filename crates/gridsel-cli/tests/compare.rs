@@ -5,8 +5,7 @@
 //! and against the grids the programs fix themselves; the files of a suite
 //! (report.md, report.svg, summary.csv, runs.csv) against each other.
 
-#[path = "../../../tests/support/mod.rs"]
-mod support;
+use gridsel_test_support as support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;

@@ -10,8 +10,7 @@
 //! side of an alternating run) 100 000 to 1 000 000 times the work per
 //! iteration (same kernel, same trip count, hence the same search).
 
-#[path = "../../../tests/support/mod.rs"]
-mod support;
+use gridsel_test_support as support;
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;

@@ -359,6 +359,7 @@ impl Forest {
     }
 
     /// The leaf `x` reaches in the tree at `root`.
+    #[cfg(feature = "reference")]
     fn leaf(&self, root: u32, x: &[f32; N_FEATURES]) -> f64 {
         let mut at = root as usize;
         loop {
@@ -375,7 +376,10 @@ impl Forest {
     }
 
     /// The forest's prediction for one feature row (mean over trees, summed in
-    /// tree order as scikit-learn does).
+    /// tree order as scikit-learn does): the plain walk [`Forest::argmin`] is
+    /// checked against (tests/forest.rs, the fuzz targets), which alone use
+    /// it; the `reference` feature builds it.
+    #[cfg(feature = "reference")]
     pub fn predict(&self, x: &[f32; N_FEATURES]) -> f64 {
         let sum: f64 = self.roots.iter().map(|&r| self.leaf(r, x)).sum();
         sum / self.roots.len() as f64
@@ -386,8 +390,8 @@ impl Forest {
     /// features and its block counts, ascending. The index counts candidates
     /// in that order; `None` for no candidates.
     ///
-    /// Exactly [`Forest::predict`] on every candidate, without walking each
-    /// one: within a column every feature is fixed or monotonic in the
+    /// Exactly `Forest::predict` (feature `reference`) on every candidate,
+    /// without walking each one: within a column every feature is fixed or monotonic in the
     /// blocks (`BY_BLOCKS`), so a split sends a prefix of the column's
     /// candidates one way and the rest the other (settled by the range's
     /// ends, else counted), and a tree is walked once per column with a

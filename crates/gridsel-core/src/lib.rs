@@ -10,16 +10,13 @@
 //! `tune`'s search ([`tune`]), a user's text in messages ([`text`]), plus the calibration of a device profile from
 //! sweep results lives in the command line.
 //!
-//! The crates around it (the repository's README and `Cargo.toml` explain
-//! the workspace): `gridsel`, the preload library, owns the C ABI and the
-//! launch pipeline; `gridsel-host` the settings, files and the CUDA driver it
-//! shares with the command lines; `gridsel-cli` and `gridsel-research` the
-//! command lines. Where a policy needs the outside world (`tune`'s searches
-//! across runs) it takes it as a trait ([`tune::Store`], [`tune::Saver`]: the
-//! file, its writer and the clock its searches are stamped by) the host side
-//! implements (`gridsel-host`'s store file, the preload library's writer). Policies are pure functions of
-//! `(DeviceDesc, KernelDesc, LaunchDesc)` where they can be, and own their
-//! state where they learn ([`policy::GridPolicy`]).
+//! The crates around it: `docs/layout.md` in the repository. Where a policy
+//! needs the outside world (`tune`'s searches across runs) it takes it as a
+//! trait ([`tune::Store`], [`tune::Saver`]: the file, its writer and the
+//! clock its searches are stamped by) the host side implements
+//! (`gridsel-host`'s store file, the preload library's writer). Policies are
+//! pure functions of `(DeviceDesc, KernelDesc, LaunchDesc)` where they can
+//! be, and own their state where they learn ([`policy::GridPolicy`]).
 //!
 //! Two features add what only research needs, off in a user's build:
 //! `research` (searches replayed on sweep results, `auto` with other

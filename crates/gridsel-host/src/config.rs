@@ -2,8 +2,8 @@
 //! each its name, the values the user writes, its default, its help and the
 //! function that reads it into a [`Config`]. [`Config::from_lookup`] is a
 //! loop over that table (and [`PROTOCOL`], the variables `gridsel tune` sets
-//! on its own runs), the CLI's `gridsel env` prints it, and the README's and
-//! docs/usage.md's tables are [`markdown_table`]'s, which a test checks; every
+//! on its own runs), the CLI's `gridsel env` prints it, and docs/usage.md's
+//! tables are [`markdown_table`]'s, which a test checks; every
 //! message names a variable through its constant ([`ENV_POLICY`] and the
 //! others, from `gridsel_core::env`). So a setting is defined in one place (as
 //! ripgrep defines each flag once).
@@ -320,8 +320,8 @@ pub fn every_variable() -> impl Iterator<Item = &'static Setting> {
     SETTINGS.iter().chain(PROTOCOL)
 }
 
-/// `settings` as a Markdown table (variable, values, default, effect): the
-/// README's and docs/usage.md's, which a test checks against this.
+/// `settings` as a Markdown table (variable, values, default, effect): a
+/// docs/usage.md's, which a test checks against this.
 pub fn markdown_table(settings: &[Setting]) -> String {
     let mut table = String::from("| variable | values | default | effect |\n|---|---|---|---|\n");
     for s in settings {
@@ -873,12 +873,12 @@ mod tests {
         block[..to].trim().to_string()
     }
 
-    /// The README's and docs/usage.md's tables of the settings, and
-    /// usage.md's of the session's protocol, are [`markdown_table`]'s: each
+    /// docs/usage.md's tables of the settings and of the session's
+    /// protocol are [`markdown_table`]'s (the README links there): each
     /// setting's values, default and help are written once, in the table
     /// above. A failure shows the block to paste.
     #[test]
-    fn the_readme_and_usage_show_the_settings_table_generated_here() {
+    fn the_usage_shows_the_settings_tables_generated_here() {
         let settings = (
             "<!-- settings: generated from SETTINGS in crates/gridsel-host/src/config.rs; a test checks it -->",
             "<!-- end of settings -->",
@@ -889,11 +889,9 @@ mod tests {
             "<!-- end of protocol -->",
             markdown_table(PROTOCOL),
         );
-        for (path, (start, end, expected)) in [
-            ("README.md", &settings),
-            ("docs/usage.md", &settings),
-            ("docs/usage.md", &protocol),
-        ] {
+        for (path, (start, end, expected)) in
+            [("docs/usage.md", &settings), ("docs/usage.md", &protocol)]
+        {
             let block = marked_block(path, start, end);
             assert!(
                 block == expected.trim(),

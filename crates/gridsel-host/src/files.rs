@@ -63,7 +63,7 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
 ///
 /// Every write takes an advisory lock on `<file>.lock` (flock), so
 /// concurrent processes never lose each other's samples. A process's
-/// updates are lines appended to the journal ([`store_cache`]): the lock
+/// updates are lines appended to the journal ([`Store::store`]): the lock
 /// is held for an append and an fsync, whatever the store's size, so that
 /// dozens of processes ending together (an MPI job's ranks) each get their
 /// turn within the exit's patience. Merging an update into the file
@@ -370,13 +370,8 @@ fn read_journal(path: &Path, only: Option<&Only>) -> Result<JournalFile, StoreEr
 /// lock, waiting for it at most `patience` (then [`StoreError::Busy`]):
 /// appended to its journal, or merged into the file where the journal
 /// cannot take them (see [`StoreFile`]); records that do not validate are
-/// set aside ([`OnInvalid::SetAside`]).
-pub fn store_cache(path: &Path, updates: &[Update], patience: Duration) -> Result<(), StoreError> {
-    write_cache(path, updates, patience, None)
-}
-
-/// [`store_cache`], compacting the store if it is still paired with the
-/// journal `due` names (a compaction since pairs it anew).
+/// set aside ([`OnInvalid::SetAside`]). Compacts the store if it is still
+/// paired with the journal `due` names (a compaction since pairs it anew).
 fn write_cache(
     path: &Path,
     updates: &[Update],

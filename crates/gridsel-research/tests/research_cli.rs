@@ -7,8 +7,7 @@
 //! tests/fixtures/research/points.csv, a small points.csv of the kernels of
 //! the committed sm_90 image tests/fixtures/images/kernels.sm_90.offload.
 
-#[path = "../../../tests/support/mod.rs"]
-mod support;
+use gridsel_test_support as support;
 
 use gridsel_cli::csv;
 use gridsel_core::device::DeviceDesc;

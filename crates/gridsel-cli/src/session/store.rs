@@ -151,6 +151,7 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gridsel_core::tune::Store;
     use gridsel_core::tune::search::Kind;
     use gridsel_core::tune::store::Key;
 
@@ -182,11 +183,12 @@ mod tests {
             default: false,
         };
         let patience = Duration::from_secs(5);
-        files::store_cache(&to.path, &[run_of(17, 100), run_of(20, 100)], patience).unwrap();
+        let file = files::StoreFile::new(to.path.clone(), false);
+        Store::store(&file, &[run_of(17, 100), run_of(20, 100)], patience).unwrap();
         let initial = files::load_cache(&to.path).unwrap().table;
         let refused: Vec<Record> = initial.records().cloned().collect();
         // A program adds to the search of class 17 during the session.
-        files::store_cache(&to.path, &[run_of(17, 90)], patience).unwrap();
+        Store::store(&file, &[run_of(17, 90)], patience).unwrap();
         assert_eq!(merge(&to, &initial, &[], &refused), Ok(1));
         let left = files::load_cache(&to.path).unwrap().table;
         let left: Vec<(u32, u32)> = left

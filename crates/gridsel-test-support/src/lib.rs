@@ -2,15 +2,17 @@
 //! `LD_PRELOAD=libgridsel.so`: locating the library, compiling the C programs
 //! in `tests/c/` once per test binary, running them with a clean environment,
 //! and reading what gridsel and libomptarget print.
-#![allow(dead_code)] // each test binary uses a different subset
+//!
+//! A dev-dependency of the preload library (`tests/`), `gridsel-cli` and
+//! `gridsel-research`; each test binary links its own copy, so the builds
+//! and caches below are per test binary.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 
-/// The repository root (the workspace's: these helpers also serve the
-/// tests of crates/gridsel-cli).
+/// The repository root (the workspace's, above this crate's folder).
 pub fn repo() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest
@@ -27,7 +29,7 @@ pub fn c_source(name: &str) -> PathBuf {
 
 /// The profile directory this test executable was built into
 /// (`target/<profile>`; the executable lives in `target/<profile>/deps`).
-pub fn profile_dir() -> PathBuf {
+fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let deps = exe.parent().expect("deps dir");
     deps.parent().expect("profile dir").to_path_buf()
@@ -183,7 +185,7 @@ pub fn wait_for(patience: std::time::Duration, mut done: impl FnMut() -> bool) -
 }
 
 /// A per-test-binary build folder under `target/`.
-pub fn build_root() -> PathBuf {
+fn build_root() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let stem = exe.file_stem().unwrap().to_string_lossy().to_string();
     // `preload-0123abcd` -> `preload`: one folder per test file.
@@ -265,6 +267,37 @@ pub fn host_offload(key: &str, source: &str, extra: &[&str]) -> PathBuf {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         build(out, "clang-19", &args)
     })
+}
+
+/// `source` built for sm_90 with clang 19 and the CUDA 12 tools that
+/// bench/toolchain/setup.sh puts in .toolchain/cuda, with `extra` arguments
+/// after the source, cached as `key`; `None` (the test says it was skipped)
+/// without those tools.
+pub fn sm90_build(key: &str, source: &Path, extra: &[&str]) -> Option<PathBuf> {
+    let cuda = repo().join(".toolchain/cuda");
+    if !require(
+        &format!(
+            "the CUDA toolchain in {} (bench/toolchain/setup.sh)",
+            cuda.display()
+        ),
+        cuda.join("bin/ptxas").exists(),
+    ) {
+        return None;
+    }
+    Some(cached(key, |out| {
+        let mut args = vec![
+            "-O3".to_string(),
+            "-fopenmp".into(),
+            "--offload-arch=sm_90".into(),
+            format!("--cuda-path={}", cuda.display()),
+            "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib/".into(),
+            format!("-Wl,-rpath,{LLVM19_LIB}"),
+            source.to_string_lossy().into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        build(out, "clang-19", &args)
+    }))
 }
 
 /// The result of one run.

@@ -172,9 +172,10 @@ impl Ended {
 /// `files.profile`; both are new files. The program leads a process group
 /// of its own, killed whole when it outlives `limits.timeout`, when its
 /// output outlives it by [`EXIT_GRACE`], or when gridsel is stopped
-/// ([`super::stop`]); it is killed when the calling thread ends, so call
-/// this from the main thread only (a thread that ends before the process
-/// would kill the program with it).
+/// ([`super::stop`]); it is killed if the calling thread ends first, which
+/// cannot happen here: this waits on that thread until the program and its
+/// group have ended (a session's runs on several GPUs each on a thread of
+/// their own).
 pub fn run(
     program: &Program,
     settings: &[(&str, &OsStr)],
@@ -240,15 +241,15 @@ fn spawn_and_wait(
         .stderr(output_end_too)
         .process_group(0);
     // Safe against an early kill: the parent-death signal fires when the
-    // thread that forks ends, and `compare` and `tune` call this from the
-    // main thread, which ends only with the process.
-    debug_assert_eq!(std::thread::current().name(), Some("main"));
+    // thread that forks ends, and this thread waits below for the program
+    // and its group to end before it returns (a session's runs on several
+    // GPUs each start and wait on a thread of their own).
     gridsel_host::ffi::process::kill_with_parent(&mut command);
     // A stop (SIGINT, SIGTERM, SIGHUP) waits for the group to be known.
     let mut running = super::stop::running();
     let mut child = command.spawn().map_err(show)?;
     let group = child.id();
-    *running = Some(group);
+    running.insert(group);
     drop(running);
     // The Command, and with it this process's writing ends, is gone: the
     // output closes when the run and whatever inherited it have.
@@ -288,7 +289,7 @@ fn spawn_and_wait(
             Err(_) => break,
         }
     }
-    *super::stop::running() = None;
+    super::stop::running().remove(&group);
     let timed_out = Status::TimedOut(limits.timeout.as_secs());
     let (status, end) = match exited {
         // Exited before the kill: its own status, whatever it left behind.

@@ -3,18 +3,20 @@
 //! does not reach: without this, stopping gridsel would leave the run going,
 //! re-parented, holding the GPU for hours and skewing the next session's
 //! timings. So SIGINT, SIGTERM and SIGHUP are taken by one thread, which
-//! kills the running program's group and exits with the shell's status for
+//! kills every running program's group (one per GPU under `tune --gpus`)
+//! and exits with the shell's status for
 //! that signal (128 + its number). Against SIGKILL, which nothing sees,
 //! each program gets a parent-death signal ([`super::runs`]).
 
 use gridsel_host::ffi::process;
+use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard};
 
-/// The process group of the run going on, if any. A run registers its
-/// group while holding this lock across the program's start, so that a
-/// stop either comes before the start (and nothing starts) or sees the
-/// group.
-static RUNNING: Mutex<Option<u32>> = Mutex::new(None);
+/// The process groups of the runs going on (several at once where a
+/// session runs one per GPU). A run registers its group while holding this
+/// lock across the program's start, so that a stop either comes before the
+/// start (and nothing starts) or sees the group.
+static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
 /// From here on, a stop signal kills the running program's process group
 /// and exits `gridsel` with status 128 + the signal, after one line naming
@@ -26,12 +28,14 @@ pub fn on_stop_signals(command: &'static str) -> Result<(), String> {
         let signal = process::wait_stop_signal();
         // Held to the exit: no run starts after this one is killed.
         let running = running();
-        let killed = match *running {
-            Some(group) => match process::kill_group(group) {
-                Ok(()) => "; the running program was killed with its process group",
-                Err(_) => "; the running program had ended",
-            },
-            None => "",
+        let killed = running
+            .iter()
+            .filter(|&&group| process::kill_group(group).is_ok())
+            .count();
+        let killed = match killed {
+            0 => "",
+            1 => "; the running program was killed with its process group",
+            _ => "; the running programs were killed with their process groups",
         };
         eprintln!(
             "gridsel {command}: stopped by {}{killed}",
@@ -42,7 +46,7 @@ pub fn on_stop_signals(command: &'static str) -> Result<(), String> {
     Ok(())
 }
 
-/// The lock on the running group; see [`RUNNING`].
-pub fn running() -> MutexGuard<'static, Option<u32>> {
+/// The lock on the running groups; see [`RUNNING`].
+pub fn running() -> MutexGuard<'static, BTreeSet<u32>> {
     gridsel_core::lock(&RUNNING)
 }

@@ -100,8 +100,8 @@ pub fn wait_stop_signal() -> i32 {
 /// handler sees: without it the program would run on, re-parented, for
 /// hours. Linux's parent-death signal fires on the death of the *thread*
 /// that forked the child, not of the process, so the caller must start the
-/// program from a thread that lives as long as the process (`gridsel`'s
-/// main thread; see `runner::runs`). It is kept across the program's
+/// program from a thread that outlives it (`runner::runs` waits on that
+/// thread for the program and its group to end). It is kept across the program's
 /// `exec`, but not given to the processes the program starts.
 pub fn kill_with_parent(command: &mut Command) {
     // SAFETY: getpid has no preconditions.

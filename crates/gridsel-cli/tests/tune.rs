@@ -1619,3 +1619,53 @@ fn a_run_whose_output_outlives_the_program_ends_soon_after_it() {
         start.elapsed()
     );
 }
+
+/// A session stopped while its tuning runs go on two GPUs at once kills
+/// both runs' process groups, not only the last one started.
+#[test]
+fn stopping_a_session_on_two_gpus_kills_both_runs() {
+    if !clang19_available() {
+        return;
+    }
+    let dir = temp_dir("tune-stopped-gpus");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    // The untuned run passes; each tuning run writes its group and sleeps.
+    let script = format!(
+        r#"if [ "$GRIDSEL_POLICY" = tune ]; then echo $$ > '{}'/pid-$CUDA_VISIBLE_DEVICES; sleep 300; fi; exec "$0" "$@""#,
+        dir.display()
+    );
+    let program = repeat();
+    let (out_s, store_s, program_s) = (
+        out.to_string_lossy(),
+        store.to_string_lossy(),
+        program.to_string_lossy(),
+    );
+    let args = [
+        "tune", "--gpus", "0,1", "--out", &out_s, "--store", &store_s, "--", "sh", "-c", &script,
+        &program_s, "1", "1000",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let mut gridsel = gridsel_cli_command(GRIDSEL, &args, &[], &repo())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let groups: Vec<u32> = ["0", "1"]
+        .iter()
+        .map(|gpu| wait_for_pid(&dir.join(format!("pid-{gpu}"))))
+        .collect();
+    send_signal(gridsel.id(), "TERM");
+    let ended = wait_for(std::time::Duration::from_secs(30), || {
+        gridsel.try_wait().unwrap().is_some()
+    });
+    assert!(ended, "gridsel tune did not stop on SIGTERM");
+    let output = gridsel.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for group in groups {
+        assert_eq!(survivors(group), Vec::<u32>::new(), "{stderr}");
+    }
+    assert_eq!(output.status.code(), Some(128 + 15), "{stderr}");
+    let said = "gridsel tune: stopped by SIGTERM; the running programs were killed with their process groups";
+    assert!(stderr.lines().any(|l| l == said), "{stderr}");
+    assert!(!store.exists());
+}

@@ -3,6 +3,9 @@
 //! are defined once, in the settings table of `gridsel-host`'s `config`
 //! (`SETTINGS`), which names each through these.
 
+/// What every one of them starts with: a session's runs drop the caller's
+/// variables of this prefix that the session does not set or keep.
+pub const ENV_PREFIX: &str = "GRIDSEL_";
 pub const ENV_POLICY: &str = "GRIDSEL_POLICY";
 pub const ENV_DEVICE: &str = "GRIDSEL_DEVICE";
 pub const ENV_THREADS_PER_BLOCK: &str = "GRIDSEL_THREADS_PER_BLOCK";

@@ -547,7 +547,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                r"GRIDSEL_LOG: `loud\nfake` is not off, error, warn, info or debug; using the default, `warn`"
+                r"GRIDSEL_LOG: `loud\nfake` is not off, error, warn, info, debug or trace; using the default, `warn`"
             ]
         );
         let (_, errors) = parse(&[(ENV_POLICY, &long)]);
@@ -937,7 +937,11 @@ mod tests {
         ];
         let mut folders = vec![root.join("src")];
         for c in std::fs::read_dir(root.join("crates")).unwrap() {
-            folders.push(c.unwrap().path().join("src"));
+            let c = c.unwrap().path();
+            // The tests' own helpers set the variables they test.
+            if !c.ends_with("gridsel-test-support") {
+                folders.push(c.join("src"));
+            }
         }
         let mut spelt = Vec::new();
         while let Some(folder) = folders.pop() {

@@ -130,7 +130,8 @@ impl Inherit {
         names.into_iter().filter(move |name| match self {
             Self::Every => false,
             Self::Only(kept) => {
-                name.as_encoded_bytes().starts_with(b"GRIDSEL_")
+                name.as_encoded_bytes()
+                    .starts_with(gridsel_core::env::ENV_PREFIX.as_bytes())
                     && !kept.iter().any(|k| OsStr::new(k) == *name)
             }
         })

@@ -36,10 +36,9 @@ pub const KEPT: &[&str] = &[
 pub fn check(destination: &config::Store, programs: &[Program]) -> Result<(), String> {
     manifest::check_programs(programs)?;
     for program in programs {
-        let set = program
-            .env
-            .keys()
-            .find(|name| name.starts_with("GRIDSEL_") && !KEPT.iter().any(|kept| kept == name));
+        let set = program.env.keys().find(|name| {
+            name.starts_with(gridsel_core::env::ENV_PREFIX) && !KEPT.iter().any(|kept| kept == name)
+        });
         if let Some(name) = set {
             return Err(format!(
                 "program `{}`: its env sets {name}, which `gridsel tune` sets or leaves out \

@@ -96,8 +96,11 @@ def device_timed(prof, ncu_text):
 def convert(runs_dir, results, bin_dir):
     with open(os.path.join(runs_dir, "runs.csv")) as f:
         runs = list(csv.DictReader(f))
-    env = open(os.path.join(runs_dir, "env.txt")).read().split("\n") if os.path.exists(
-        os.path.join(runs_dir, "env.txt")) else []
+    env_path = os.path.join(runs_dir, "env.txt")
+    env = []
+    if os.path.exists(env_path):
+        with open(env_path) as f:
+            env = f.read().split("\n")
     links = os.path.join(results, "bin")
     os.makedirs(os.path.join(results, "raw"), exist_ok=True)
     os.makedirs(links, exist_ok=True)

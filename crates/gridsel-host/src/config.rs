@@ -236,7 +236,7 @@ pub static SETTINGS: &[Setting] = &[
         help: "Where `tune` keeps what it measured across runs, and where the default policy reads the grids tuning settled on (never writing it); off: nowhere, each run starts afresh.",
         if_bad: None,
         read: |config, value| {
-            config.cache = (!is_off(&text(value))).then(|| Store {
+            config.cache = (!is_off(&text(value))).then(|| StorePath {
                 path: value.into(),
                 default: false,
             });
@@ -356,9 +356,9 @@ impl Setting {
     }
 }
 
-/// The store `tune` reads and writes.
+/// Where the store `tune` reads and writes is ([`ENV_CACHE`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Store {
+pub struct StorePath {
     pub path: PathBuf,
     /// The default location (its folder is created when missing), not one
     /// the user named.
@@ -390,7 +390,7 @@ pub struct Config {
     pub profile: Option<PathBuf>,
     /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
     /// [`default_store`]; `None` with `GRIDSEL_CACHE=off`.
-    pub cache: Option<Store>,
+    pub cache: Option<StorePath>,
     /// `GRIDSEL_SITE_CACHE`: a store only read, for its learned grids.
     pub site_cache: Option<PathBuf>,
     /// `GRIDSEL_MODEL`: the `forest` model file; `None` uses the embedded one.
@@ -452,7 +452,7 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> (Self, Vec<String>) {
         let path = |name: &str| given(lookup(name)).map(PathBuf::from);
         let mut config = Self {
-            cache: default_store(path).map(|path| Store {
+            cache: default_store(path).map(|path| StorePath {
                 path,
                 default: true,
             }),
@@ -804,7 +804,7 @@ mod tests {
         assert_eq!(c.profile, Some(PathBuf::from("/tmp/p.csv")));
         assert_eq!(
             c.cache,
-            Some(Store {
+            Some(StorePath {
                 path: PathBuf::from("/tmp/c.json"),
                 default: false
             })

@@ -306,7 +306,7 @@ struct Runner<'a> {
 pub fn run(args: &Args) -> Result<(), String> {
     crate::runner::stop::on_stop_signals("tune")?;
     let destination = match &args.store {
-        Some(path) => config::Store {
+        Some(path) => config::StorePath {
             path: std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
             default: false,
         },
@@ -425,7 +425,7 @@ impl Clock {
 /// every run verified: how many searches it wrote and how many refused
 /// ones it removed; else which run failed and why.
 fn write(
-    destination: &config::Store,
+    destination: &config::StorePath,
     initial: &Table,
     (programs, sessions): (&[Program], &[ProgramSession]),
     teams_regions: bool,

@@ -33,7 +33,7 @@ pub const KEPT: &[&str] = &[
 
 /// Checks the programs and the store `destination` before any run;
 /// creates the default store's folder (as writing it at the end would).
-pub fn check(destination: &config::Store, programs: &[Program]) -> Result<(), String> {
+pub fn check(destination: &config::StorePath, programs: &[Program]) -> Result<(), String> {
     manifest::check_programs(programs)?;
     for program in programs {
         let set = program

@@ -115,7 +115,7 @@ pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(Stri
 /// as the session copied them; one that changed meanwhile is left, said
 /// in one line. Returns how many it removed.
 pub fn merge(
-    to: &config::Store,
+    to: &config::StorePath,
     initial: &Table,
     records: &[Record],
     refused: &[Record],
@@ -178,7 +178,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gridsel-refused-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let to = config::Store {
+        let to = config::StorePath {
             path: dir.join("tune.json"),
             default: false,
         };

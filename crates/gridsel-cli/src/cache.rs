@@ -53,7 +53,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
         Some(p) => p.clone(),
         None => {
             let (config, _) = Config::from_env();
-            config.cache.map(|s| s.path).ok_or_else(|| {
+            config.store.map(|s| s.path).ok_or_else(|| {
                 format!("no store: give --path, or set {ENV_CACHE} (it is off, or HOME is unset)")
             })?
         }

@@ -310,7 +310,7 @@ pub fn run(args: &Args) -> Result<(), String> {
             path: std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
             default: false,
         },
-        None => Config::from_env().0.cache.ok_or_else(|| {
+        None => Config::from_env().0.store.ok_or_else(|| {
             format!("no store to write: give --store PATH, or set {ENV_CACHE} (it is off, or HOME is unset)")
         })?,
     };

@@ -322,7 +322,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
         "{}",
         run.stderr
     );
-    let table = files::load_cache(&cache_path).unwrap().table;
+    let table = files::load_store(&cache_path).unwrap().table;
     let trips: Vec<(u64, u64)> = table.records().map(|r| r.tally.trips).collect();
     assert_eq!(trips, [(100, 101)]);
 }
@@ -363,7 +363,7 @@ fn prefill(path: &Path, bytes: u64) -> usize {
     for i in 0..count {
         table.apply(&update(i));
     }
-    files::edit_cache(path, Duration::ZERO, files::OnInvalid::Refuse, |t| {
+    files::edit_store(path, Duration::ZERO, files::OnInvalid::Refuse, |t| {
         *t = table
     })
     .unwrap();
@@ -437,7 +437,7 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
             slowest = slowest.max(took);
         }
     }
-    let table = files::load_cache(&cache_path).unwrap().table;
+    let table = files::load_store(&cache_path).unwrap().table;
     let (others, ours): (Vec<_>, Vec<_>) = table
         .records()
         .partition(|r| r.key.kernel.starts_with("prefill_"));

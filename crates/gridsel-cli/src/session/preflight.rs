@@ -66,7 +66,7 @@ pub fn check(destination: &config::StorePath, programs: &[Program]) -> Result<()
     if let Some(meta) = fs::ensure_regular_or_absent(path).map_err(|e| refused(e.to_string()))? {
         fs::ensure_writable(path, &meta).map_err(|e| refused(e.to_string()))?;
     }
-    let contents = files::load_cache(path).map_err(|e| refused(e.to_string()))?;
+    let contents = files::load_store(path).map_err(|e| refused(e.to_string()))?;
     if !contents.dropped.is_empty() {
         let dropped = contents.dropped.join("; ");
         return Err(refused(format!(

@@ -118,7 +118,7 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
         (
             "GRIDSEL_DEVICE",
             &[][..],
-            "gridsel: error: GRIDSEL_DEVICE: cannot read device profile: ",
+            "gridsel: error: GRIDSEL_DEVICE: cannot read device description: ",
             link_to(&toml, "device-link"),
         ),
         (
@@ -212,13 +212,13 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
     );
 }
 
-/// A device profile or model over its cap is one error, never a partial
+/// A device description or model over its cap is one error, never a partial
 /// parse, even when what fits under the cap would parse.
 #[test]
 fn files_over_their_caps_are_one_error() {
     let dir = temp_dir("over_caps");
     let toml = dir.join("padded.toml");
-    let padding = "#".repeat(gridsel::files::MAX_PROFILE_BYTES as usize);
+    let padding = "#".repeat(gridsel::files::MAX_DEVICE_BYTES as usize);
     std::fs::write(&toml, format!("base = \"h100\"\n{padding}\n")).unwrap();
     let model = dir.join("padded.json");
     let mut text = gridsel::forest::EMBEDDED_H100.to_string();
@@ -229,7 +229,7 @@ fn files_over_their_caps_are_one_error() {
         (
             vec![("GRIDSEL_DEVICE", path_str(&toml))],
             format!(
-                "gridsel: error: GRIDSEL_DEVICE: cannot read device profile: {}: larger than 64 KiB, the most gridsel reads of it; ",
+                "gridsel: error: GRIDSEL_DEVICE: cannot read device description: {}: larger than 64 KiB, the most gridsel reads of it; ",
                 toml.display()
             ),
         ),

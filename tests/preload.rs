@@ -803,11 +803,11 @@ fn unknown_device_name_is_one_error() {
 }
 
 #[test]
-fn invalid_device_profile_is_one_error() {
+fn invalid_device_description_is_one_error() {
     if !require_no_libcuda() {
         return;
     }
-    let dir = temp_dir("invalid_device_profile");
+    let dir = temp_dir("invalid_device_description");
     let toml = dir.join("zero-sms.toml");
     std::fs::write(&toml, "base = \"h100\"\nsm_count = 0\n").unwrap();
     let run = bad_input_run(&[("GRIDSEL_DEVICE", &toml.to_string_lossy())]);

@@ -7,7 +7,7 @@
 //! variables' names ([`mod@env`]), the rules about what
 //! a launch may change ([`clauses`]), the policies and the grids a launch can
 //! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
-//! `tune`'s search ([`tune`]), a user's text in messages ([`text`]), plus the calibration of a device profile from
+//! `tune`'s search ([`tune`]), a user's text in messages ([`text`]), plus the calibration of a device description from
 //! sweep results lives in the command line.
 //!
 //! The crates around it: `docs/layout.md` in the repository. Where a policy

@@ -15,22 +15,22 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The largest device profile read: a few dozen lines of TOML.
-pub const MAX_PROFILE_BYTES: u64 = 64 << 10;
+/// The largest device description read: a few dozen lines of TOML.
+pub const MAX_DEVICE_BYTES: u64 = 64 << 10;
 
 /// The largest model file read: the embedded one is under 100 KiB, and a
 /// forest of 32 trees of depth 10 (the largest `train.py` was tried with)
 /// a few MiB.
 pub const MAX_MODEL_BYTES: u64 = 16 << 20;
 
-/// A preset name or the path of a TOML profile (a regular file of at most
-/// [`MAX_PROFILE_BYTES`]).
+/// A preset name or the path of a TOML device description (a regular file of at most
+/// [`MAX_DEVICE_BYTES`]).
 pub fn device(spec: &str) -> Result<DeviceDesc, DeviceError> {
     if let Some(desc) = DeviceDesc::preset(spec) {
         return Ok(desc);
     }
     let path = Path::new(spec);
-    let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
+    let text = fs::read_capped(path, MAX_DEVICE_BYTES).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
         _ => DeviceError::Io(format!("{}: {e}", gridsel_core::text::shown_path(path))),
     })?;
@@ -670,7 +670,7 @@ mod tests {
     }
 
     #[test]
-    fn a_device_is_a_preset_or_a_profile_file() {
+    fn a_device_is_a_preset_or_a_description_file() {
         for name in PRESETS {
             assert_eq!(device(name).unwrap(), DeviceDesc::preset(name).unwrap());
         }

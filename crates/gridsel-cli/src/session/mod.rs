@@ -61,7 +61,7 @@ mod verify;
 
 use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
-use crate::runner::runs::{self, Inherit, Limits, RunFiles, Status};
+use crate::runner::runs::{self, Inherit, RunFiles, RunLimits, Status};
 use crate::runner::{RunnerArgs, output};
 use gridsel_cli::launches::{Launches, SearchKey};
 use gridsel_core::tune::learned;
@@ -284,7 +284,7 @@ impl ProgramSession {
 /// What every run of a session shares.
 struct Runner<'a> {
     lib: &'a Path,
-    limits: Limits,
+    limits: RunLimits,
     check: Check,
     scratch: &'a Path,
     /// The store as the session copied it: what its runs add is theirs.

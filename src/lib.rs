@@ -40,8 +40,8 @@
 #![deny(unsafe_code)]
 
 pub use gridsel_core::{
-    BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest, geometry, image,
-    kernel, libomptarget, lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
+    BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest_model, geometry,
+    image, kernel, libomptarget, lock, policy, read_lock, residency, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

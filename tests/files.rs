@@ -101,7 +101,7 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
     let toml = dir.join("h100.toml");
     std::fs::write(&toml, "base = \"h100\"\n").unwrap();
     let model = dir.join("model.json");
-    std::fs::write(&model, gridsel::forest::EMBEDDED_H100).unwrap();
+    std::fs::write(&model, gridsel::forest_model::EMBEDDED_H100).unwrap();
     let empty_cache = dir.join("empty.json");
     std::fs::write(&empty_cache, "{\"version\": 1, \"entries\": []}").unwrap();
     let csv = dir.join("profile.csv");
@@ -221,7 +221,7 @@ fn files_over_their_caps_are_one_error() {
     let padding = "#".repeat(gridsel::files::MAX_DEVICE_BYTES as usize);
     std::fs::write(&toml, format!("base = \"h100\"\n{padding}\n")).unwrap();
     let model = dir.join("padded.json");
-    let mut text = gridsel::forest::EMBEDDED_H100.to_string();
+    let mut text = gridsel::forest_model::EMBEDDED_H100.to_string();
     text.push_str(&" ".repeat(gridsel::files::MAX_MODEL_BYTES as usize));
     std::fs::write(&model, text).unwrap();
     let expected = plain_stdout(100, 2);

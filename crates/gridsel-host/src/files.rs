@@ -4,7 +4,7 @@
 
 use crate::ffi::fs;
 use gridsel_core::device::{DeviceDesc, DeviceError};
-use gridsel_core::forest::{Forest, ForestError};
+use gridsel_core::forest_model::{Forest, ForestError};
 use gridsel_core::tune::Store;
 use gridsel_core::tune::store::{
     self, Contents, Journal, JournalId, Only, StoreError, Table, Update,

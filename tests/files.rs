@@ -1,7 +1,7 @@
 //! End-to-end tests of the files the environment names (`GRIDSEL_DEVICE`,
 //! `GRIDSEL_MODEL`, `GRIDSEL_CACHE`, `GRIDSEL_PROFILE`): programs under
 //! `LD_PRELOAD=libgridsel.so` on libomptarget's host plugin, given files that
-//! are not plain files, files over their caps and a cache shared by many
+//! are not plain files, files over their caps and a store shared by many
 //! processes at once. Each program runs under `timeout`, so a read that
 //! blocks fails the test instead of hanging it.
 
@@ -26,7 +26,7 @@ const LAUNCHES: &str = "64";
 /// The longest a launch may take in these tests. Launches that wait out a
 /// lock held by another process took over a second (the old lock timeout),
 /// and one that rewrote a store at its cap about a second in a debug build;
-/// a cache write that waits for nobody takes milliseconds, and many
+/// a store write that waits for nobody takes milliseconds, and many
 /// processes on few cores add scheduling delays (with 32 processes on a
 /// store at its cap on a 2-core VM: 88 ms, 476 ms while other builds
 /// loaded it).
@@ -254,12 +254,12 @@ fn files_over_their_caps_are_one_error() {
     }
 }
 
-// ---- the cache ---------------------------------------------------------------------
+// ---- the store ---------------------------------------------------------------------
 
-/// A cache that cannot be written is one warning per process, not one per
+/// A store that cannot be written is one warning per process, not one per
 /// converged (kernel, trip count).
 #[test]
-fn an_unwritable_cache_is_one_warning() {
+fn an_unwritable_store_is_one_warning() {
     let dir = temp_dir("unwritable_cache");
     let cache = dir.join("no-such-folder/tune.json");
     let cache_s = path_str(&cache);
@@ -279,7 +279,7 @@ fn an_unwritable_cache_is_one_warning() {
 /// While another process holds the cache's lock, launches go on and the
 /// winners are saved at exit, once the lock is free.
 #[test]
-fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
+fn winners_wait_in_memory_while_the_store_is_locked_and_are_saved_at_exit() {
     let dir = temp_dir("locked_cache");
     let cache_path = dir.join("tune.json");
     let cache_s = path_str(&cache_path);

@@ -522,7 +522,7 @@ fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit
     eventually("a written", || count() == 1);
     writer.save(entry("b", 1000, 32));
     eventually("b written", || count() == 2);
-    let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    let held = gridsel_host::ffi::fs::lock(&store_lock(&path), Duration::ZERO).unwrap();
     writer.save(entry("c", 1000, 32));
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(count(), 2);
@@ -807,8 +807,8 @@ fn temp(name: &str) -> PathBuf {
     dir.join("cache.json")
 }
 
-/// `<cache>.lock`.
-fn cache_lock(path: &Path) -> PathBuf {
+/// `<store>.lock`.
+fn store_lock(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
@@ -844,7 +844,7 @@ fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), StoreError>
 }
 
 #[test]
-fn cache_round_trip_and_merge() {
+fn store_round_trip_and_merge() {
     let path = temp("round_trip");
     assert_eq!(
         files::load_store(&path).unwrap().table,
@@ -948,7 +948,7 @@ fn only_a_gridsel_store_is_replaced() {
     assert!(!bad_copy(&path).exists());
 }
 
-/// `<cache>.bad`.
+/// `<store>.bad`.
 fn bad_copy(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".bad");
@@ -1390,7 +1390,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
 #[test]
 fn a_busy_lock_is_reported_not_waited_for() {
     let path = temp("busy");
-    let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    let held = gridsel_host::ffi::fs::lock(&store_lock(&path), Duration::ZERO).unwrap();
     let start = std::time::Instant::now();
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.
@@ -1404,7 +1404,7 @@ fn a_busy_lock_is_reported_not_waited_for() {
     assert_eq!(files::load_store(&path).unwrap().table.len(), 1);
 }
 
-// ---- cache files that are not plain files ----------------------------------------
+// ---- store files that are not plain files ----------------------------------------
 
 fn is_symlink(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
@@ -1416,7 +1416,7 @@ fn planted_links_at_temporary_names_are_not_written_through() {
     let dir = path.parent().unwrap();
     let victim = dir.join("victim");
     std::fs::write(&victim, "precious").unwrap();
-    // Earlier gridsels named their temporary file `<cache>.tmp.<pid>.<n>`,
+    // Earlier gridsels named their temporary file `<store>.tmp.<pid>.<n>`,
     // n counting from 0 in each process.
     let planted: Vec<PathBuf> = (0..1000)
         .map(|n| dir.join(format!("cache.json.tmp.{}.{n}", std::process::id())))
@@ -1432,7 +1432,7 @@ fn planted_links_at_temporary_names_are_not_written_through() {
 }
 
 #[test]
-fn a_linked_cache_or_lock_is_refused_and_left_alone() {
+fn a_linked_store_or_lock_is_refused_and_left_alone() {
     let path = temp("linked");
     let dir = path.parent().unwrap();
     let victim = dir.join("victim.json");
@@ -1450,7 +1450,7 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     // A lock planted as a link to a file that does not exist yet.
     let path = dir.join("other.json");
     let target = dir.join("created-through-the-link");
-    std::os::unix::fs::symlink(&target, cache_lock(&path)).unwrap();
+    std::os::unix::fs::symlink(&target, store_lock(&path)).unwrap();
     let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(!target.exists() && !path.exists());
@@ -1485,12 +1485,12 @@ fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
         let file = match planted {
             "store" => path.clone(),
             "journal" => files::journal_path(&path),
-            _ => cache_lock(&path),
+            _ => store_lock(&path),
         };
         give(&file);
         let before = std::fs::read(&file).unwrap();
         // A planted lock held by its owner: refused, not waited for.
-        let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+        let held = gridsel_host::ffi::fs::lock(&store_lock(&path), Duration::ZERO).unwrap();
         let start = Instant::now();
         let patience = if planted == "lock" {
             PATIENCE
@@ -1542,7 +1542,7 @@ fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     // Another user (uid 4242) rewrites root's store, world-writable.
-    let lock = cache_lock(&path);
+    let lock = store_lock(&path);
     let _ = std::fs::remove_file(&lock);
     let status = std::process::Command::new("setpriv")
         .args(["--reuid=4242", "--regid=4242", "--clear-groups", "--"])
@@ -1578,7 +1578,7 @@ fn rewrite_as_another_user() {
 }
 
 #[test]
-fn a_device_node_cache_is_refused_not_replaced() {
+fn a_device_node_store_is_refused_not_replaced() {
     let path = temp("device");
     // A copy of /dev/null (needs root; skipped otherwise).
     let made = std::process::Command::new("mknod")
@@ -1600,7 +1600,7 @@ fn a_device_node_cache_is_refused_not_replaced() {
 }
 
 #[test]
-fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
+fn a_store_over_the_cap_is_an_error_not_a_partial_parse() {
     let path = temp("huge");
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let mut text = std::fs::read_to_string(&path).unwrap();
@@ -1618,7 +1618,7 @@ fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
 }
 
 #[test]
-fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
+fn stale_temporary_files_of_dead_processes_go_when_the_store_is_written() {
     let path = temp("stale");
     let dir = path.parent().unwrap();
     // Above any pid_max (at most 2^22): a process that no longer exists.

@@ -8,7 +8,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gridsel::api::launch_with;
 use gridsel::config::Config;
 use gridsel::device::DeviceDesc;
-use gridsel::forest::Forest;
+use gridsel::forest_model::Forest;
 use gridsel::geometry::LaunchDesc;
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{self, Policy};

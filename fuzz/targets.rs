@@ -9,13 +9,13 @@
 
 use gridsel::config::{self, Config};
 use gridsel::device::DeviceDesc;
-use gridsel::forest::{Forest, KernelFeatures};
+use gridsel::forest_model::{Forest, KernelFeatures};
 use gridsel::geometry::LaunchDesc;
 use gridsel::image::{self, ImageInfo, ImageKind};
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::logging;
-use gridsel::occupancy::resident_blocks_per_sm;
 use gridsel::policy::{self, Policy, sweep};
+use gridsel::residency::resident_blocks_per_sm;
 use gridsel::tune::{self, search::Exploring};
 use std::path::Path;
 
@@ -68,7 +68,7 @@ fn h100() -> DeviceDesc {
 /// Every stateless policy's grid for `kernel` stays within the kernel's and
 /// the device's limits, whatever the kernel's facts.
 fn check_decisions(device: &DeviceDesc, kernel: &KernelDesc) {
-    let cap = gridsel::occupancy::thread_cap(device, kernel);
+    let cap = gridsel::residency::thread_cap(device, kernel);
     assert!(cap <= device.max_threads_per_block, "thread cap {cap}");
     for trip in TRIPS {
         let launch = LaunchDesc::open(trip);

@@ -23,7 +23,7 @@
 //! 2. At every `__tgt_target_kernel`, [`api`] reads the C ABI into a
 //!    [`runtime::LaunchRequest`] and [`runtime::Runtime::launch`] runs the
 //!    pipeline: the kernel and the device (from the driver, a preset or a
-//!    profile file), the clause rules ([`clauses`]), the [`policy::GridPolicy`]
+//!    TOML device description), the clause rules ([`clauses`]), the [`policy::GridPolicy`]
 //!    in force, the launch's limits ([`policy::limits`]), the forwarded call,
 //!    and the profile and the policy's feedback.
 //!
@@ -40,8 +40,8 @@
 #![deny(unsafe_code)]
 
 pub use gridsel_core::{
-    BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest, geometry, image,
-    kernel, libomptarget, lock, occupancy, policy, read_lock, splitmix, tune, write_lock,
+    BuildIntHasher, IntHasher, IntMap, IntSet, Reported, clauses, device, forest_model, geometry,
+    image, kernel, libomptarget, lock, policy, read_lock, residency, splitmix, tune, write_lock,
 };
 pub use gridsel_core::{
     Decision, DeviceDesc, ExecMode, Geometry, KernelDesc, LaunchDesc, LoopClass, Policy,

@@ -1,7 +1,7 @@
 //! End-to-end tests of the files the environment names (`GRIDSEL_DEVICE`,
 //! `GRIDSEL_MODEL`, `GRIDSEL_CACHE`, `GRIDSEL_PROFILE`): programs under
 //! `LD_PRELOAD=libgridsel.so` on libomptarget's host plugin, given files that
-//! are not plain files, files over their caps and a cache shared by many
+//! are not plain files, files over their caps and a store shared by many
 //! processes at once. Each program runs under `timeout`, so a read that
 //! blocks fails the test instead of hanging it.
 
@@ -26,7 +26,7 @@ const LAUNCHES: &str = "64";
 /// The longest a launch may take in these tests. Launches that wait out a
 /// lock held by another process took over a second (the old lock timeout),
 /// and one that rewrote a store at its cap about a second in a debug build;
-/// a cache write that waits for nobody takes milliseconds, and many
+/// a store write that waits for nobody takes milliseconds, and many
 /// processes on few cores add scheduling delays (with 32 processes on a
 /// store at its cap on a 2-core VM: 88 ms, 476 ms while other builds
 /// loaded it).
@@ -101,7 +101,7 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
     let toml = dir.join("h100.toml");
     std::fs::write(&toml, "base = \"h100\"\n").unwrap();
     let model = dir.join("model.json");
-    std::fs::write(&model, gridsel::forest::EMBEDDED_H100).unwrap();
+    std::fs::write(&model, gridsel::forest_model::EMBEDDED_H100).unwrap();
     let empty_cache = dir.join("empty.json");
     std::fs::write(&empty_cache, "{\"version\": 1, \"entries\": []}").unwrap();
     let csv = dir.join("profile.csv");
@@ -118,7 +118,7 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
         (
             "GRIDSEL_DEVICE",
             &[][..],
-            "gridsel: error: GRIDSEL_DEVICE: cannot read device profile: ",
+            "gridsel: error: GRIDSEL_DEVICE: cannot read device description: ",
             link_to(&toml, "device-link"),
         ),
         (
@@ -212,16 +212,16 @@ fn fifos_devices_and_links_are_refused_with_one_line_and_never_block() {
     );
 }
 
-/// A device profile or model over its cap is one error, never a partial
+/// A device description or model over its cap is one error, never a partial
 /// parse, even when what fits under the cap would parse.
 #[test]
 fn files_over_their_caps_are_one_error() {
     let dir = temp_dir("over_caps");
     let toml = dir.join("padded.toml");
-    let padding = "#".repeat(gridsel::files::MAX_PROFILE_BYTES as usize);
+    let padding = "#".repeat(gridsel::files::MAX_DEVICE_BYTES as usize);
     std::fs::write(&toml, format!("base = \"h100\"\n{padding}\n")).unwrap();
     let model = dir.join("padded.json");
-    let mut text = gridsel::forest::EMBEDDED_H100.to_string();
+    let mut text = gridsel::forest_model::EMBEDDED_H100.to_string();
     text.push_str(&" ".repeat(gridsel::files::MAX_MODEL_BYTES as usize));
     std::fs::write(&model, text).unwrap();
     let expected = plain_stdout(100, 2);
@@ -229,7 +229,7 @@ fn files_over_their_caps_are_one_error() {
         (
             vec![("GRIDSEL_DEVICE", path_str(&toml))],
             format!(
-                "gridsel: error: GRIDSEL_DEVICE: cannot read device profile: {}: larger than 64 KiB, the most gridsel reads of it; ",
+                "gridsel: error: GRIDSEL_DEVICE: cannot read device description: {}: larger than 64 KiB, the most gridsel reads of it; ",
                 toml.display()
             ),
         ),
@@ -254,12 +254,12 @@ fn files_over_their_caps_are_one_error() {
     }
 }
 
-// ---- the cache ---------------------------------------------------------------------
+// ---- the store ---------------------------------------------------------------------
 
-/// A cache that cannot be written is one warning per process, not one per
+/// A store that cannot be written is one warning per process, not one per
 /// converged (kernel, trip count).
 #[test]
-fn an_unwritable_cache_is_one_warning() {
+fn an_unwritable_store_is_one_warning() {
     let dir = temp_dir("unwritable_cache");
     let cache = dir.join("no-such-folder/tune.json");
     let cache_s = path_str(&cache);
@@ -279,7 +279,7 @@ fn an_unwritable_cache_is_one_warning() {
 /// While another process holds the cache's lock, launches go on and the
 /// winners are saved at exit, once the lock is free.
 #[test]
-fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
+fn winners_wait_in_memory_while_the_store_is_locked_and_are_saved_at_exit() {
     let dir = temp_dir("locked_cache");
     let cache_path = dir.join("tune.json");
     let cache_s = path_str(&cache_path);
@@ -322,7 +322,7 @@ fn winners_wait_in_memory_while_the_cache_is_locked_and_are_saved_at_exit() {
         "{}",
         run.stderr
     );
-    let table = files::load_cache(&cache_path).unwrap().table;
+    let table = files::load_store(&cache_path).unwrap().table;
     let trips: Vec<(u64, u64)> = table.records().map(|r| r.tally.trips).collect();
     assert_eq!(trips, [(100, 101)]);
 }
@@ -363,7 +363,7 @@ fn prefill(path: &Path, bytes: u64) -> usize {
     for i in 0..count {
         table.apply(&update(i));
     }
-    files::edit_cache(path, Duration::ZERO, files::OnInvalid::Refuse, |t| {
+    files::edit_store(path, Duration::ZERO, files::OnInvalid::Refuse, |t| {
         *t = table
     })
     .unwrap();
@@ -437,7 +437,7 @@ fn thirty_two_processes_on_a_store_at_its_cap_lose_nothing_and_stall_no_launch()
             slowest = slowest.max(took);
         }
     }
-    let table = files::load_cache(&cache_path).unwrap().table;
+    let table = files::load_store(&cache_path).unwrap().table;
     let (others, ours): (Vec<_>, Vec<_>) = table
         .records()
         .partition(|r| r.key.kernel.starts_with("prefill_"));

@@ -10,7 +10,7 @@ mod log_capture;
 
 use gridsel::config::Config;
 use gridsel::device::DeviceDesc;
-use gridsel::forest::{self, Forest, ForestError};
+use gridsel::forest_model::{self, Forest, ForestError};
 use gridsel::geometry::{Geometry, LaunchDesc};
 use gridsel::kernel::{ExecMode, KernelDesc};
 use gridsel::policy::{self, Policy};
@@ -58,7 +58,7 @@ fn predictions_match_the_training_tool() {
         let trip: u64 = f[6].parse().unwrap();
         let grid = Geometry::new(f[7].parse().unwrap(), f[8].parse().unwrap());
         let expected: f64 = f[9].parse().unwrap();
-        let got = model.predict(&forest::features(&device, &kernel, trip, grid));
+        let got = model.predict(&forest_model::features(&device, &kernel, trip, grid));
         assert!(
             (got - expected).abs() <= 1e-12 * expected.abs().max(1.0),
             "{line}: rust {got}, scikit-learn {expected}"
@@ -124,7 +124,7 @@ fn the_grid_search_equals_predicting_every_candidate() {
                     let grids = policy::forest::candidates(&device, &kernel, &launch);
                     let one_by_one = grids
                         .iter()
-                        .map(|&g| model.predict(&forest::features(&device, &kernel, trip, g)))
+                        .map(|&g| model.predict(&forest_model::features(&device, &kernel, trip, g)))
                         .enumerate()
                         .fold(None, |best: Option<(usize, f64)>, (i, p)| match best {
                             Some((_, b)) if b <= p => best,
@@ -160,10 +160,10 @@ fn on_blocks(threshold: f64, left: i64, right: i64) -> Node {
 fn one_tree(nodes: &[Node]) -> String {
     let column = |f: fn(&Node) -> serde_json::Value| nodes.iter().map(f).collect::<Vec<_>>();
     serde_json::json!({
-        "format": forest::FORMAT,
-        "version": forest::VERSION,
+        "format": forest_model::FORMAT,
+        "version": forest_model::VERSION,
         "target": "ln_rel",
-        "features": forest::FEATURES,
+        "features": forest_model::FEATURES,
         "trees": [{
             "feature": column(|n| n.0.into()),
             "threshold": column(|n| n.1.into()),
@@ -216,7 +216,7 @@ fn models_that_are_not_trees_are_refused() {
         ),
         (
             "a path one level too deep",
-            path(forest::MAX_DEPTH, 100),
+            path(forest_model::MAX_DEPTH, 100),
             "deeper than 64 levels",
         ),
     ];
@@ -233,14 +233,16 @@ fn models_that_are_not_trees_are_refused() {
 #[test]
 fn the_deepest_tree_allowed_is_searched_exactly() {
     let candidates = 100;
-    let model = Forest::from_json(&one_tree(&path(forest::MAX_DEPTH - 1, candidates))).unwrap();
+    let model =
+        Forest::from_json(&one_tree(&path(forest_model::MAX_DEPTH - 1, candidates))).unwrap();
     let device = DeviceDesc::preset("h100").unwrap();
     let kernel = KernelDesc {
         exec_mode: Some(ExecMode::Spmd),
         max_threads: Some(128),
         ..KernelDesc::named("k")
     };
-    let column = forest::KernelFeatures::new(&device, &kernel, 1 << 20).column(&device, 128, 16);
+    let column =
+        forest_model::KernelFeatures::new(&device, &kernel, 1 << 20).column(&device, 128, 16);
     let blocks: Vec<u32> = (1..=candidates as u32).collect();
     let predicted: Vec<f64> = blocks
         .iter()

@@ -42,7 +42,7 @@ fn tuned_key(program: &Path, dir: &Path) -> Key {
         ],
     )
     .ok();
-    let table = gridsel::files::load_cache(&store).unwrap().table;
+    let table = gridsel::files::load_store(&store).unwrap().table;
     // The record keeps the release of the libomptarget its launches went to,
     // which each launch carried: the host offload's, LLVM 19.
     let llvms: Vec<u32> = table.records().map(|r| r.llvm).collect();
@@ -380,7 +380,7 @@ fn a_teams_regions_grid_verified_for_its_build_is_launched_where_such_regions_ar
         ("GRIDSEL_TEAMS_REGIONS", "change"),
     ];
     run_gridsel(&program, &args, &tune).ok();
-    let table = gridsel::files::load_cache(&scratch).unwrap().table;
+    let table = gridsel::files::load_store(&scratch).unwrap().table;
     let keys: Vec<Key> = table.records().map(|r| r.key.clone()).collect();
     let [key] = &keys[..] else {
         panic!("one search expected: {keys:?}");

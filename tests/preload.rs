@@ -803,11 +803,11 @@ fn unknown_device_name_is_one_error() {
 }
 
 #[test]
-fn invalid_device_profile_is_one_error() {
+fn invalid_device_description_is_one_error() {
     if !require_no_libcuda() {
         return;
     }
-    let dir = temp_dir("invalid_device_profile");
+    let dir = temp_dir("invalid_device_description");
     let toml = dir.join("zero-sms.toml");
     std::fs::write(&toml, "base = \"h100\"\nsm_count = 0\n").unwrap();
     let run = bad_input_run(&[("GRIDSEL_DEVICE", &toml.to_string_lossy())]);
@@ -1142,7 +1142,7 @@ fn tune_settling_in_one_run<'a>(store: (&'a str, &'a str)) -> [(&'a str, &'a str
 /// The store at `path` as its readers see it (its journal applied), in the
 /// store's format.
 fn stored(path: &Path) -> String {
-    gridsel::files::load_cache(path).unwrap().table.render()
+    gridsel::files::load_store(path).unwrap().table.render()
 }
 
 /// Values that would break gridsel's one line (an escape sequence, CR/LF,
@@ -1340,7 +1340,7 @@ fn tune_explores_a_kernel_launched_once_per_run_from_what_its_runs_bank() {
         ("GRIDSEL_TUNE_OVERHEAD", "10"),
     ];
     let measured = || {
-        let table = gridsel::files::load_cache(&cache).unwrap().table;
+        let table = gridsel::files::load_store(&cache).unwrap().table;
         let record = table.records().next().unwrap().clone();
         let ranked = record.search.ranked(gridsel::tune::search::Kind::Cold);
         (ranked.len(), record.credit)

@@ -228,7 +228,7 @@ fn record(path: &Path, kernel: &KernelDesc, trip: u64) -> gridsel::tune::store::
         trip,
         kernel.build.as_str(),
     );
-    files::load_cache(path)
+    files::load_store(path)
         .unwrap()
         .table
         .get(&key)
@@ -510,7 +510,7 @@ fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit
     writer.flush(vec![entry("d", 1000, 32)]);
     let sizes: Vec<usize> = writes.lock().unwrap().iter().map(|w| w.1).collect();
     assert_eq!(sizes, [1, 3]);
-    assert_eq!(files::load_cache(&path).unwrap().table.len(), 4);
+    assert_eq!(files::load_store(&path).unwrap().table.len(), 4);
 
     // With no interval every update is written soon; a store another
     // process holds is waited for by the writer, not by whoever saved.
@@ -522,7 +522,7 @@ fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit
     eventually("a written", || count() == 1);
     writer.save(entry("b", 1000, 32));
     eventually("b written", || count() == 2);
-    let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    let held = gridsel_host::ffi::fs::lock(&store_lock(&path), Duration::ZERO).unwrap();
     writer.save(entry("c", 1000, 32));
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(count(), 2);
@@ -530,7 +530,7 @@ fn the_writer_writes_at_once_then_at_most_once_per_interval_and_the_rest_at_exit
     eventually("c written once the store is free", || count() == 3);
     writer.flush(Vec::new());
     assert_eq!(count(), 3);
-    assert_eq!(files::load_cache(&path).unwrap().table.len(), 3);
+    assert_eq!(files::load_store(&path).unwrap().table.len(), 3);
 }
 
 /// A write that hangs (a store on a stuck network file system) holds the
@@ -587,7 +587,7 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     tune.flush();
     let (grid, rule) = last.unwrap();
     assert_eq!((grid.threads, rule), (64, Rule::TuneWinner));
-    let table = files::load_cache(&path).unwrap().table;
+    let table = files::load_store(&path).unwrap().table;
     assert_eq!(table.len(), 1);
     assert_eq!(record(&path, &k, 1000).tally.trips, (725, 1023));
 }
@@ -807,8 +807,8 @@ fn temp(name: &str) -> PathBuf {
     dir.join("cache.json")
 }
 
-/// `<cache>.lock`.
-fn cache_lock(path: &Path) -> PathBuf {
+/// `<store>.lock`.
+fn store_lock(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
@@ -844,10 +844,10 @@ fn write_as_a_process(path: &Path, updates: &[Update]) -> Result<(), StoreError>
 }
 
 #[test]
-fn cache_round_trip_and_merge() {
+fn store_round_trip_and_merge() {
     let path = temp("round_trip");
     assert_eq!(
-        files::load_cache(&path).unwrap().table,
+        files::load_store(&path).unwrap().table,
         Table::default(),
         "missing = empty"
     );
@@ -858,7 +858,7 @@ fn cache_round_trip_and_merge() {
         PATIENCE,
     )
     .unwrap();
-    let t = files::load_cache(&path).unwrap().table;
+    let t = files::load_store(&path).unwrap().table;
     assert_eq!(t.len(), 2);
     let k1 = t.get(&key("k1", 1000)).unwrap();
     assert_eq!(k1.tally.runs, 2);
@@ -901,7 +901,7 @@ fn concurrent_writers_keep_every_entry() {
             });
         }
     });
-    let t = files::load_cache(&path).unwrap().table;
+    let t = files::load_store(&path).unwrap().table;
     assert_eq!(t.len(), 80);
 }
 
@@ -922,7 +922,7 @@ fn only_a_gridsel_store_is_replaced() {
         ("{\"version\": 3}", "no `records`"),
     ] {
         std::fs::write(&path, text).unwrap();
-        let err = files::load_cache(&path).unwrap_err();
+        let err = files::load_store(&path).unwrap_err();
         assert!(matches!(err, StoreError::NotAStore(_)), "{text}: {err}");
         assert!(err.to_string().contains(why), "{text}: {err}");
         let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
@@ -932,7 +932,7 @@ fn only_a_gridsel_store_is_replaced() {
     // A newer gridsel's file is reported and left alone, not overwritten.
     let newer = "{\"version\": 99, \"records\": []}";
     std::fs::write(&path, newer).unwrap();
-    let err = files::load_cache(&path).unwrap_err();
+    let err = files::load_store(&path).unwrap_err();
     assert!(matches!(err, StoreError::Newer(_)), "{err}");
     assert!(err.to_string().contains("version 99"), "{err}");
     assert!(matches!(
@@ -942,13 +942,13 @@ fn only_a_gridsel_store_is_replaced() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
     // An empty file (made with `touch`) holds nothing to lose: a new store.
     std::fs::write(&path, "").unwrap();
-    assert_eq!(files::load_cache(&path).unwrap(), Contents::default());
+    assert_eq!(files::load_store(&path).unwrap(), Contents::default());
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
-    assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
+    assert_eq!(files::load_store(&path).unwrap().table.len(), 1);
     assert!(!bad_copy(&path).exists());
 }
 
-/// `<cache>.bad`.
+/// `<store>.bad`.
 fn bad_copy(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".bad");
@@ -969,7 +969,7 @@ fn a_bad_record_is_dropped_alone_and_the_file_kept_as_bad() {
     let damaged = good.replacen("\"warm\":[1234]", "\"warm\":[1,2,3,4,5,6,7,8,9]", 1);
     assert_ne!(damaged, good);
     std::fs::write(&path, &damaged).unwrap();
-    let read = files::load_cache(&path).unwrap();
+    let read = files::load_store(&path).unwrap();
     assert_eq!(read.table.len(), 1);
     assert!(read.table.get(&key("k2", 1)).is_some());
     assert_eq!(read.dropped.len(), 1);
@@ -1060,7 +1060,7 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     assert_eq!(mode(&path), 0o444);
     // Still read (k1's damaged record went, k2's came).
-    let read = files::load_cache(&path).unwrap();
+    let read = files::load_store(&path).unwrap();
     assert_eq!(
         read.table
             .records()
@@ -1075,12 +1075,12 @@ fn a_rewrite_keeps_the_mode_and_a_read_only_store_is_left_alone() {
     chmod(&path, 0o444);
     let err = store_updates(&path, &[entry("k4", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "read-only, not replaced");
-    assert_eq!(files::load_cache(&path).unwrap().table.len(), 2);
+    assert_eq!(files::load_store(&path).unwrap().table.len(), 2);
 }
 
 /// Merges the journal of the store at `path` into it.
 fn compact(path: &Path) {
-    files::edit_cache(path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+    files::edit_store(path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     assert!(!files::journal_path(path).exists());
 }
 
@@ -1091,7 +1091,7 @@ fn journal_text(path: &Path) -> String {
 
 /// The runs the store at `path` counts for `kernel` at `trip`.
 fn runs(path: &Path, kernel: &str, trip: u64) -> u32 {
-    let table = files::load_cache(path).unwrap().table;
+    let table = files::load_store(path).unwrap().table;
     table.get(&key(kernel, trip)).map_or(0, |r| r.tally.runs)
 }
 
@@ -1158,7 +1158,7 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     store_updates(&path, &[entry("k", 1, 32), entry("k", 1, 32)], PATIENCE).unwrap();
     let merged = std::fs::read(&journal).unwrap();
-    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+    files::edit_store(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     assert!(!journal.exists());
     assert_eq!(runs(&path, "k", 1), 3);
     std::fs::write(&journal, &merged).unwrap();
@@ -1177,7 +1177,7 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
     let line = whole.lines().nth(1).unwrap();
     let torn = format!("{whole}{}", &line[..line.len() / 2]);
     std::fs::write(&journal, &torn).unwrap();
-    let read = files::load_cache(&path).unwrap();
+    let read = files::load_store(&path).unwrap();
     assert!(read.dropped.is_empty(), "{:?}", read.dropped);
     assert_eq!(read.table.get(&key("k", 1)).unwrap().tally.runs, 5);
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
@@ -1194,7 +1194,7 @@ fn a_journal_is_never_counted_twice_and_a_torn_last_line_costs_nothing() {
 fn readers_racing_compactions_never_count_an_update_twice() {
     let path = temp("journal_race");
     // An empty store, paired with its (not yet written) journal.
-    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+    files::edit_store(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
     let written = AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicBool::new(false);
     let (mut reads, mut journaled, mut over) = (0, 0, Vec::new());
@@ -1212,7 +1212,7 @@ fn readers_racing_compactions_never_count_an_update_twice() {
             .collect();
         s.spawn(|| {
             while !done.load(Ordering::SeqCst) {
-                files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+                files::edit_store(&path, PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
                 std::thread::sleep(Duration::from_millis(3));
             }
         });
@@ -1256,7 +1256,7 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
     let damaged = text.replacen("\"kernel\":\"k3\"", "\"kernel\":3", 1);
     assert_ne!(damaged, text);
     std::fs::write(&journal, &damaged).unwrap();
-    let read = files::load_cache(&path).unwrap();
+    let read = files::load_store(&path).unwrap();
     assert_eq!(read.table.len(), 3);
     assert_eq!(read.dropped.len(), 1, "{:?}", read.dropped);
     assert!(
@@ -1289,11 +1289,11 @@ fn a_bad_journal_line_costs_only_itself_and_a_journal_that_is_not_gridsels_is_le
         make(&journal);
         let before = std::fs::symlink_metadata(&journal).unwrap();
         let store = std::fs::read_to_string(&path).unwrap();
-        let err = files::load_cache(&path).unwrap_err();
+        let err = files::load_store(&path).unwrap_err();
         assert!(err.to_string().contains(message), "{what}: {err}");
         let err = store_updates(&path, &[entry("k6", 1, 32)], PATIENCE).unwrap_err();
         assert!(err.to_string().contains(message), "{what}: {err}");
-        let err = files::edit_cache(&path, PATIENCE, files::OnInvalid::SetAside, |t| {
+        let err = files::edit_store(&path, PATIENCE, files::OnInvalid::SetAside, |t| {
             t.retain(|_| false);
         })
         .unwrap_err();
@@ -1333,7 +1333,7 @@ fn the_journal_never_passes_its_cap() {
 /// failed, so production ignored every record, and every write and
 /// `gridsel cache clear` refused. Readers now read the store without it,
 /// saying in one line what happens next; the next write, and a clear
-/// (`edit_cache`, which refuses records that do not validate), keep it as
+/// (`edit_store`, which refuses records that do not validate), keep it as
 /// `.journal.bad` and start afresh; a `.bad` in the way is one error
 /// saying what to move.
 #[test]
@@ -1352,7 +1352,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
     };
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let big = oversize(&path);
-    let read = files::load_cache(&path).unwrap();
+    let read = files::load_store(&path).unwrap();
     assert_eq!(runs(&path, "k", 1), 1, "the store alone");
     assert_eq!(read.dropped.len(), 1, "{:?}", read.dropped);
     assert!(
@@ -1365,7 +1365,7 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), big);
     assert!(!journal.exists());
     assert_eq!(runs(&path, "k", 1), 2);
-    assert!(files::load_cache(&path).unwrap().dropped.is_empty());
+    assert!(files::load_store(&path).unwrap().dropped.is_empty());
 
     // With a `.bad` in the way: one error naming it; the store unchanged.
     oversize(&path);
@@ -1379,18 +1379,18 @@ fn a_journal_over_its_cap_is_set_aside_by_the_next_write_or_clear() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     // Moved away: a clear empties the store and sets the journal aside.
     std::fs::remove_file(&bad).unwrap();
-    files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |table| {
+    files::edit_store(&path, PATIENCE, files::OnInvalid::Refuse, |table| {
         table.retain(|_| false);
     })
     .unwrap();
     assert!(bad.exists() && !journal.exists());
-    assert!(files::load_cache(&path).unwrap().table.is_empty());
+    assert!(files::load_store(&path).unwrap().table.is_empty());
 }
 
 #[test]
 fn a_busy_lock_is_reported_not_waited_for() {
     let path = temp("busy");
-    let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+    let held = gridsel_host::ffi::fs::lock(&store_lock(&path), Duration::ZERO).unwrap();
     let start = std::time::Instant::now();
     // flock locks belong to the open file: a second open in the same process
     // contends like another process would.
@@ -1401,10 +1401,10 @@ fn a_busy_lock_is_reported_not_waited_for() {
     assert!(start.elapsed() < Duration::from_millis(100));
     drop(held);
     store_updates(&path, &[entry("k", 1, 32)], Duration::ZERO).unwrap();
-    assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
+    assert_eq!(files::load_store(&path).unwrap().table.len(), 1);
 }
 
-// ---- cache files that are not plain files ----------------------------------------
+// ---- store files that are not plain files ----------------------------------------
 
 fn is_symlink(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
@@ -1416,7 +1416,7 @@ fn planted_links_at_temporary_names_are_not_written_through() {
     let dir = path.parent().unwrap();
     let victim = dir.join("victim");
     std::fs::write(&victim, "precious").unwrap();
-    // Earlier gridsels named their temporary file `<cache>.tmp.<pid>.<n>`,
+    // Earlier gridsels named their temporary file `<store>.tmp.<pid>.<n>`,
     // n counting from 0 in each process.
     let planted: Vec<PathBuf> = (0..1000)
         .map(|n| dir.join(format!("cache.json.tmp.{}.{n}", std::process::id())))
@@ -1427,19 +1427,19 @@ fn planted_links_at_temporary_names_are_not_written_through() {
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(!is_symlink(&path));
-    assert_eq!(files::load_cache(&path).unwrap().table.len(), 1);
+    assert_eq!(files::load_store(&path).unwrap().table.len(), 1);
     assert!(planted.iter().all(|l| is_symlink(l)));
 }
 
 #[test]
-fn a_linked_cache_or_lock_is_refused_and_left_alone() {
+fn a_linked_store_or_lock_is_refused_and_left_alone() {
     let path = temp("linked");
     let dir = path.parent().unwrap();
     let victim = dir.join("victim.json");
     store_updates(&victim, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let before = std::fs::read_to_string(&victim).unwrap();
     std::os::unix::fs::symlink(&victim, &path).unwrap();
-    let err = files::load_cache(&path).unwrap_err();
+    let err = files::load_store(&path).unwrap_err();
     assert!(matches!(err, StoreError::Io(_)), "{err:?}");
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     let err = store_updates(&path, &[entry("k", 2, 32)], PATIENCE).unwrap_err();
@@ -1450,7 +1450,7 @@ fn a_linked_cache_or_lock_is_refused_and_left_alone() {
     // A lock planted as a link to a file that does not exist yet.
     let path = dir.join("other.json");
     let target = dir.join("created-through-the-link");
-    std::os::unix::fs::symlink(&target, cache_lock(&path)).unwrap();
+    std::os::unix::fs::symlink(&target, store_lock(&path)).unwrap();
     let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a symbolic link, not a regular file");
     assert!(!target.exists() && !path.exists());
@@ -1485,12 +1485,12 @@ fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
         let file = match planted {
             "store" => path.clone(),
             "journal" => files::journal_path(&path),
-            _ => cache_lock(&path),
+            _ => store_lock(&path),
         };
         give(&file);
         let before = std::fs::read(&file).unwrap();
         // A planted lock held by its owner: refused, not waited for.
-        let held = gridsel_host::ffi::fs::lock(&cache_lock(&path), Duration::ZERO).unwrap();
+        let held = gridsel_host::ffi::fs::lock(&store_lock(&path), Duration::ZERO).unwrap();
         let start = Instant::now();
         let patience = if planted == "lock" {
             PATIENCE
@@ -1510,10 +1510,10 @@ fn a_store_journal_or_lock_another_user_owns_is_refused_at_once() {
         }
         drop(held);
         if planted != "lock" {
-            refused(files::load_cache(&path).unwrap_err());
+            refused(files::load_store(&path).unwrap_err());
         }
         refused(store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err());
-        let clear = files::edit_cache(&path, PATIENCE, files::OnInvalid::Refuse, |t| {
+        let clear = files::edit_store(&path, PATIENCE, files::OnInvalid::Refuse, |t| {
             t.retain(|_| false);
         });
         refused(clear.unwrap_err());
@@ -1542,7 +1542,7 @@ fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     // Another user (uid 4242) rewrites root's store, world-writable.
-    let lock = cache_lock(&path);
+    let lock = store_lock(&path);
     let _ = std::fs::remove_file(&lock);
     let status = std::process::Command::new("setpriv")
         .args(["--reuid=4242", "--regid=4242", "--clear-groups", "--"])
@@ -1564,7 +1564,7 @@ fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
             .unwrap()
             .contains("{\"kernel\":\"k\"")
     );
-    assert!(files::load_cache(&path).is_err());
+    assert!(files::load_store(&path).is_err());
 }
 
 /// [`a_rewrite_never_keeps_another_owners_world_writable_mode`]'s other
@@ -1574,11 +1574,11 @@ fn rewrite_as_another_user() {
     let Some(path) = std::env::var_os("GRIDSEL_TEST_REWRITE") else {
         return;
     };
-    files::edit_cache(Path::new(&path), PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
+    files::edit_store(Path::new(&path), PATIENCE, files::OnInvalid::Refuse, |_| {}).unwrap();
 }
 
 #[test]
-fn a_device_node_cache_is_refused_not_replaced() {
+fn a_device_node_store_is_refused_not_replaced() {
     let path = temp("device");
     // A copy of /dev/null (needs root; skipped otherwise).
     let made = std::process::Command::new("mknod")
@@ -1590,7 +1590,7 @@ fn a_device_node_cache_is_refused_not_replaced() {
         eprintln!("SKIPPED: mknod needs root");
         return;
     }
-    let err = files::load_cache(&path).unwrap_err();
+    let err = files::load_store(&path).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
     let err = store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap_err();
     assert_eq!(err.to_string(), "a character device, not a regular file");
@@ -1600,14 +1600,14 @@ fn a_device_node_cache_is_refused_not_replaced() {
 }
 
 #[test]
-fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
+fn a_store_over_the_cap_is_an_error_not_a_partial_parse() {
     let path = temp("huge");
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     let mut text = std::fs::read_to_string(&path).unwrap();
     // Valid JSON: padding after the object.
     text.push_str(&" ".repeat(gridsel::tune::store::MAX_BYTES as usize));
     std::fs::write(&path, &text).unwrap();
-    let err = files::load_cache(&path).unwrap_err();
+    let err = files::load_store(&path).unwrap_err();
     assert_eq!(
         err.to_string(),
         "larger than 4 MiB, the most gridsel reads of it"
@@ -1618,7 +1618,7 @@ fn a_cache_over_the_cap_is_an_error_not_a_partial_parse() {
 }
 
 #[test]
-fn stale_temporary_files_of_dead_processes_go_when_the_cache_is_written() {
+fn stale_temporary_files_of_dead_processes_go_when_the_store_is_written() {
     let path = temp("stale");
     let dir = path.parent().unwrap();
     // Above any pid_max (at most 2^22): a process that no longer exists.
@@ -1832,7 +1832,7 @@ fn a_searchs_bank_survives_the_store_and_older_records_read_without_one() {
     let mut u = entry("k_l7", 1000, 128);
     u.credit = -1_500;
     write_as_a_process(&path, &[u]).unwrap();
-    let table = files::load_cache(&path).unwrap().table;
+    let table = files::load_store(&path).unwrap().table;
     assert_eq!(table.get(&key("k_l7", 1000)).unwrap().credit, 2_500);
     let older = text.replace(",\"credit\":4000", "");
     assert_ne!(older, text);
@@ -1846,7 +1846,7 @@ fn a_searchs_bank_survives_the_store_and_older_records_read_without_one() {
 /// The kernels of the store at `path`, read as a process reads it, which
 /// must drop nothing.
 fn kernels_read_cleanly(path: &Path) -> Vec<String> {
-    let read = files::load_cache(path).unwrap();
+    let read = files::load_store(path).unwrap();
     assert!(read.dropped.is_empty(), "{:?}", read.dropped);
     read.table.records().map(|r| r.key.kernel.clone()).collect()
 }

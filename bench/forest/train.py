@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains gridsel's `forest` policy: a random forest predicting ln(kernel ms)
 from kernel features and a candidate grid (Lloyd et al. 2018, §III), evaluated
-leave-one-kernel-out, exported as the JSON model crates/gridsel-core/src/forest.rs reads.
+leave-one-kernel-out, exported as the JSON model crates/gridsel-core/src/forest_model.rs reads.
 
     python3 bench/forest/train.py --results bench/results/h100 \\
         --binaries bench/build/sm_90 --out crates/gridsel-core/data/h100-forest.json \\
@@ -25,7 +25,7 @@ Breiman-Cutler forest the paper used, and its trees are plain arrays
 scikit-learn are needed; the library itself never runs Python.
 
 Features: this script computes none. `gridsel-research features` prints each row with
-the library's own code (`forest::features`, what the policy computes at run
+the library's own code (`forest_model::features`, what the policy computes at run
 time), as the float32 values the trees compare, and names them: the model's
 feature list is that header's, so it always matches the library's (which
 refuses a model whose list differs).

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Turns the merged sweep (bench/results/h100/raw, jobs.jsonl) into the
 # published results, reproducibly, on the development machine:
-#   bench/harness/finalize.sh [RESULTS [PROFILE]]   (GRIDSEL_BASE_DEVICE: the GPU's preset)
+#   bench/harness/finalize.sh [RESULTS [DESCRIPTION]]   (GRIDSEL_BASE_DEVICE: the GPU's preset)
 #   summary.csv/points.csv       per-point medians (harness summarize)
-#   PROFILE (crates/gridsel-core/data/h100.toml) calibrated constants (gridsel-research calibrate, leave-one-out)
+#   DESCRIPTION (crates/gridsel-core/data/h100.toml) calibrated constants (gridsel-research calibrate, leave-one-out)
 #   auto-loo.csv                 auto's grid per case with its fold's constants
 #   {lloyd,occupancy}-eval.csv   the stateless policies' grids under the final descriptors
 #   forest-loo.csv               the forest, leave-one-kernel-out (bench/forest/train.py)
@@ -16,7 +16,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 R=${1:-bench/results/h100}
-PROFILE=${2:-crates/gridsel-core/data/h100.toml}
+DESCRIPTION=${2:-crates/gridsel-core/data/h100.toml}
 D=${GRIDSEL_BASE_DEVICE:-h100}   # the preset (or profile) of the measured GPU
 B=${GRIDSEL_BIN_DIR:-bench/build/sm_90}
 G=target/release/gridsel                # the harness finds gridsel-research beside it
@@ -25,7 +25,7 @@ H="python3 bench/harness/gridsel_bench.py"
 cargo build --release --quiet
 
 $H summarize "$R" --gridsel "$G" --bin-dir "$B"
-$GR calibrate --points "$R/points.csv" --binaries "$B" --device "$D" --out "$PROFILE" --loo-csv "$R/auto-loo.csv"
+$GR calibrate --points "$R/points.csv" --binaries "$B" --device "$D" --out "$DESCRIPTION" --loo-csv "$R/auto-loo.csv"
 $H add-policy "$R" --name auto --file "$R/auto-loo.csv"
 for p in lloyd occupancy; do
   $GR evaluate --points "$R/points.csv" --binaries "$B" --device "$D" --policy "$p" > "$R/$p-eval.csv"

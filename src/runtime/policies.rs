@@ -16,7 +16,7 @@ pub(super) fn build(config: &mut Config) -> Box<dyn GridPolicy> {
     match &config.policy {
         Policy::Tune => Box::new(
             TunePolicy::new(
-                config.cache.clone().map(|store| {
+                config.store.clone().map(|store| {
                     let file = files::StoreFile::new(store.path, store.default);
                     Box::new(StoreWriter::new(Box::new(file))) as Box<dyn Saver>
                 }),
@@ -28,10 +28,10 @@ pub(super) fn build(config: &mut Config) -> Box<dyn GridPolicy> {
         // site's, each only read (a `StoreFile` is written only through its
         // writer, which this policy has none of). `GRIDSEL_CACHE=off` reads
         // neither.
-        Policy::Auto if config.cache.is_some() => {
-            let user = config.cache.iter().map(|store| store.path.clone());
+        Policy::Auto if config.store.is_some() => {
+            let user = config.store.iter().map(|store| store.path.clone());
             let stores = user
-                .chain(config.site_cache.clone())
+                .chain(config.site_store.clone())
                 .map(|path| Box::new(files::StoreFile::new(path, false)) as Box<dyn Store>)
                 .collect();
             Box::new(LearnedPolicy::new(stores).alternating(config.learned_alternate))

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// The device, the kernel and the trip count of a launch.
 #[derive(Args)]
 pub struct Target {
-    /// Preset (titanx-pascal, v100, a100, h100) or TOML profile.
+    /// Preset (titanx-pascal, v100, a100, h100) or TOML device description.
     #[arg(long, default_value = "h100")]
     pub device: String,
     /// Iterations of the launch's `distribute` loop.

@@ -53,7 +53,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
         Some(p) => p.clone(),
         None => {
             let (config, _) = Config::from_env();
-            config.cache.map(|s| s.path).ok_or_else(|| {
+            config.store.map(|s| s.path).ok_or_else(|| {
                 format!("no store: give --path, or set {ENV_CACHE} (it is off, or HOME is unset)")
             })?
         }
@@ -102,7 +102,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
         }
         Action::Clear { kernel } => {
             let mut removed = 0;
-            files::edit_cache(&path, PATIENCE, OnInvalid::Refuse, |table| {
+            files::edit_store(&path, PATIENCE, OnInvalid::Refuse, |table| {
                 removed = table.retain(|r| {
                     kernel
                         .as_ref()
@@ -128,7 +128,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
 /// one line on stderr.
 fn readable(path: &Path) -> Result<Table, String> {
     let shown = path.display();
-    let contents = files::load_cache(path).map_err(|e| format!("{shown}: {e}"))?;
+    let contents = files::load_store(path).map_err(|e| format!("{shown}: {e}"))?;
     if !contents.dropped.is_empty() {
         eprintln!(
             "gridsel: {shown}: left out: {}",

@@ -9,7 +9,7 @@
 //! ([`Launched::median_sum_ns`]), so that what a measurement reports of an
 //! alternating run is what a session would have decided on.
 
-use crate::profile_rows::{self, Launch};
+use crate::profile_rows::{self, ProfileRow};
 use crate::stats::median;
 use gridsel_core::tune::LearnedLaunches;
 use gridsel_core::tune::store::class;
@@ -151,7 +151,7 @@ impl Launches {
     /// the sides, which blunts the comparison.) `each` gets every launch
     /// with its place among its search's launches, from 0. Also returns the
     /// profile's malformed lines ([`profile_rows::parse`]).
-    pub fn read<'a>(text: &'a str, mut each: impl FnMut(Launch<'a>, usize)) -> (Self, usize) {
+    pub fn read<'a>(text: &'a str, mut each: impl FnMut(ProfileRow<'a>, usize)) -> (Self, usize) {
         let mut run = Self::default();
         let bad_rows = profile_rows::parse(text, |launch| {
             let j = run.add(&launch);
@@ -162,7 +162,7 @@ impl Launches {
 
     /// Adds the next launch of its search; returns its place among the
     /// run's launches of that search, from 0.
-    pub fn add(&mut self, launch: &Launch<'_>) -> usize {
+    pub fn add(&mut self, launch: &ProfileRow<'_>) -> usize {
         let key = (launch.kernel.to_string(), class(launch.trip_count));
         let search = self.searches.entry(key).or_default();
         search.trip_counts.insert(launch.trip_count);

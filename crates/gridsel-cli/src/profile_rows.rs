@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 /// One launch as the profile recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Launch<'a> {
+pub struct ProfileRow<'a> {
     pub kernel: Cow<'a, str>,
     pub trip_count: u64,
     pub blocks: u32,
@@ -26,7 +26,7 @@ pub struct Launch<'a> {
 /// lines. The `policy` column is checked but not kept: each run has its own
 /// file, so the run says which policy was in force (the column names what
 /// chose each grid, `llvm` where a policy kept LLVM's).
-pub fn parse<'a>(text: &'a str, mut each: impl FnMut(Launch<'a>)) -> usize {
+pub fn parse<'a>(text: &'a str, mut each: impl FnMut(ProfileRow<'a>)) -> usize {
     let mut bad_rows = 0;
     for line in text.lines() {
         let line = line.trim_end_matches('\r');
@@ -41,13 +41,13 @@ pub fn parse<'a>(text: &'a str, mut each: impl FnMut(Launch<'a>)) -> usize {
     bad_rows
 }
 
-fn parse_line(line: &str) -> Option<Launch<'_>> {
+fn parse_line(line: &str) -> Option<ProfileRow<'_>> {
     let fields = csv::split(line)?;
     let [kernel, trip_count, policy, blocks, threads, ns] = <[_; 6]>::try_from(fields).ok()?;
     if kernel.is_empty() || policy.is_empty() {
         return None;
     }
-    Some(Launch {
+    Some(ProfileRow {
         trip_count: trip_count.parse().ok()?,
         blocks: blocks.parse().ok()?,
         threads: threads.parse().ok()?,
@@ -61,14 +61,14 @@ mod tests {
     use super::*;
 
     /// The launches of `text` and the number of malformed lines.
-    fn collect(text: &str) -> (Vec<Launch<'_>>, usize) {
+    fn collect(text: &str) -> (Vec<ProfileRow<'_>>, usize) {
         let mut launches = Vec::new();
         let bad_rows = parse(text, |l| launches.push(l));
         (launches, bad_rows)
     }
 
-    fn launch(kernel: &str, trip_count: u64, blocks: u32, threads: u32, ns: u64) -> Launch<'_> {
-        Launch {
+    fn launch(kernel: &str, trip_count: u64, blocks: u32, threads: u32, ns: u64) -> ProfileRow<'_> {
+        ProfileRow {
             kernel: kernel.into(),
             trip_count,
             blocks,

@@ -356,7 +356,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     std::fs::write(&path, table.render()).unwrap();
     let patience = std::time::Duration::from_secs(5);
     // Paired with a journal, as gridsel writes a store, then appended to.
-    files::edit_cache(&path, patience, files::OnInvalid::Refuse, |_| {}).unwrap();
+    files::edit_store(&path, patience, files::OnInvalid::Refuse, |_| {}).unwrap();
     files::StoreFile::new(path.clone(), false)
         .store(&[u], patience)
         .unwrap();

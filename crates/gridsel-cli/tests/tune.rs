@@ -45,7 +45,7 @@ fn tune(out: &Path, store: &Path, args: &[&str], command: &[&str]) -> Run {
 /// The searches in the store at `path` as (kernel, marked settled in its
 /// kind: what production runs read).
 fn searches(path: &Path) -> Vec<(String, bool)> {
-    let contents = gridsel_host::files::load_cache(path).unwrap();
+    let contents = gridsel_host::files::load_store(path).unwrap();
     assert!(contents.dropped.is_empty(), "{:?}", contents.dropped);
     contents
         .table
@@ -57,7 +57,7 @@ fn searches(path: &Path) -> Vec<(String, bool)> {
 /// An existing, empty store at `path` of mode `mode`.
 fn empty_store(path: &Path, mode: u32) {
     let patience = std::time::Duration::from_secs(5);
-    gridsel_host::files::edit_cache(
+    gridsel_host::files::edit_store(
         path,
         patience,
         gridsel_host::files::OnInvalid::Refuse,
@@ -165,7 +165,7 @@ fn row(kind: &str, index: u32, status: &str, verified: &str) -> [String; 4] {
 
 /// The trip-count classes of the searches in the store at `path`.
 fn classes(path: &Path) -> Vec<u32> {
-    let contents = gridsel_host::files::load_cache(path).unwrap();
+    let contents = gridsel_host::files::load_store(path).unwrap();
     contents.table.records().map(|r| r.key.class).collect()
 }
 
@@ -623,7 +623,7 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
 
         // Another GPU's copy of that search, and a search pinned by hand:
         // not the session's to write or remove, whatever it decides.
-        let ours = gridsel_host::files::load_cache(&store).unwrap().table;
+        let ours = gridsel_host::files::load_store(&store).unwrap().table;
         let ours = ours.records().next().unwrap().clone();
         let mut other_gpu = ours.clone();
         other_gpu.key.device = "A100".to_string();
@@ -632,7 +632,7 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
         pinned.pinned = Some(gridsel_core::tune::search::Candidate::Auto);
         let patience = std::time::Duration::from_secs(5);
         let on_invalid = gridsel_host::files::OnInvalid::Refuse;
-        gridsel_host::files::edit_cache(&store, patience, on_invalid, |table| {
+        gridsel_host::files::edit_store(&store, patience, on_invalid, |table| {
             table.insert(other_gpu.clone());
             table.insert(pinned.clone());
         })
@@ -658,7 +658,7 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
             "{}",
             run.stdout
         );
-        let left = gridsel_host::files::load_cache(&store).unwrap().table;
+        let left = gridsel_host::files::load_store(&store).unwrap().table;
         let left: Vec<_> = left.records().cloned().collect();
         assert_eq!(
             left,
@@ -878,7 +878,7 @@ fn two_sessions_tune_processes_and_a_clear_on_one_store_lose_nothing() {
         }
         let counted = std::fs::read_to_string(marks.join("counted")).unwrap_or_default();
         let side_runs = counted.lines().count() as u32;
-        let table = gridsel_host::files::load_cache(&store).unwrap().table;
+        let table = gridsel_host::files::load_store(&store).unwrap().table;
         let records: Vec<_> = table.records().collect();
         assert_eq!(records.len(), 1, "{records:?}");
         assert_eq!(
@@ -1147,7 +1147,7 @@ fn tuning_runs_go_in_rounds_over_the_gpus_named_into_one_store() {
     );
     // One store: every tuning run's process counted in the search, its
     // one launch a cold sample.
-    let contents = gridsel_host::files::load_cache(&out.join("store.json")).unwrap();
+    let contents = gridsel_host::files::load_store(&out.join("store.json")).unwrap();
     let record = contents.table.records().next().unwrap();
     assert_eq!(record.tally.runs as usize, tuning.len(), "{record:?}");
     let cold: usize = record.search.samples.iter().map(|s| s.cold.len()).sum();
@@ -1214,7 +1214,7 @@ fn teams_regions_are_searched_only_when_allowed_and_written_verified() {
     let args = ["--allow-teams-regions", "--confirm", "1"];
     let run = tune(&out, &store, &args, &command).ok();
     assert_eq!(classes(&out.join("store.json")), [0], "{}", run.stderr);
-    let contents = gridsel_host::files::load_cache(&store).unwrap();
+    let contents = gridsel_host::files::load_store(&store).unwrap();
     let written: Vec<_> = contents.table.records().collect();
     // Host launch times decide whether the confirmation kept a grid other
     // than LLVM's: such a one is marked verified for it, auto's is not.

@@ -1,7 +1,7 @@
 //! What gridsel knows about one GPU.
 //!
 //! A [`DeviceDesc`] comes from the CUDA driver when a GPU is present (see
-//! `gridsel-host`'s `ffi::cuda`), from a named preset, or from a TOML profile file
+//! `gridsel-host`'s `ffi::cuda`), from a named preset, or from a TOML device description
 //! (`GRIDSEL_DEVICE=<preset|path>`), so decisions can be inspected and tested on
 //! machines without a GPU.
 
@@ -50,19 +50,19 @@ fn default_waves() -> u32 {
     1
 }
 
-/// The calibrated profile shipped for a preset (`gridsel-research calibrate` output).
-fn shipped_profile(preset: &str) -> Option<&'static str> {
+/// The calibrated device description shipped for a preset (`gridsel-research calibrate` output).
+fn shipped_description(preset: &str) -> Option<&'static str> {
     match preset {
         "h100" => Some(include_str!("../data/h100.toml")),
         _ => None,
     }
 }
 
-/// `auto`'s calibrated `waves` from the shipped profile. The preset keeps
+/// `auto`'s calibrated `waves` from the shipped description. The preset keeps
 /// the paper's ThreadsPerBlock (96) so `lloyd` stays as published; load the
-/// profile file with `GRIDSEL_DEVICE` to use its calibrated value too.
+/// description with `GRIDSEL_DEVICE` to use its calibrated value too.
 fn shipped_waves(preset: &str) -> Option<u32> {
-    let table: toml::Table = shipped_profile(preset)?.parse().ok()?;
+    let table: toml::Table = shipped_description(preset)?.parse().ok()?;
     table
         .get("waves")?
         .as_integer()
@@ -104,7 +104,7 @@ impl DeviceDesc {
         })
     }
 
-    /// Parses a TOML profile. `base = "<preset>"` fills the fields not given.
+    /// Parses a TOML device description. `base = "<preset>"` fills the fields not given.
     pub fn from_toml(text: &str) -> Result<Self, DeviceError> {
         let mut table: toml::Table = text
             .parse()
@@ -330,9 +330,9 @@ impl fmt::Display for DeviceError {
                 crate::text::shown(s),
                 PRESETS.join(", ")
             ),
-            Self::Io(m) => write!(f, "cannot read device profile: {m}"),
-            Self::Syntax(m) => write!(f, "bad device profile: {m}"),
-            Self::Invalid(m) => write!(f, "invalid device profile: {m}"),
+            Self::Io(m) => write!(f, "cannot read device description: {m}"),
+            Self::Syntax(m) => write!(f, "bad device description: {m}"),
+            Self::Invalid(m) => write!(f, "invalid device description: {m}"),
         }
     }
 }
@@ -354,20 +354,20 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_h100_profile_loads_and_sets_waves() {
+    fn the_shipped_h100_description_loads_and_sets_waves() {
         let text = include_str!("../data/h100.toml");
-        let profile = DeviceDesc::from_toml(text).unwrap();
+        let description = DeviceDesc::from_toml(text).unwrap();
         let preset = DeviceDesc::preset("h100").unwrap();
-        assert_eq!(preset.waves, profile.waves);
+        assert_eq!(preset.waves, description.waves);
         assert_eq!(
             preset.threads_per_block, 96,
             "lloyd keeps the paper's value"
         );
-        assert_eq!(profile.sm_count, 132);
+        assert_eq!(description.sm_count, 132);
     }
 
     #[test]
-    fn toml_profile_overrides_its_base() {
+    fn toml_description_overrides_its_base() {
         let d = DeviceDesc::from_toml("base = \"h100\"\nthreads_per_block = 128\nname = \"lab\"")
             .unwrap();
         assert_eq!(d.threads_per_block, 128);
@@ -376,7 +376,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_profiles_are_errors_not_panics() {
+    fn bad_descriptions_are_errors_not_panics() {
         assert!(matches!(
             DeviceDesc::from_toml("base = \"nope\""),
             Err(DeviceError::UnknownPreset(_))
@@ -559,7 +559,7 @@ mod tests {
     }
 
     #[test]
-    fn oversized_profiles_from_the_audit_are_refused_by_name() {
+    fn oversized_descriptions_from_the_audit_are_refused_by_name() {
         for (text, field) in [
             (
                 "max_threads_per_block = 2147483647",

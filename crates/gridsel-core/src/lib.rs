@@ -2,12 +2,12 @@
 //!
 //! What gridsel knows and decides, with no FFI, no files and no process
 //! state: the kernel descriptors read from device images ([`image`],
-//! [`kernel`]), the GPUs ([`device`], [`occupancy`]), the libomptarget a
+//! [`kernel`]), the GPUs ([`device`], [`residency`]), the libomptarget a
 //! launch goes to ([`libomptarget`], carried by each [`LaunchDesc`]), the
 //! variables' names ([`mod@env`]), the rules about what
 //! a launch may change ([`clauses`]), the policies and the grids a launch can
-//! run ([`policy`], [`policy::limits`]), the random forest ([`forest`]) and
-//! `tune`'s search ([`tune`]), a user's text in messages ([`text`]), plus the calibration of a device profile from
+//! run ([`policy`], [`policy::limits`]), the random forest ([`forest_model`]) and
+//! `tune`'s search ([`tune`]), a user's text in messages ([`text`]), plus the calibration of a device description from
 //! sweep results lives in the command line.
 //!
 //! The crates around it: `docs/layout.md` in the repository. Where a policy
@@ -29,13 +29,13 @@
 pub mod clauses;
 pub mod device;
 pub mod env;
-pub mod forest;
+pub mod forest_model;
 pub mod geometry;
 pub mod image;
 pub mod kernel;
 pub mod libomptarget;
-pub mod occupancy;
 pub mod policy;
+pub mod residency;
 pub mod splitmix;
 pub mod text;
 pub mod tune;

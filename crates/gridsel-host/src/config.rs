@@ -236,7 +236,7 @@ pub static SETTINGS: &[Setting] = &[
         help: "Where `tune` keeps what it measured across runs, and where the default policy reads the grids tuning settled on (never writing it); off: nowhere, each run starts afresh.",
         if_bad: None,
         read: |config, value| {
-            config.cache = (!is_off(&text(value))).then(|| Store {
+            config.store = (!is_off(&text(value))).then(|| StorePath {
                 path: value.into(),
                 default: false,
             });
@@ -250,7 +250,7 @@ pub static SETTINGS: &[Setting] = &[
         help: "A store shared read-only (a site's, or an MPI job's): the default policy reads its learned grids where the user's store has none for the same kernel, build and GPU; nothing writes it, and `tune` does not read it.",
         if_bad: None,
         read: |config, value| {
-            config.site_cache = Some(value.into());
+            config.site_store = Some(value.into());
             Ok(())
         },
     },
@@ -356,9 +356,9 @@ impl Setting {
     }
 }
 
-/// The store `tune` reads and writes.
+/// Where the store `tune` reads and writes is ([`ENV_CACHE`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Store {
+pub struct StorePath {
     pub path: PathBuf,
     /// The default location (its folder is created when missing), not one
     /// the user named.
@@ -390,9 +390,9 @@ pub struct Config {
     pub profile: Option<PathBuf>,
     /// Where `tune` keeps its searches across runs: `GRIDSEL_CACHE`, else
     /// [`default_store`]; `None` with `GRIDSEL_CACHE=off`.
-    pub cache: Option<Store>,
+    pub store: Option<StorePath>,
     /// `GRIDSEL_SITE_CACHE`: a store only read, for its learned grids.
-    pub site_cache: Option<PathBuf>,
+    pub site_store: Option<PathBuf>,
     /// `GRIDSEL_MODEL`: the `forest` model file; `None` uses the embedded one.
     pub model: Option<PathBuf>,
     /// `GRIDSEL_SAFE_RANGE=off` lets `fixed:T,B` leave the launch's safe
@@ -427,8 +427,8 @@ impl Default for Config {
             threads_per_block: None,
             opt_in: OptIn::default(),
             profile: None,
-            cache: None,
-            site_cache: None,
+            store: None,
+            site_store: None,
             model: None,
             safe_range: true,
             tune_overhead: gridsel_core::tune::DEFAULT_OVERHEAD,
@@ -452,7 +452,7 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> (Self, Vec<String>) {
         let path = |name: &str| given(lookup(name)).map(PathBuf::from);
         let mut config = Self {
-            cache: default_store(path).map(|path| Store {
+            store: default_store(path).map(|path| StorePath {
                 path,
                 default: true,
             }),
@@ -668,7 +668,7 @@ mod tests {
 
     #[test]
     fn the_store_defaults_to_the_user_cache_folder_and_switches_off() {
-        let store = |vars: &[(&str, &str)]| parse(vars).0.cache.map(|s| (s.path, s.default));
+        let store = |vars: &[(&str, &str)]| parse(vars).0.store.map(|s| (s.path, s.default));
         assert_eq!(
             store(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]),
             Some((PathBuf::from("/x/gridsel/tune.json"), true))
@@ -803,13 +803,13 @@ mod tests {
         );
         assert_eq!(c.profile, Some(PathBuf::from("/tmp/p.csv")));
         assert_eq!(
-            c.cache,
-            Some(Store {
+            c.store,
+            Some(StorePath {
                 path: PathBuf::from("/tmp/c.json"),
                 default: false
             })
         );
-        assert_eq!(c.site_cache, Some(PathBuf::from("/site/tune.json")));
+        assert_eq!(c.site_store, Some(PathBuf::from("/site/tune.json")));
         assert_eq!(c.model, Some(PathBuf::from("/tmp/m.json")));
         assert_eq!(c.log, LevelFilter::Info);
     }

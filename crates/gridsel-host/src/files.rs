@@ -4,7 +4,7 @@
 
 use crate::ffi::fs;
 use gridsel_core::device::{DeviceDesc, DeviceError};
-use gridsel_core::forest::{Forest, ForestError};
+use gridsel_core::forest_model::{Forest, ForestError};
 use gridsel_core::tune::Store;
 use gridsel_core::tune::store::{
     self, Contents, Journal, JournalId, Only, StoreError, Table, Update,
@@ -15,22 +15,22 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The largest device profile read: a few dozen lines of TOML.
-pub const MAX_PROFILE_BYTES: u64 = 64 << 10;
+/// The largest device description read: a few dozen lines of TOML.
+pub const MAX_DEVICE_BYTES: u64 = 64 << 10;
 
 /// The largest model file read: the embedded one is under 100 KiB, and a
 /// forest of 32 trees of depth 10 (the largest `train.py` was tried with)
 /// a few MiB.
 pub const MAX_MODEL_BYTES: u64 = 16 << 20;
 
-/// A preset name or the path of a TOML profile (a regular file of at most
-/// [`MAX_PROFILE_BYTES`]).
+/// A preset name or the path of a TOML device description (a regular file of at most
+/// [`MAX_DEVICE_BYTES`]).
 pub fn device(spec: &str) -> Result<DeviceDesc, DeviceError> {
     if let Some(desc) = DeviceDesc::preset(spec) {
         return Ok(desc);
     }
     let path = Path::new(spec);
-    let text = fs::read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e.kind() {
+    let text = fs::read_capped(path, MAX_DEVICE_BYTES).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => DeviceError::UnknownPreset(spec.to_string()),
         _ => DeviceError::Io(format!("{}: {e}", gridsel_core::text::shown_path(path))),
     })?;
@@ -72,7 +72,7 @@ pub fn model_or_embedded(path: Option<&Path>) -> Result<Arc<Forest>, ForestError
 /// VM, so 32 processes ending together on it waited out the exit's 5 s and
 /// lost their updates. Every reader applies the journal over the file.
 ///
-/// The journal is merged into the file (compacted: [`edit_cache`]) when a
+/// The journal is merged into the file (compacted: [`edit_store`]) when a
 /// process that read it long ([`store::JOURNAL_COMPACT_BYTES`]) writes
 /// next, which its writer thread does right after the read (off the
 /// launches and, unless the program is short, off the exit); when an
@@ -120,7 +120,7 @@ impl Store for StoreFile {
     }
 
     fn load(&self) -> Result<Contents, StoreError> {
-        let read = read_cache(&self.path, None)?;
+        let read = read_with_journal(&self.path, None)?;
         let long = read.journal_len >= store::JOURNAL_COMPACT_BYTES;
         let due = long || !read.contents.dropped.is_empty();
         *gridsel_core::lock(&self.due) = read.contents.journal.filter(|_| due);
@@ -130,7 +130,7 @@ impl Store for StoreFile {
     /// Reads the kernels' records alone, taking no lock and creating
     /// nothing: a production run's reading.
     fn load_only(&self, only: &Only) -> Result<Contents, StoreError> {
-        read_cache(&self.path, Some(only)).map(|read| read.contents)
+        read_with_journal(&self.path, Some(only)).map(|read| read.contents)
     }
 
     fn upkeep_due(&self) -> bool {
@@ -145,7 +145,7 @@ impl Store for StoreFile {
         if self.create_folder {
             create_store_folder(&self.path).map_err(StoreError::Io)?;
         }
-        let written = write_cache(&self.path, updates, patience, due);
+        let written = write_store(&self.path, updates, patience, due);
         if written.is_err() && due.is_some() {
             *gridsel_core::lock(&self.due) = due;
         }
@@ -185,8 +185,8 @@ pub fn create_store_folder(path: &Path) -> io::Result<()> {
 /// Reads a store ([`store::parse`]) and its journal
 /// ([`store::parse_journal`]) over it: the records that validate and what
 /// was left out; a missing file is an empty store.
-pub fn load_cache(path: &Path) -> Result<Contents, StoreError> {
-    read_cache(path, None).map(|read| read.contents)
+pub fn load_store(path: &Path) -> Result<Contents, StoreError> {
+    read_with_journal(path, None).map(|read| read.contents)
 }
 
 /// A store and its journal as read.
@@ -205,7 +205,7 @@ struct Read {
     /// The journal's length, whoever's it is.
     journal_len: u64,
     /// The journal is over [`store::MAX_JOURNAL_BYTES`]: not read, and set
-    /// aside at the next write (see [`edit_cache`]).
+    /// aside at the next write (see [`edit_store`]).
     journal_too_large: bool,
 }
 
@@ -218,8 +218,8 @@ const READ_ATTEMPTS: usize = 3;
 /// newer store: a journal of another id, or none, is then read again with
 /// the new store. One still of another id while the store is the same is
 /// stale (a compaction was killed before removing it) and left out.
-/// With `only`, only those kernels' records are read ([`load_cache_only`]).
-fn read_cache(path: &Path, only: Option<&Only>) -> Result<Read, StoreError> {
+/// With `only`, only those kernels' records are read ([`load_store_only`]).
+fn read_with_journal(path: &Path, only: Option<&Only>) -> Result<Read, StoreError> {
     ensure_owned(path, false)?;
     ensure_owned(&journal_path(path), true)?;
     let (mut contents, mut text) = read_store(path, only)?;
@@ -372,13 +372,13 @@ fn read_journal(path: &Path, only: Option<&Only>) -> Result<JournalFile, StoreEr
 /// cannot take them (see [`StoreFile`]); records that do not validate are
 /// set aside ([`OnInvalid::SetAside`]). Compacts the store if it is still
 /// paired with the journal `due` names (a compaction since pairs it anew).
-fn write_cache(
+fn write_store(
     path: &Path,
     updates: &[Update],
     patience: Duration,
     due: Option<JournalId>,
 ) -> Result<(), StoreError> {
-    let _lock = lock_cache(path, patience)?;
+    let _lock = lock_store(path, patience)?;
     ensure_owned(path, false)?;
     ensure_owned(&journal_path(path), true)?;
     if let Some(id) = paired_journal(path)?.filter(|&id| Some(id) != due)
@@ -413,7 +413,7 @@ fn ensure_owned(path: &Path, named: bool) -> Result<(), StoreError> {
 }
 
 /// Takes the store's lock, waiting at most `patience`.
-fn lock_cache(path: &Path, patience: Duration) -> Result<fs::FileLock, StoreError> {
+fn lock_store(path: &Path, patience: Duration) -> Result<fs::FileLock, StoreError> {
     let lock = sibling(path, ".lock");
     ensure_owned(&lock, true)?;
     fs::lock(&lock, patience).map_err(|e| match e.kind() {
@@ -487,7 +487,7 @@ fn append_journal(path: &Path, id: JournalId, updates: &[Update]) -> Result<bool
     Ok(true)
 }
 
-/// What [`edit_cache`] does with a store some of whose records do not
+/// What [`edit_store`] does with a store some of whose records do not
 /// validate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnInvalid {
@@ -512,23 +512,23 @@ pub enum OnInvalid {
 /// error), and so is a journal that is not gridsel's; records and lines
 /// that do not validate go as `on_invalid` says, and a journal over its
 /// cap is kept as `<file>.journal.bad` whatever it says.
-pub fn edit_cache(
+pub fn edit_store(
     path: &Path,
     patience: Duration,
     on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
 ) -> Result<(), StoreError> {
-    let _lock = lock_cache(path, patience)?;
+    let _lock = lock_store(path, patience)?;
     edit_locked(path, on_invalid, edit)
 }
 
-/// [`edit_cache`] under the lock.
+/// [`edit_store`] under the lock.
 fn edit_locked(
     path: &Path,
     on_invalid: OnInvalid,
     edit: impl FnOnce(&mut Table),
 ) -> Result<(), StoreError> {
-    let read = read_cache(path, None)?;
+    let read = read_with_journal(path, None)?;
     let journal = journal_path(path);
     // Whatever `on_invalid` says: a journal over its cap cannot be read,
     // so left in place it would keep the store from ever being written.
@@ -670,7 +670,7 @@ mod tests {
     }
 
     #[test]
-    fn a_device_is_a_preset_or_a_profile_file() {
+    fn a_device_is_a_preset_or_a_description_file() {
         for name in PRESETS {
             assert_eq!(device(name).unwrap(), DeviceDesc::preset(name).unwrap());
         }

@@ -1,10 +1,10 @@
-//! `gridsel-research calibrate`: a device profile from sweep measurements, with the
+//! `gridsel-research calibrate`: a device description from sweep measurements, with the
 //! paper's leave-one-out method (Lloyd et al. 2018, §II-B).
 //!
 //! Input: the harness's `points.csv` (one row per measured grid of each
 //! kernel and trip count, with the median time) and the descriptors of the
 //! kernels measured. For every kernel case the constants are derived from the
-//! *other* cases only, and the case is judged with them; the profile ships the
+//! *other* cases only, and the case is judged with them; the description ships the
 //! value most folds chose. Two constants are calibrated:
 //!
 //! - `threads_per_block` (`lloyd`): the block size whose best time, summed
@@ -206,8 +206,8 @@ pub fn calibrate(
     }
 }
 
-/// The device profile file for a calibration, starting from `base`.
-pub fn profile_toml(
+/// The device description for a calibration, starting from `base`.
+pub fn description_toml(
     base: &str,
     device: &DeviceDesc,
     calibration: &Calibration,
@@ -216,7 +216,7 @@ pub fn profile_toml(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# gridsel device profile, written by `gridsel-research calibrate` from {cases} measured kernel cases"
+        "# gridsel device description, written by `gridsel-research calibrate` from {cases} measured kernel cases"
     );
     let _ = writeln!(
         out,
@@ -230,7 +230,7 @@ pub fn profile_toml(
 }
 
 /// `gridsel-research calibrate`: calibrates on `sweep`'s cases, writes the
-/// profile to `out` (stdout when absent) and, with `loo_csv`, `auto`'s
+/// description to `out` (stdout when absent) and, with `loo_csv`, `auto`'s
 /// grid and time per case with its fold's constants.
 pub fn run(sweep: &Measured, out: Option<&Path>, loo_csv: Option<&Path>) -> Result<(), String> {
     let (base, cases, kernels) = sweep.load()?;
@@ -246,12 +246,12 @@ pub fn run(sweep: &Measured, out: Option<&Path>, loo_csv: Option<&Path>) -> Resu
         cal.threads_per_block,
         cal.waves,
     );
-    let profile = profile_toml(&sweep.device, &base, &cal, cases.len());
+    let description = description_toml(&sweep.device, &base, &cal, cases.len());
     match out {
         Some(path) => {
-            std::fs::write(path, &profile).map_err(|e| format!("{}: {e}", path.display()))?
+            std::fs::write(path, &description).map_err(|e| format!("{}: {e}", path.display()))?
         }
-        None => print!("{profile}"),
+        None => print!("{description}"),
     }
     if let Some(path) = loo_csv {
         std::fs::write(path, loo_csv_text(&cases, &cal))
@@ -377,7 +377,7 @@ mod tests {
             cal.folds[0].auto,
             Some((Geometry::new(128, 2 * RESIDENT_32), 1.0))
         );
-        let toml = profile_toml("h100", &d, &cal, cases.len());
+        let toml = description_toml("h100", &d, &cal, cases.len());
         let loaded = DeviceDesc::from_toml(&toml).unwrap();
         assert_eq!(
             (loaded.waves, loaded.threads_per_block, loaded.sm_count),

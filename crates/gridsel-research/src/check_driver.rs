@@ -50,7 +50,7 @@ pub fn check(binaries: &[PathBuf], ordinal: i32) -> Result<usize, String> {
                 for &(t, n) in d.active_blocks.iter().filter(|(t, _)| *t <= d.max_threads) {
                     compare(
                         &format!("resident_blocks@{t}"),
-                        Some(gridsel_core::occupancy::resident_blocks_per_sm(
+                        Some(gridsel_core::residency::resident_blocks_per_sm(
                             &device, k, t,
                         )),
                         n,

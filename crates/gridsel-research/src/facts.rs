@@ -8,7 +8,7 @@
 
 use crate::sweep::{KernelIndex, Measured, POINTS_COLUMNS, warn_undescribed};
 use gridsel_cli::csv::{self, Reader};
-use gridsel_core::forest::{FEATURES, N_FEATURES, features as feature_row};
+use gridsel_core::forest_model::{FEATURES, N_FEATURES, features as feature_row};
 use gridsel_core::geometry::{Geometry, LaunchDesc};
 use gridsel_core::policy::{self, sweep};
 use gridsel_core::tune;

@@ -61,12 +61,12 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         ordinal: i32,
     },
-    /// Derive a device profile (ThreadsPerBlock, waves) from sweep results,
+    /// Derive a device description (ThreadsPerBlock, waves) from sweep results,
     /// leave-one-out, and write it as TOML.
     Calibrate {
         #[command(flatten)]
         sweep: Measured,
-        /// Where to write the profile (stdout when absent).
+        /// Where to write the description (stdout when absent).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Where to write auto's leave-one-out grid and time per case (CSV).
@@ -79,7 +79,7 @@ enum Command {
     DumpDecisions {
         /// Folder of offload binaries (e.g. bench/build/sm_90).
         binaries: PathBuf,
-        /// Preset or profile of the device decided for.
+        /// Preset or TOML description of the device decided for.
         #[arg(long, default_value = "h100")]
         device: String,
     },

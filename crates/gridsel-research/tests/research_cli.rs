@@ -11,7 +11,7 @@ use gridsel_test_support as support;
 
 use gridsel_cli::csv;
 use gridsel_core::device::DeviceDesc;
-use gridsel_core::forest::{self, FEATURES};
+use gridsel_core::forest_model::{self, FEATURES};
 use gridsel_core::geometry::{Geometry, LaunchDesc};
 use gridsel_core::image;
 use gridsel_core::kernel::KernelDesc;
@@ -160,7 +160,7 @@ fn features_are_the_forests_own_for_every_point_and_candidate() {
     let descs = kernels(&dir);
     for r in &rows {
         let trip: u64 = r["trip_count"].parse().unwrap();
-        let expected = forest::features(&device, &descs[&r["kernel"]], trip, grid(r));
+        let expected = forest_model::features(&device, &descs[&r["kernel"]], trip, grid(r));
         assert_eq!(x(r), expected.to_vec(), "{r:?}");
     }
     // And the candidates are the grids the forest searches, in its order.

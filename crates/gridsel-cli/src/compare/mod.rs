@@ -14,7 +14,7 @@ pub(crate) mod results;
 pub(crate) mod svg;
 
 use crate::runner::manifest::Program;
-use crate::runner::runs::{self, Inherit, Limits, RunFiles, RunRecord};
+use crate::runner::runs::{self, Inherit, RunFiles, RunLimits, RunRecord};
 use crate::runner::{RunnerArgs, file_safe, output};
 use gridsel_cli::profile_rows;
 use gridsel_core::policy::Policy;
@@ -152,7 +152,7 @@ fn run_rounds(
     rounds: u32,
     lib: &Path,
     out: &Path,
-    limits: Limits,
+    limits: RunLimits,
 ) -> Result<(Vec<RunRecord>, Vec<ProgramResult>), String> {
     let mut samples: Vec<Samples> = programs
         .iter()

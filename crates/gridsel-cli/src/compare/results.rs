@@ -4,7 +4,7 @@
 //! speedup over `llvm`; per policy the geomean of those speedups and the
 //! program's median wall time.
 
-use gridsel_cli::profile_rows::Launch;
+use gridsel_cli::profile_rows::ProfileRow;
 use gridsel_cli::stats::{Summary, geomean};
 use std::collections::BTreeMap;
 
@@ -38,7 +38,7 @@ impl Samples {
         }
     }
 
-    pub fn add_launch(&mut self, policy: usize, launch: Launch<'_>) {
+    pub fn add_launch(&mut self, policy: usize, launch: ProfileRow<'_>) {
         // Looked up by &str first: most launches repeat a known kernel.
         if !self.kernels.contains_key(&*launch.kernel) {
             self.kernels
@@ -177,8 +177,8 @@ pub fn geomean_of<'a>(
 mod tests {
     use super::*;
 
-    fn launch(kernel: &str, trip_count: u64, grid: Grid, ns: u64) -> Launch<'_> {
-        Launch {
+    fn launch(kernel: &str, trip_count: u64, grid: Grid, ns: u64) -> ProfileRow<'_> {
+        ProfileRow {
             kernel: kernel.into(),
             trip_count,
             blocks: grid.0,

@@ -193,7 +193,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::compare::results::Samples;
-    use gridsel_cli::profile_rows::Launch;
+    use gridsel_cli::profile_rows::ProfileRow;
     use std::collections::BTreeMap;
 
     fn program(name: &str) -> Program {
@@ -215,7 +215,7 @@ mod tests {
             ("j", 1, 5),
         ];
         for (kernel, policy, ns) in launches {
-            let launch = Launch {
+            let launch = ProfileRow {
                 kernel: kernel.into(),
                 trip_count: 9,
                 blocks: 1,

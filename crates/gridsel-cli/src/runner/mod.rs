@@ -12,7 +12,7 @@ pub mod runs;
 pub mod stop;
 
 use manifest::Program;
-use runs::Limits;
+use runs::RunLimits;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -62,8 +62,8 @@ pub struct RunnerArgs {
 
 impl RunnerArgs {
     /// What each run may take.
-    pub fn limits(&self) -> Limits {
-        Limits {
+    pub fn limits(&self) -> RunLimits {
+        RunLimits {
             timeout: Duration::from_secs(self.timeout),
             max_output: self.max_output << 20,
         }

@@ -89,7 +89,7 @@ pub struct RunRecord {
 
 /// What one run may take.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub struct RunLimits {
     /// From start to exit; past it the run's process group is killed.
     pub timeout: Duration,
     /// Bytes of output (stdout and stderr together) kept in the log; the
@@ -183,7 +183,7 @@ pub fn run(
     inherit: Inherit,
     lib: &Path,
     files: &RunFiles,
-    limits: Limits,
+    limits: RunLimits,
 ) -> Ended {
     let start = Instant::now();
     let environment = (settings, inherit);
@@ -212,7 +212,7 @@ fn spawn_and_wait(
     (settings, inherit): (&[(&str, &OsStr)], Inherit),
     lib: &Path,
     files: &RunFiles,
-    limits: Limits,
+    limits: RunLimits,
     start: Instant,
 ) -> Result<Ended, String> {
     let log = output::create_file(&files.log)?;

@@ -179,7 +179,7 @@ pub fn can_alternate<'a>(
 
 /// What was decided for one search.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Decision {
+pub struct SearchVerdict {
     pub key: SearchKey,
     /// The grids launched in the first pair that launched the search.
     pub auto_grid: Grid,
@@ -278,7 +278,7 @@ impl Confirmed {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     /// Per search launched in every run of the pairs.
-    pub searches: Vec<Decision>,
+    pub searches: Vec<SearchVerdict>,
     /// How many pairs were judged, and in how many the runs reading the
     /// store had the lower median-sum GPU time.
     pub pairs: usize,
@@ -373,7 +373,7 @@ pub fn decide(pairs: &[Pair], looks: Looks, by: Confirmed) -> Verdict {
         .iter()
         .flat_map(|p| p.auto.searches.keys().chain(p.learned.searches.keys()))
         .collect();
-    let searches: Vec<Decision> = keys
+    let searches: Vec<SearchVerdict> = keys
         .into_iter()
         .filter_map(|key| decide_search(key, pairs))
         .collect();
@@ -403,14 +403,14 @@ pub fn decide(pairs: &[Pair], looks: Looks, by: Confirmed) -> Verdict {
 /// search only the runs reading the store launched cannot be compared with
 /// auto's and is refused; one only auto's runs launched is none of the
 /// store's doing.
-fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<Decision> {
+fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<SearchVerdict> {
     let launched: Vec<(Launched, Launched)> = pairs
         .iter()
         .filter_map(|p| Some((*p.auto.searches.get(key)?, *p.learned.searches.get(key)?)))
         .collect();
     let Some(&(auto, learned)) = launched.first() else {
         let learned = pairs.iter().find_map(|p| p.learned.searches.get(key))?;
-        return Some(Decision {
+        return Some(SearchVerdict {
             key: key.clone(),
             auto_grid: learned.grid,
             learned_grid: learned.grid,
@@ -451,7 +451,7 @@ fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<Decision> {
             format!("the learned grid was not slower in production (ratios {shown})"),
         )
     };
-    Some(Decision {
+    Some(SearchVerdict {
         key: key.clone(),
         auto_grid: auto.grid,
         learned_grid: learned.grid,
@@ -470,7 +470,7 @@ fn percent(ratio: f64) -> String {
 mod tests {
     use super::*;
     use gridsel_cli::launches::{Launches, Side, alternating_side};
-    use gridsel_cli::profile_rows::Launch;
+    use gridsel_cli::profile_rows::ProfileRow;
     use gridsel_core::tune::LearnedLaunches;
 
     const L52: &str = "__omp_offloading_fd00_2a_ad_step_l52";
@@ -827,7 +827,7 @@ mod tests {
         let mut add = |kernel: &str, class, (blocks, threads): Grid, us: f64| {
             let trip_count = if class == 45 { 1 << 22 } else { 3_000_000 };
             let ns = (us * 1e3) as u64;
-            run.add(&Launch {
+            run.add(&ProfileRow {
                 kernel: kernel.into(),
                 trip_count,
                 blocks,

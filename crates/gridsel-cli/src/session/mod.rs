@@ -29,7 +29,7 @@
 //!   `--confirm` pairs, and more while they disagree and the budget
 //!   leaves time, up to [`PAIRS_CAP_FACTOR`] times as many;
 //! - or, where every search the learned set changes is launched at least
-//!   [`launches::MIN_ALTERNATING_LAUNCHES`] times in the before run,
+//!   [`gridsel_cli::launches::MIN_ALTERNATING_LAUNCHES`] times in the before run,
 //!   alternating runs in place of the pairs, one each: `GRIDSEL_POLICY=auto`
 //!   reading the scratch store with `GRIDSEL_LEARNED_ALTERNATE=odd` in odd
 //!   runs and `even` in even ones, each split by launch parity into the two
@@ -45,28 +45,29 @@
 //! read the learned grids may change `target teams` regions without a
 //! distribute loop, and their learned grids are written verified for the
 //! build.
+//!
+//! [`tuning`] holds the tuning runs and [`confirming`] the confirmation's
+//! runs; [`confirm`] the verdict on their launch times.
 
 mod confirm;
+mod confirming;
 mod gpus;
 mod plan;
 mod preflight;
 mod report;
 mod store;
+mod tuning;
 mod verify;
 
 use crate::compare::results::{ProgramResult, Samples};
 use crate::runner::manifest::Program;
-use crate::runner::runs::{self, Inherit, Limits, RunFiles, Status};
+use crate::runner::runs::{self, Inherit, RunFiles, RunLimits, Status};
 use crate::runner::{RunnerArgs, output};
-use confirm::Confirmed;
-use gridsel_cli::launches::{self, Launches, Pair, SearchKey, Side};
+use gridsel_cli::launches::{Launches, SearchKey};
+use gridsel_core::tune::learned;
 use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{Record, Table};
-use gridsel_core::tune::{LearnedLaunches, learned};
-use gridsel_host::config::{
-    self, Config, ENV_CACHE, ENV_LEARNED_ALTERNATE, ENV_POLICY, ENV_TEAMS_REGIONS,
-    ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS,
-};
+use gridsel_host::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TEAMS_REGIONS};
 use gridsel_host::ffi::cuda;
 use plan::Plan;
 use regex::Regex;
@@ -283,7 +284,7 @@ impl ProgramSession {
 /// What every run of a session shares.
 struct Runner<'a> {
     lib: &'a Path,
-    limits: Limits,
+    limits: RunLimits,
     check: Check,
     scratch: &'a Path,
     /// The store as the session copied it: what its runs add is theirs.
@@ -305,11 +306,11 @@ struct Runner<'a> {
 pub fn run(args: &Args) -> Result<(), String> {
     crate::runner::stop::on_stop_signals("tune")?;
     let destination = match &args.store {
-        Some(path) => config::Store {
+        Some(path) => config::StorePath {
             path: std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?,
             default: false,
         },
-        None => Config::from_env().0.cache.ok_or_else(|| {
+        None => Config::from_env().0.store.ok_or_else(|| {
             format!("no store to write: give --store PATH, or set {ENV_CACHE} (it is off, or HOME is unset)")
         })?,
     };
@@ -407,17 +408,6 @@ struct Before {
     wall_s: f64,
 }
 
-/// A confirmation: of which store, into which folder, how, and what its
-/// progress lines call it (empty: the learned set).
-struct Confirming<'c> {
-    program: &'c Program,
-    folder: &'c Path,
-    reference: &'c str,
-    store: &'c Path,
-    by: Confirmed,
-    what: String,
-}
-
 /// A program's session's time: when it began and how long it may take.
 struct Clock {
     started: Instant,
@@ -435,7 +425,7 @@ impl Clock {
 /// every run verified: how many searches it wrote and how many refused
 /// ones it removed; else which run failed and why.
 fn write(
-    destination: &config::Store,
+    destination: &config::StorePath,
     initial: &Table,
     (programs, sessions): (&[Program], &[ProgramSession]),
     teams_regions: bool,
@@ -614,393 +604,6 @@ impl Runner<'_> {
         2 * self.confirm_pairs
     }
 
-    /// The tuning runs into the scratch store, `plan.runs` at most, until
-    /// every search of the program's kernels has settled or the budget
-    /// leaves no time for another besides the confirmation; then what more
-    /// time would buy. Whether they all verified.
-    fn tuning_runs(
-        &self,
-        program: &Program,
-        folder: &Path,
-        (before, clock, plan): (&Before, &Clock, Plan),
-        session: &mut ProgramSession,
-    ) -> Result<bool, String> {
-        let reserve_s = f64::from(self.confirm_runs()) * before.wall_s;
-        let gpus = self.gpus.len().max(1) as u32;
-        let mut spent_s = 0.0;
-        let mut done = 0;
-        let mut out_of_time = false;
-        while done < plan.runs {
-            // A round's runs take as long as the longest, about one run.
-            let run_s = match done {
-                0 => before.wall_s,
-                _ => spent_s / f64::from(done),
-            };
-            if done > 0 && !plan::another_fits(clock.left_s(), run_s, reserve_s) {
-                out_of_time = true;
-                break;
-            }
-            let round: Vec<u32> = (done + 1..=plan.runs.min(done + gpus)).collect();
-            let ran = self.tuning_round((program, folder, before), &round, plan.runs)?;
-            done = *round.last().unwrap_or(&done);
-            spent_s += ran.iter().map(|(run, _)| run.wall_s).sum::<f64>();
-            if ran.iter().any(|(_, output)| output.is_none()) {
-                for (run, _) in ran {
-                    progress(program, &run, "");
-                    session.runs.push(run);
-                }
-                return Ok(false);
-            }
-            for (run, _) in &ran {
-                read_kernels(run, &mut session.kernels);
-            }
-            session.searches = store::searches(self.scratch, &session.kernels, self.initial)?;
-            for r in &session.searches {
-                if r.pinned.is_some() || r.search.settled(r.kind()) {
-                    let key = (r.key.kernel.clone(), r.key.class);
-                    session.settled_after.entry(key).or_insert(done);
-                }
-            }
-            let settled = session.settled_after.len();
-            let searches = session.searches.len();
-            for (run, _) in ran {
-                let more = format!("; {settled} of {searches} searches settled");
-                progress(program, &run, &more);
-                session.runs.push(run);
-            }
-            if settled == searches {
-                return Ok(true);
-            }
-        }
-        let why = if out_of_time {
-            format!(
-                "{} is spent",
-                budget_label(self.budget, clock.budget.as_secs_f64())
-            )
-        } else if plan.runs == plan.cap && plan.cap < plan.needed {
-            format!("--runs {} is reached", plan.cap)
-        } else if plan.runs < plan.needed {
-            format!(
-                "{} allows no more",
-                budget_label(self.budget, clock.budget.as_secs_f64())
-            )
-        } else {
-            "the runs their plans need are spent (the noise drew more grids into a round)"
-                .to_string()
-        };
-        let open: Vec<plan::Open> = session
-            .searches
-            .iter()
-            .filter(|r| {
-                let key = (r.key.kernel.clone(), r.key.class);
-                !session.settled_after.contains_key(&key)
-            })
-            .map(|r| plan::Open {
-                kernel: &r.key.kernel,
-                class: r.key.class,
-                launches: r.tally.launches_per_run,
-            })
-            .collect();
-        let mean_s = spent_s / f64::from(done.max(1));
-        let times = (before.wall_s, mean_s);
-        let more = plan::more_time(&open, times, self.confirm_runs(), (self.most_runs, gpus));
-        eprintln!(
-            "[tune {}] after {}, {why}: {} still exploring, auto's grid stays for them: {more}",
-            program.name,
-            report::counted(done as usize, "tuning run", "tuning runs"),
-            report::counted(open.len(), "search", "searches"),
-        );
-        Ok(true)
-    }
-
-    /// The tuning runs numbered `round` of the `planned`, at once, one per
-    /// GPU of `--gpus`: one process on the scratch store itself; several,
-    /// each on a copy of it as the round begins, merged into it after
-    /// ([`store::absorb`]). Each run and, when it verified, its output, in
-    /// order.
-    fn tuning_round(
-        &self,
-        (program, folder, before): (&Program, &Path, &Before),
-        round: &[u32],
-        planned: u32,
-    ) -> Result<Vec<(SessionRun, Option<String>)>, String> {
-        let runs = planned.to_string();
-        let digits = runs.len();
-        let several = round.len() > 1;
-        let stores: Vec<PathBuf> = round
-            .iter()
-            .map(|i| match several {
-                false => self.scratch.to_path_buf(),
-                true => folder.join(format!("tune-{i:0digits$}.store.json")),
-            })
-            .collect();
-        for store in stores.iter().filter(|_| several) {
-            store::copy(self.scratch, store)?;
-        }
-        let ran = std::thread::scope(|scope| {
-            let handles: Vec<_> = (round.iter().zip(&stores).enumerate())
-                .map(|(g, (&i, store))| {
-                    let gpu = self.gpus.get(g).map(String::as_str);
-                    let on = match (gpu, self.gpus.len()) {
-                        (Some(gpu), 2..) => format!(" on GPU {gpu}"),
-                        _ => String::new(),
-                    };
-                    let stem = format!("tune-{i:0digits$}");
-                    let label = format!("tuning run {i}/{planned}{on}");
-                    let mut tuning = vec![
-                        (ENV_POLICY, OsStr::new("tune")),
-                        (ENV_TUNE_OVERHEAD, OsStr::new("off")),
-                        (ENV_TUNE_SESSION_RUNS, OsStr::new(&runs)),
-                        (ENV_CACHE, store.as_os_str()),
-                    ];
-                    tuning.extend(self.teams_regions());
-                    let reference = Some(before.reference.as_str());
-                    scope.spawn(move || {
-                        let kind = (RunKind::Tuning, i, label);
-                        self.run_on(gpu, (program, folder), &stem, kind, &tuning, reference)
-                    })
-                })
-                .collect();
-            let joined = handles.into_iter().map(|h| h.join());
-            joined.collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(|_| "a tuning run's thread panicked".to_string())?;
-        if several {
-            store::absorb(self.scratch, &stores)?;
-        }
-        Ok(ran)
-    }
-
-    /// The confirmation: pairs of production runs with and without what
-    /// was learned, or alternating runs, and the verdict they give. It
-    /// stops at the first run that does not verify, without a verdict.
-    ///
-    /// Where every search the learned set changes is launched often
-    /// enough, a pair is one run alternating between the two sets;
-    /// otherwise two runs, taking turns at running first, so that neither
-    /// side is always the one after a warm-up. Past the pairs asked, one
-    /// more while they disagree.
-    fn confirmation(
-        &self,
-        program: &Program,
-        folder: &Path,
-        (before, clock): (&Before, &Clock),
-        session: &mut ProgramSession,
-        samples: &mut Samples,
-    ) -> Result<(), String> {
-        let changed = store::changed(self.scratch, &session.kernels)?;
-        let set = Confirming {
-            program,
-            folder,
-            reference: &before.reference,
-            store: self.scratch,
-            by: match confirm::can_alternate(changed.iter(), &before.per_run) {
-                true => Confirmed::Alternating,
-                false => Confirmed::Pairs,
-            },
-            what: String::new(),
-        };
-        let Some(verdict) = self.confirm_store(&set, (before, clock), session, samples) else {
-            return Ok(());
-        };
-        let undecided = verdict.undecided();
-        let alone = confirm::alone(&verdict, ALONE_MOST);
-        session.verdict = Some(verdict);
-        if undecided {
-            self.confirm_alone(program, folder, (before, clock), &alone, session)?;
-        }
-        Ok(())
-    }
-
-    /// Confirms each of `searches` on its own, while the budget leaves
-    /// time for the pairs asked: its learned grid against auto's, the
-    /// program's other searches at auto's (a store of it alone, in a
-    /// folder `alone-N` of the program's), with the same decision as the
-    /// set's. Their runs count as the session's (they must verify), their
-    /// samples not in its before and after.
-    fn confirm_alone(
-        &self,
-        program: &Program,
-        folder: &Path,
-        (before, clock): (&Before, &Clock),
-        searches: &[SearchKey],
-        session: &mut ProgramSession,
-    ) -> Result<(), String> {
-        for (n, key) in (1..).zip(searches) {
-            let what = format!("{} (class {}) alone", key.0, key.1);
-            let by = match confirm::can_alternate([key].into_iter(), &before.per_run) {
-                true => Confirmed::Alternating,
-                false => Confirmed::Pairs,
-            };
-            let needed_s = f64::from(self.confirm_pairs) * by.runs_per_pair() * before.wall_s;
-            if clock.left_s() < needed_s {
-                eprintln!(
-                    "[tune {}] {} leaves no time to confirm {what} (about {:.0} s)",
-                    program.name,
-                    budget_label(self.budget, clock.budget.as_secs_f64()),
-                    needed_s.ceil()
-                );
-                return Ok(());
-            }
-            let folder = output::create_subfolder(folder, &format!("alone-{n}"))?;
-            let alone = folder.join("store.json");
-            store::alone(self.scratch, &alone, key, &session.kernels)?;
-            let set = Confirming {
-                program,
-                folder: &folder,
-                reference: &before.reference,
-                store: &alone,
-                by,
-                what: format!("{what}, "),
-            };
-            let mut samples = Samples::new(2);
-            let Some(verdict) = self.confirm_store(&set, (before, clock), session, &mut samples)
-            else {
-                return Ok(());
-            };
-            let said = match (verdict.program_refused(), verdict.action(key)) {
-                (None, confirm::Action::Write) => "kept".to_string(),
-                (Some(why), _) => format!("refused: {why}"),
-                (None, _) => "refused: its grid was slower than auto's".to_string(),
-            };
-            eprintln!("[tune {}] {what}: {said}", program.name);
-            session.alone.push((key.clone(), verdict));
-        }
-        Ok(())
-    }
-
-    /// The pairs (or alternating runs) of `set`: `--confirm` of them, and
-    /// more while they disagree and the budget leaves time, up to
-    /// [`PAIRS_CAP_FACTOR`] times as many; the verdict they give, `None` at
-    /// a run that did not verify.
-    fn confirm_store(
-        &self,
-        set: &Confirming,
-        (before, clock): (&Before, &Clock),
-        session: &mut ProgramSession,
-        samples: &mut Samples,
-    ) -> Option<confirm::Verdict> {
-        let by = set.by;
-        let looks = confirm::Looks {
-            first: self.confirm_pairs as usize,
-            last: (self.confirm_pairs * PAIRS_CAP_FACTOR) as usize,
-        };
-        let mut pairs = Vec::new();
-        let pair_s = by.runs_per_pair() * before.wall_s;
-        for i in 1..=self.confirm_pairs * PAIRS_CAP_FACTOR {
-            if i > self.confirm_pairs && !confirm::decide(&pairs, looks, by).undecided() {
-                break;
-            }
-            if i > self.confirm_pairs && clock.left_s() < pair_s {
-                eprintln!(
-                    "[tune {}] {} leaves no time for more confirmation of {}: the {} decide",
-                    set.program.name,
-                    budget_label(self.budget, clock.budget.as_secs_f64()),
-                    match set.what.is_empty() {
-                        true => "the learned set",
-                        false => set.what.trim_end_matches(", "),
-                    },
-                    by.counted(pairs.len())
-                );
-                break;
-            }
-            pairs.push(self.confirmation_pair(set, i, session, samples)?);
-        }
-        Some(confirm::decide(&pairs, looks, by))
-    }
-
-    /// The `i`th pair of the confirmation of `set` (one alternating run, or
-    /// a run under auto and one reading its store, in turns first), its
-    /// launches into `samples`; `None` at a run that did not verify.
-    fn confirmation_pair(
-        &self,
-        set: &Confirming,
-        i: u32,
-        session: &mut ProgramSession,
-        samples: &mut Samples,
-    ) -> Option<Pair> {
-        let (program, folder, reference, by) = (set.program, set.folder, set.reference, set.by);
-        let store = set.store.as_os_str();
-        let mut learned = vec![(ENV_POLICY, OsStr::new("auto")), (ENV_CACHE, store)];
-        learned.extend(self.teams_regions());
-        let digits = (self.confirm_pairs * PAIRS_CAP_FACTOR).to_string().len();
-        let mut pair = Pair::default();
-        let order = match (by, i % 2) {
-            (Confirmed::Alternating, _) => &[RunKind::ConfirmAlternating][..],
-            (Confirmed::Pairs, 1) => &[RunKind::ConfirmAuto, RunKind::ConfirmLearned],
-            (Confirmed::Pairs, _) => &[RunKind::ConfirmLearned, RunKind::ConfirmAuto],
-        };
-        // Alternating runs take the sides in turn (module doc).
-        let at = LearnedLaunches::of_run(i);
-        let mut alternate = vec![
-            (ENV_POLICY, OsStr::new("auto")),
-            (ENV_CACHE, store),
-            (ENV_LEARNED_ALTERNATE, OsStr::new(at.name())),
-        ];
-        alternate.extend(self.teams_regions());
-        let untuned = untuned();
-        for &kind in order {
-            let settings: &[(&str, &OsStr)] = match kind {
-                RunKind::ConfirmAuto => &untuned,
-                RunKind::ConfirmLearned => &learned,
-                _ => &alternate,
-            };
-            let stem = format!("{}-{i:0digits$}", kind.name());
-            let place = (
-                kind,
-                i,
-                set.what.clone() + &self.confirmation_label(kind, i),
-            );
-            let (run, output) = self.run(program, folder, &stem, place, settings, Some(reference));
-            progress(program, &run, "");
-            if output.is_none() {
-                session.runs.push(run);
-                return None;
-            }
-            let kernels = &mut session.kernels;
-            match kind {
-                RunKind::ConfirmAuto | RunKind::ConfirmLearned => {
-                    let (policy, side) = match kind {
-                        RunKind::ConfirmAuto => (BEFORE, &mut pair.auto),
-                        _ => (AFTER, &mut pair.learned),
-                    };
-                    samples.add_wall(policy, run.wall_s);
-                    *side = read_launches(&run, kernels, samples, |_| Some(policy)).times();
-                }
-                // An alternating run's wall time is of both sets: neither
-                // side's.
-                _ => {
-                    let side = |j| match launches::alternating_side(at, j)? {
-                        Side::Auto => Some(BEFORE),
-                        Side::Learned => Some(AFTER),
-                    };
-                    pair = read_launches(&run, kernels, samples, side).alternating(at);
-                }
-            }
-            session.runs.push(run);
-        }
-        Some(pair)
-    }
-
-    /// The label of the `index`th confirmation run of `kind`.
-    fn confirmation_label(&self, kind: RunKind, index: u32) -> String {
-        let side = match kind {
-            RunKind::ConfirmAuto => "auto",
-            RunKind::ConfirmLearned => "learned",
-            _ => "learned and auto alternating",
-        };
-        if index <= self.confirm_pairs {
-            format!("confirmation {index}/{}, {side}", self.confirm_pairs)
-        } else {
-            let most = self.confirm_pairs * PAIRS_CAP_FACTOR;
-            let more = match kind {
-                RunKind::ConfirmAlternating => "runs",
-                _ => "pairs",
-            };
-            format!("confirmation {index} (more {more}, up to {most}), {side}")
-        }
-    }
-
     /// [`Self::run_on`] the first GPU of `--gpus` (the driver's choice
     /// without it).
     fn run(
@@ -1106,17 +709,6 @@ fn progress(program: &Program, run: &SessionRun, more: &str) {
         "[tune {}] {}: {:.3} s, {}, {shown}",
         program.name, run.label, run.wall_s, run.status
     );
-}
-
-/// Adds the kernels a tuning run launched to `kernels`: its launches, of
-/// many grids while it explores, are not compared, so none is kept.
-fn read_kernels(run: &SessionRun, kernels: &mut BTreeSet<String>) {
-    let bytes = std::fs::read(&run.files.profile).unwrap_or_default();
-    gridsel_cli::profile_rows::parse(&String::from_utf8_lossy(&bytes), |l| {
-        if !kernels.contains(&*l.kernel) {
-            kernels.insert(l.kernel.to_string());
-        }
-    });
 }
 
 /// A confirmation run's launches, per search in launch order

@@ -33,7 +33,7 @@ pub const KEPT: &[&str] = &[
 
 /// Checks the programs and the store `destination` before any run;
 /// creates the default store's folder (as writing it at the end would).
-pub fn check(destination: &config::Store, programs: &[Program]) -> Result<(), String> {
+pub fn check(destination: &config::StorePath, programs: &[Program]) -> Result<(), String> {
     manifest::check_programs(programs)?;
     for program in programs {
         let set = program.env.keys().find(|name| {
@@ -65,7 +65,7 @@ pub fn check(destination: &config::Store, programs: &[Program]) -> Result<(), St
     if let Some(meta) = fs::ensure_regular_or_absent(path).map_err(|e| refused(e.to_string()))? {
         fs::ensure_writable(path, &meta).map_err(|e| refused(e.to_string()))?;
     }
-    let contents = files::load_cache(path).map_err(|e| refused(e.to_string()))?;
+    let contents = files::load_store(path).map_err(|e| refused(e.to_string()))?;
     if !contents.dropped.is_empty() {
         let dropped = contents.dropped.join("; ");
         return Err(refused(format!(

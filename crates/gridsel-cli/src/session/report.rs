@@ -199,7 +199,7 @@ fn decision<'a>(
     session: &'a ProgramSession,
     kernel: &str,
     class: u32,
-) -> Option<&'a confirm::Decision> {
+) -> Option<&'a confirm::SearchVerdict> {
     let verdict = session.verdict.as_ref()?;
     verdict
         .searches
@@ -269,7 +269,7 @@ fn still_exploring(record: &Record) -> Option<u32> {
 /// Why the pairs' decision `d` went as it did, in kernels.csv: a search
 /// still exploring learned nothing, though production ran auto's grid for
 /// it as for one that settled there.
-fn reason(session: &ProgramSession, d: &confirm::Decision) -> String {
+fn reason(session: &ProgramSession, d: &confirm::SearchVerdict) -> String {
     let record =
         (session.searches.iter()).find(|r| (&r.key.kernel, r.key.class) == (&d.key.0, d.key.1));
     match record.and_then(still_exploring) {

@@ -18,7 +18,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 /// Copies the store at `from` (its journal applied; missing: empty) as a
 /// new file `to`, where the session's runs tune. Returns what it holds.
 pub fn copy(from: &Path, to: &Path) -> Result<Table, String> {
-    let contents = files::load_cache(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let contents = files::load_store(from).map_err(|e| format!("{}: {e}", from.display()))?;
     if !contents.dropped.is_empty() {
         eprintln!(
             "gridsel tune: {}: left out of the copy: {}",
@@ -40,7 +40,7 @@ pub fn alone(
     key: &(String, u32),
     kernels: &BTreeSet<String>,
 ) -> Result<(), String> {
-    let mut contents = files::load_cache(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let mut contents = files::load_store(from).map_err(|e| format!("{}: {e}", from.display()))?;
     contents.table.retain(|r| {
         !kernels.contains(&r.key.kernel) || (&r.key.kernel, r.key.class) == (&key.0, key.1)
     });
@@ -52,7 +52,7 @@ pub fn alone(
 /// merges a process's additions ([`super::gpus::additions`],
 /// `Table::apply`).
 pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> {
-    let load = |p: &Path| files::load_cache(p).map_err(|e| format!("{}: {e}", p.display()));
+    let load = |p: &Path| files::load_store(p).map_err(|e| format!("{}: {e}", p.display()));
     let start = load(path)?.table;
     let mut updates = Vec::new();
     for copy in copies {
@@ -60,7 +60,7 @@ pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> 
         let records = contents.table.records();
         updates.extend(records.map(|r| super::gpus::additions(start.get(&r.key), r)));
     }
-    files::edit_cache(path, PATIENCE, OnInvalid::Refuse, |table| {
+    files::edit_store(path, PATIENCE, OnInvalid::Refuse, |table| {
         for u in updates.iter().filter(|u| !u.is_empty()) {
             table.apply(u);
         }
@@ -78,7 +78,7 @@ pub fn searches(
     kernels: &BTreeSet<String>,
     initial: &Table,
 ) -> Result<Vec<Record>, String> {
-    let contents = files::load_cache(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let contents = files::load_store(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(contents
         .table
         .records()
@@ -93,7 +93,7 @@ pub fn searches(
 /// settled or pinned record whose grid is not auto's. Any GPU's or build's
 /// counts, which can only make the set larger than what a run launches.
 pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(String, u32)>, String> {
-    let contents = files::load_cache(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let contents = files::load_store(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(contents
         .table
         .records()
@@ -115,7 +115,7 @@ pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(Stri
 /// as the session copied them; one that changed meanwhile is left, said
 /// in one line. Returns how many it removed.
 pub fn merge(
-    to: &config::Store,
+    to: &config::StorePath,
     initial: &Table,
     records: &[Record],
     refused: &[Record],
@@ -125,7 +125,7 @@ pub fn merge(
         files::create_store_folder(&to.path).map_err(|e| format!("{shown}: {e}"))?;
     }
     let (mut removed, mut changed) = (0, Vec::new());
-    files::edit_cache(&to.path, PATIENCE, OnInvalid::Refuse, |table| {
+    files::edit_store(&to.path, PATIENCE, OnInvalid::Refuse, |table| {
         for key in refused.iter().map(|r| &r.key) {
             match (table.get(key), initial.get(key)) {
                 (Some(now), Some(copied)) if now == copied => {
@@ -178,19 +178,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gridsel-refused-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let to = config::Store {
+        let to = config::StorePath {
             path: dir.join("tune.json"),
             default: false,
         };
         let patience = Duration::from_secs(5);
         let file = files::StoreFile::new(to.path.clone(), false);
         Store::store(&file, &[run_of(17, 100), run_of(20, 100)], patience).unwrap();
-        let initial = files::load_cache(&to.path).unwrap().table;
+        let initial = files::load_store(&to.path).unwrap().table;
         let refused: Vec<Record> = initial.records().cloned().collect();
         // A program adds to the search of class 17 during the session.
         Store::store(&file, &[run_of(17, 90)], patience).unwrap();
         assert_eq!(merge(&to, &initial, &[], &refused), Ok(1));
-        let left = files::load_cache(&to.path).unwrap().table;
+        let left = files::load_store(&to.path).unwrap().table;
         let left: Vec<(u32, u32)> = left
             .records()
             .map(|r| (r.key.class, r.tally.runs))

@@ -84,7 +84,7 @@ use super::llvm::{self, DEFAULT_BLOCKS, DEFAULT_THREADS};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::resident_blocks;
+use crate::residency::resident_blocks;
 
 /// `threads` per block and `waves` waves of the blocks resident at that
 /// size (at most one per chunk), for trip counts of at least `min_trip`:
@@ -159,7 +159,7 @@ fn with_reduction_grid(
             Rule::AutoNestingKeepsLlvm,
         );
     }
-    let cap = crate::occupancy::thread_cap(device, kernel);
+    let cap = crate::residency::thread_cap(device, kernel);
     // Unknown cap (no cubin): clang's default, which is also the chunk.
     let chunk = kernel
         .distribute_chunk()

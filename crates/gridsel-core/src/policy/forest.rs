@@ -1,5 +1,5 @@
 //! `forest`: the grid of least predicted time under a random forest
-//! (Lloyd et al. 2018, §III; the model is described in [`crate::forest`]).
+//! (Lloyd et al. 2018, §III; the model is described in [`crate::forest_model`]).
 //!
 //! The candidates are the grid points of the sweep space ([`sweep::columns`]:
 //! the sweep's space minus the policies' own points), the grids the training
@@ -12,7 +12,7 @@
 use super::per_launch::PerLaunch;
 use super::{GridPolicy, Launch, Proposal, Rule, sweep};
 use crate::device::DeviceDesc;
-use crate::forest::{Forest, KernelFeatures};
+use crate::forest_model::{Forest, KernelFeatures};
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::KernelDesc;
 use std::sync::Arc;

@@ -31,7 +31,7 @@
 use crate::device::{DeviceDesc, MAX_BLOCKS};
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::thread_cap;
+use crate::residency::thread_cap;
 use std::fmt;
 
 /// Why a launch's range is narrower than the compiled and device limits.

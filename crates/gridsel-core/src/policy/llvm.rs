@@ -31,7 +31,7 @@ pub const EXEC_MODE_SPMD_NO_LOOP: u8 = 6;
 /// alone.
 pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Geometry {
     let rule = launch.llvm.rule();
-    let max_threads = crate::occupancy::thread_cap(device, kernel);
+    let max_threads = crate::residency::thread_cap(device, kernel);
     let mode = kernel.exec_mode.unwrap_or(ExecMode::Spmd);
     let env = kernel.environment.as_ref();
 

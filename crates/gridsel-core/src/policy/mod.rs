@@ -44,7 +44,7 @@ pub enum Policy {
     /// Measure candidate grids on the first launches, then keep the fastest
     /// ([`crate::tune`]).
     Tune,
-    /// Least predicted time under a random forest ([`forest`], [`crate::forest`]).
+    /// Least predicted time under a random forest ([`forest`], [`crate::forest_model`]).
     Forest,
 }
 

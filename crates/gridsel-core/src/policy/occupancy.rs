@@ -11,11 +11,11 @@ use super::Rule;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::{resident_blocks, resident_blocks_per_sm};
+use crate::residency::{resident_blocks, resident_blocks_per_sm};
 
 /// The occupancy-maximising grid.
 pub fn occupancy(device: &DeviceDesc, kernel: &KernelDesc, trip_count: u64) -> (Geometry, Rule) {
-    let cap = crate::occupancy::thread_cap(device, kernel);
+    let cap = crate::residency::thread_cap(device, kernel);
     let warp = device.warp_size;
     let mut best = (0u64, warp.min(cap));
     for threads in (1..=cap / warp).rev().map(|w| w * warp) {

@@ -94,7 +94,7 @@ pub fn space(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> V
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
     pub threads: u32,
-    /// [`crate::occupancy::resident_blocks_per_sm`] at `threads`.
+    /// [`crate::residency::resident_blocks_per_sm`] at `threads`.
     pub resident_per_sm: u32,
     pub blocks: Vec<u32>,
 }
@@ -159,8 +159,8 @@ pub fn columns(
         {
             continue;
         }
-        let resident_per_sm = crate::occupancy::resident_blocks_per_sm(device, kernel, t);
-        let resident = crate::occupancy::on_every_sm(device, resident_per_sm);
+        let resident_per_sm = crate::residency::resident_blocks_per_sm(device, kernel, t);
+        let resident = crate::residency::on_every_sm(device, resident_per_sm);
         // Whole waves of resident blocks, and ceil(trip/threads).
         let mut blocks = common.clone();
         for b in [1, 2, 4]

@@ -38,7 +38,7 @@
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::resident_blocks_per_sm;
+use crate::residency::resident_blocks_per_sm;
 
 /// Threads with work one SM runs at full speed; more share its issue slots
 /// and memory pipes. Chosen, not fitted: a quarter of the H100's 2048

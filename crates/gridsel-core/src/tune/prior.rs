@@ -8,8 +8,8 @@ use super::store::Table;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::{resident_blocks, resident_blocks_per_sm};
 use crate::policy::{self, Limits, Policy, Rule, auto, sweep};
+use crate::residency::{resident_blocks, resident_blocks_per_sm};
 use std::collections::{HashMap, HashSet};
 
 /// The most blocks a candidate moved from `auto`'s grid resolves to, a

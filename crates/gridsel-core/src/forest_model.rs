@@ -53,7 +53,7 @@
 use crate::device::DeviceDesc;
 use crate::geometry::Geometry;
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::occupancy::{occupancy_with, on_every_sm, resident_blocks_per_sm};
+use crate::residency::{occupancy_with, on_every_sm, resident_blocks_per_sm};
 use serde::Deserialize;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -519,7 +519,7 @@ impl KernelFeatures {
             local_mem: f64::from(kernel.local_mem.unwrap_or(0)),
             code_size: f64::from(kernel.code_size.unwrap_or(0)),
             exec_mode: f64::from(kernel.exec_mode.map_or(0, ExecMode::raw)),
-            thread_cap: f64::from(crate::occupancy::thread_cap(device, kernel)),
+            thread_cap: f64::from(crate::residency::thread_cap(device, kernel)),
             chunk: f64::from(chunk),
             chunks: trip.div_ceil(eff_chunk) as f64,
             eff_chunk: eff_chunk as f64,

@@ -192,11 +192,10 @@ impl Runtime {
     /// and stages the result; the info log says what came of it.
     fn cut(&self, staged: &mut Staged, proposal: Proposal) {
         let (device, kernel, desc) = (&*staged.device, staged.kernel(), staged.request.desc);
-        let safe = Limits::of(device, kernel, &desc);
         let limits = if proposal.beyond_safe_range {
             Limits::compiled(device, kernel)
         } else {
-            safe
+            Limits::of(device, kernel, &desc)
         };
         let (grid, cut) = limits.clamp(proposal.grid);
         if cut {
@@ -208,6 +207,13 @@ impl Runtime {
                 .entry
                 .first_sighting(staged.request.device_id, desc.trip_count)
         {
+            // The safe range the line names is worked out again only where
+            // the proposal may leave it, and only for the log.
+            let safe = if proposal.beyond_safe_range {
+                Limits::of(device, kernel, &desc)
+            } else {
+                limits
+            };
             log::info!(
                 "{}",
                 describe(&Decided {

@@ -65,7 +65,8 @@ impl Staged {
     }
 }
 
-/// A profile row's label: the policy's name, shared, or one a proposal set.
+/// A profile row's label: the policy's name, shared, or a fixed one (`llvm` for
+/// LLVM's grid, or one a proposal set).
 enum Label {
     Shared(Arc<str>),
     Static(&'static str),
@@ -143,7 +144,7 @@ impl Runtime {
             None if self.profile.is_some() => {
                 let desc = staged.request.desc;
                 staged.grid = llvm::grid(&staged.device, staged.kernel(), &desc);
-                staged.label = Some(Label::Shared(self.llvm_label.clone()));
+                staged.label = Some(Label::Static("llvm"));
             }
             None => {}
         }

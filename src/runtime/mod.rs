@@ -49,8 +49,6 @@ pub struct Runtime {
     /// The policy in force, built once from the settings.
     policy: Box<dyn GridPolicy>,
     policy_label: Arc<str>,
-    /// The label of launches forwarded as LLVM chose them.
-    llvm_label: Arc<str>,
     /// The libomptarget the process's launches go to ([`llvm::identify`]).
     llvm: LlvmRelease,
     registry: Registry,
@@ -80,7 +78,6 @@ impl Runtime {
         Self {
             policy,
             policy_label: config.policy.to_string().into(),
-            llvm_label: Arc::from("llvm"),
             llvm,
             config,
             registry: Registry::default(),

@@ -65,7 +65,8 @@ impl Staged {
     }
 }
 
-/// A profile row's label: the policy's name, shared, or one a proposal set.
+/// A profile row's label: the policy's name, shared, or a fixed one (`llvm` for
+/// LLVM's grid, or one a proposal set).
 enum Label {
     Shared(Arc<str>),
     Static(&'static str),
@@ -143,7 +144,7 @@ impl Runtime {
             None if self.profile.is_some() => {
                 let desc = staged.request.desc;
                 staged.grid = llvm::grid(&staged.device, staged.kernel(), &desc);
-                staged.label = Some(Label::Shared(self.llvm_label.clone()));
+                staged.label = Some(Label::Static("llvm"));
             }
             None => {}
         }
@@ -192,11 +193,10 @@ impl Runtime {
     /// and stages the result; the info log says what came of it.
     fn cut(&self, staged: &mut Staged, proposal: Proposal) {
         let (device, kernel, desc) = (&*staged.device, staged.kernel(), staged.request.desc);
-        let safe = Limits::of(device, kernel, &desc);
         let limits = if proposal.beyond_safe_range {
             Limits::compiled(device, kernel)
         } else {
-            safe
+            Limits::of(device, kernel, &desc)
         };
         let (grid, cut) = limits.clamp(proposal.grid);
         if cut {
@@ -208,6 +208,13 @@ impl Runtime {
                 .entry
                 .first_sighting(staged.request.device_id, desc.trip_count)
         {
+            // The safe range the line names is worked out again only where
+            // the proposal may leave it, and only for the log.
+            let safe = if proposal.beyond_safe_range {
+                Limits::of(device, kernel, &desc)
+            } else {
+                limits
+            };
             log::info!(
                 "{}",
                 describe(&Decided {

@@ -3,6 +3,7 @@
 //! `gridsel` crate: a change to the library's C-ABI layer does not rebuild
 //! them, and what they need of the host side stays in the host crate.
 
+use gridsel_test_support::repo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
@@ -11,7 +12,6 @@ use std::process::Command;
 /// by package name (a dependency renamed in a manifest still names its
 /// package here), as `cargo metadata` reads the manifests.
 fn dependencies() -> serde_json::Value {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = Command::new(env!("CARGO"))
         .args([
             "metadata",
@@ -20,7 +20,7 @@ fn dependencies() -> serde_json::Value {
             "--format-version",
             "1",
         ])
-        .current_dir(root)
+        .current_dir(repo())
         .output()
         .unwrap();
     assert!(
@@ -277,7 +277,7 @@ fn cycle(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<Str
 /// so that each can be read, and changed, knowing only what is below it.
 #[test]
 fn no_crate_has_an_import_cycle_between_its_modules() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = repo();
     let roots = [
         "src/lib.rs",
         "crates/gridsel-core/src/lib.rs",

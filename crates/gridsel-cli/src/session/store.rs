@@ -49,8 +49,7 @@ pub fn alone(
 
 /// Merges into the store at `path` what each of the stores `copies`
 /// (copies of it that one process each tuned on) added to it, as the store
-/// merges a process's additions ([`super::gpus::additions`],
-/// `Table::apply`).
+/// merges a process's additions ([`Update::between`], `Table::apply`).
 pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> {
     let load = |p: &Path| files::load_store(p).map_err(|e| format!("{}: {e}", p.display()));
     let start = load(path)?.table;
@@ -58,7 +57,7 @@ pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> 
     for copy in copies {
         let contents = load(copy)?;
         let records = contents.table.records();
-        updates.extend(records.map(|r| super::gpus::additions(start.get(&r.key), r)));
+        updates.extend(records.map(|r| Update::between(start.get(&r.key), r)));
     }
     files::edit_store(path, PATIENCE, OnInvalid::Refuse, |table| {
         for u in updates.iter().filter(|u| !u.is_empty()) {

@@ -6,7 +6,7 @@
 use super::confirm::{self, Confirmed};
 use super::{AFTER, ALONE_MOST, BEFORE, PAIRS_CAP_FACTOR};
 use super::{Before, Clock, ProgramSession, RunKind, Runner};
-use super::{budget_label, progress, read_launches, store, untuned};
+use super::{progress, read_launches, store, untuned};
 use crate::compare::results::Samples;
 use crate::runner::manifest::Program;
 use crate::runner::output;
@@ -94,7 +94,7 @@ impl Runner<'_> {
                 eprintln!(
                     "[tune {}] {} leaves no time to confirm {what} (about {:.0} s)",
                     program.name,
-                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    self.budget_label(clock),
                     needed_s.ceil()
                 );
                 return Ok(());
@@ -152,7 +152,7 @@ impl Runner<'_> {
                 eprintln!(
                     "[tune {}] {} leaves no time for more confirmation of {}: the {} decide",
                     set.program.name,
-                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    self.budget_label(clock),
                     match set.what.is_empty() {
                         true => "the learned set",
                         false => set.what.trim_end_matches(", "),

@@ -52,15 +52,16 @@ pub fn alone(
 /// merges a process's additions ([`Update::between`], `Table::apply`).
 pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> {
     let load = |p: &Path| files::load_store(p).map_err(|e| format!("{}: {e}", p.display()));
-    let start = load(path)?.table;
-    let mut updates = Vec::new();
-    for copy in copies {
-        let contents = load(copy)?;
-        let records = contents.table.records();
-        updates.extend(records.map(|r| Update::between(start.get(&r.key), r)));
-    }
+    let copies = (copies.iter().map(|copy| load(copy).map(|c| c.table)))
+        .collect::<Result<Vec<Table>, String>>()?;
     files::edit_store(path, PATIENCE, OnInvalid::Refuse, |table| {
-        for u in updates.iter().filter(|u| !u.is_empty()) {
+        // Every copy's additions are over the store as the round began,
+        // which is `table` until the first is applied.
+        let updates: Vec<Update> = (copies.iter().flat_map(Table::records))
+            .map(|r| Update::between(table.get(&r.key), r))
+            .filter(|u| !u.is_empty())
+            .collect();
+        for u in &updates {
             table.apply(u);
         }
     })

@@ -134,11 +134,10 @@ pub fn more_time(
         true => format!(" --runs {runs}"),
         false => String::new(),
     };
+    let time = duration_label(seconds);
     format!(
-        "{}; a session of {runs} tuning runs would take about {} (--time {}{runs_flag})",
+        "{}; a session of {runs} tuning runs would take about {time} (--time {time}{runs_flag})",
         each.join(", "),
-        duration_label(seconds),
-        duration_label(seconds),
     )
 }
 

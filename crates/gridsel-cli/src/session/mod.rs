@@ -562,22 +562,20 @@ impl Runner<'_> {
                 report::counted(before.per_run.len(), "search", "searches")
             ),
         };
-        let limit = if plan.runs == plan.needed {
-            "what its searches need".to_string()
-        } else if plan.runs == plan.cap {
-            format!(
+        let limit = match plan.limit() {
+            plan::Limit::Needed => "what its searches need".to_string(),
+            plan::Limit::Cap => format!(
                 "as --runs {} allows; its searches need {}",
                 plan.cap, plan.needed
-            )
-        } else {
-            format!(
+            ),
+            plan::Limit::Budget => format!(
                 "as {} allows after the before run ({:.3} s a run, time kept for {} confirmation \
                  runs); its searches need {}",
                 self.budget_label(clock),
                 before.wall_s,
                 confirm_runs,
                 plan.needed
-            )
+            ),
         };
         let at_once = match self.gpus.len() {
             0 | 1 => String::new(),

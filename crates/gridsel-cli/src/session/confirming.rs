@@ -6,7 +6,7 @@
 use super::confirm::{self, Confirmed};
 use super::{AFTER, ALONE_MOST, BEFORE, PAIRS_CAP_FACTOR};
 use super::{Before, Clock, ProgramSession, RunKind, Runner};
-use super::{budget_label, progress, read_launches, store, untuned};
+use super::{progress, read_launches, store, untuned};
 use crate::compare::results::Samples;
 use crate::runner::manifest::Program;
 use crate::runner::output;
@@ -17,14 +17,14 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 /// A confirmation: of which store, into which folder, how, and what its
-/// progress lines call it (empty: the learned set).
+/// progress lines call it (`None`: the learned set, named by none).
 struct Confirming<'c> {
     program: &'c Program,
     folder: &'c Path,
     reference: &'c str,
     store: &'c Path,
     by: Confirmed,
-    what: String,
+    what: Option<String>,
 }
 
 impl Runner<'_> {
@@ -55,7 +55,7 @@ impl Runner<'_> {
                 true => Confirmed::Alternating,
                 false => Confirmed::Pairs,
             },
-            what: String::new(),
+            what: None,
         };
         let Some(verdict) = self.confirm_store(&set, (before, clock), session, samples) else {
             return Ok(());
@@ -94,7 +94,7 @@ impl Runner<'_> {
                 eprintln!(
                     "[tune {}] {} leaves no time to confirm {what} (about {:.0} s)",
                     program.name,
-                    budget_label(self.budget, clock.budget.as_secs_f64()),
+                    self.budget_label(clock),
                     needed_s.ceil()
                 );
                 return Ok(());
@@ -108,7 +108,7 @@ impl Runner<'_> {
                 reference: &before.reference,
                 store: &alone,
                 by,
-                what: format!("{what}, "),
+                what: Some(what.clone()),
             };
             let mut samples = Samples::new(2);
             let Some(verdict) = self.confirm_store(&set, (before, clock), session, &mut samples)
@@ -152,11 +152,8 @@ impl Runner<'_> {
                 eprintln!(
                     "[tune {}] {} leaves no time for more confirmation of {}: the {} decide",
                     set.program.name,
-                    budget_label(self.budget, clock.budget.as_secs_f64()),
-                    match set.what.is_empty() {
-                        true => "the learned set",
-                        false => set.what.trim_end_matches(", "),
-                    },
+                    self.budget_label(clock),
+                    set.what.as_deref().unwrap_or("the learned set"),
                     by.counted(pairs.len())
                 );
                 break;
@@ -203,11 +200,12 @@ impl Runner<'_> {
                 _ => &alternate,
             };
             let stem = format!("{}-{i:0digits$}", kind.name());
-            let place = (
-                kind,
-                i,
-                set.what.clone() + &self.confirmation_label(kind, i),
-            );
+            let label = self.confirmation_label(kind, i);
+            let label = match &set.what {
+                Some(what) => format!("{what}, {label}"),
+                None => label,
+            };
+            let place = (kind, i, label);
             let (run, output) = self.run(program, folder, &stem, place, settings, Some(reference));
             progress(program, &run, "");
             if output.is_none() {

@@ -5,12 +5,9 @@
 //! search at once over different candidates of a round (`Search::step`).
 //! After the round, what each process added to its copy is merged into
 //! the scratch store as the store merges any process's additions
-//! ([`additions`]: one `Update` per record, applied by `Table::apply`), so
-//! the session keeps one store. The before run and the confirmation run on
+//! (`Update::between` per record, applied by `Table::apply`), so the
+//! session keeps one store. The before run and the confirmation run on
 //! the first GPU named, so that their pairs compare runs of one GPU.
-
-use gridsel_core::tune::search::{Kind, Samples};
-use gridsel_core::tune::store::{Record, Tally, Update};
 
 /// The variable that names a process's GPUs to the CUDA driver.
 pub const VISIBLE: &str = "CUDA_VISIBLE_DEVICES";
@@ -67,59 +64,11 @@ pub fn all(count: Result<usize, String>, visible: Option<&str>) -> Result<Vec<St
     })
 }
 
-/// What a process added to the record `before` (`None`: the record did not
-/// exist), reading `after`, the record its copy of the store ends with, as
-/// one update: the runs, exploring launches and samples it added, the
-/// trip counts, launches per run, settling and pin it left.
-pub fn additions(before: Option<&Record>, after: &Record) -> Update {
-    let none = Record::new(after.key.clone());
-    let before = before.unwrap_or(&none);
-    let mut update = Update::new(after.key.clone());
-    update.tally = Tally {
-        runs: after.tally.runs.saturating_sub(before.tally.runs),
-        ..after.tally
-    };
-    update.llvm = after.llvm;
-    for (slot, (a, b)) in update
-        .explored
-        .iter_mut()
-        .zip(after.search.explored.iter().zip(before.search.explored))
-    {
-        *slot = a.saturating_sub(b);
-    }
-    update.settled = after.search.settled;
-    update.pinned = after.pinned.filter(|_| after.pinned != before.pinned);
-    let empty = Samples::default();
-    for (&c, samples) in after.search.candidates.iter().zip(&after.search.samples) {
-        let old = (before.search.candidates.iter())
-            .position(|x| *x == c)
-            .map_or(&empty, |i| &before.search.samples[i]);
-        for kind in [Kind::Cold, Kind::Warm] {
-            let new = added(old.of(kind), samples.of(kind));
-            update.samples.extend(new.iter().map(|&ns| (c, kind, ns)));
-        }
-    }
-    update
-}
-
-/// The samples `after` holds that `before` did not: `after` is `before`
-/// with samples pushed at its end and the oldest dropped past the store's
-/// [`gridsel_core::tune::search::KEEP`], so the new ones are what follows
-/// the longest end of `before` that `after` starts with (where equal times
-/// make that ambiguous, the fewest).
-fn added<'a>(before: &[u64], after: &'a [u64]) -> &'a [u64] {
-    let kept = (0..=after.len().min(before.len()))
-        .rev()
-        .find(|&k| after[..k] == before[before.len() - k..])
-        .unwrap_or(0);
-    &after[kept..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gridsel_core::tune::search::{Candidate, KEEP};
-    use gridsel_core::tune::store::{Key, Table};
+    use gridsel_core::tune::search::{Candidate, KEEP, Kind};
+    use gridsel_core::tune::store::{Key, Record, Table, Tally, Update};
 
     #[test]
     fn gpus_parse_as_all_or_a_list() {
@@ -141,6 +90,23 @@ mod tests {
         assert_eq!(all(Ok(2), Some("")), Ok(vec!["0".into(), "1".into()]));
         assert!(all(Ok(0), None).is_err());
         assert_eq!(all(Err("no driver".into()), None), Err("no driver".into()));
+    }
+
+    /// The samples a copy added to a candidate's list `before` to make it
+    /// `after`, as the round's merge takes them (`Update::between`).
+    fn added(before: &[u64], after: &[u64]) -> Vec<u64> {
+        let key = Key::for_trip("k", "NVIDIA H100", 90, 1000, "b");
+        let holding = |samples: &[u64]| {
+            let mut record = Record::new(key.clone());
+            let mut u = Update::new(key.clone());
+            u.samples = (samples.iter())
+                .map(|&ns| (Candidate::Auto, Kind::Cold, ns))
+                .collect();
+            record.merge(&u);
+            record
+        };
+        let update = Update::between(Some(&holding(before)), &holding(after));
+        update.samples.iter().map(|&(_, _, ns)| ns).collect()
     }
 
     #[test]
@@ -176,7 +142,7 @@ mod tests {
         add(&mut start, 2, &[(auto, 100), (occupancy, 90)], false);
         let mut copy = start.clone();
         add(&mut copy, 1, &[(occupancy, 91)], true);
-        let update = additions(Some(&start), &copy);
+        let update = Update::between(Some(&start), &copy);
         assert_eq!(update.tally.runs, 1);
         assert_eq!(update.samples, [(occupancy, Kind::Cold, 91)]);
         let mut table = Table::default();
@@ -184,7 +150,7 @@ mod tests {
         table.apply(&update);
         assert_eq!(table.get(&key), Some(&copy));
         // A record the round made: the whole of it.
-        let fresh = additions(None, &copy);
+        let fresh = Update::between(None, &copy);
         let mut empty = Table::default();
         empty.apply(&fresh);
         assert_eq!(empty.get(&key).map(|r| r.tally.runs), Some(3));

@@ -562,22 +562,20 @@ impl Runner<'_> {
                 report::counted(before.per_run.len(), "search", "searches")
             ),
         };
-        let limit = if plan.runs == plan.needed {
-            "what its searches need".to_string()
-        } else if plan.runs == plan.cap {
-            format!(
+        let limit = match plan.limit() {
+            plan::Limit::Needed => "what its searches need".to_string(),
+            plan::Limit::Cap => format!(
                 "as --runs {} allows; its searches need {}",
                 plan.cap, plan.needed
-            )
-        } else {
-            format!(
+            ),
+            plan::Limit::Budget => format!(
                 "as {} allows after the before run ({:.3} s a run, time kept for {} confirmation \
                  runs); its searches need {}",
-                budget_label(self.budget, budget_s),
+                self.budget_label(clock),
                 before.wall_s,
                 confirm_runs,
                 plan.needed
-            )
+            ),
         };
         let at_once = match self.gpus.len() {
             0 | 1 => String::new(),
@@ -596,6 +594,16 @@ impl Runner<'_> {
     fn teams_regions(&self) -> Option<(&'static str, &'static OsStr)> {
         self.teams_regions
             .then_some((ENV_TEAMS_REGIONS, OsStr::new("change")))
+    }
+
+    /// The budget of `clock` as the messages name it: `--time 5m`, or the
+    /// default's value.
+    fn budget_label(&self, clock: &Clock) -> String {
+        let budget = plan::duration_label(clock.budget.as_secs_f64());
+        match self.budget {
+            Some(_) => format!("--time {budget}"),
+            None => format!("the default budget ({budget})"),
+        }
     }
 
     /// The confirmation runs a session leaves time for: the pairs asked, of
@@ -677,15 +685,6 @@ impl Runner<'_> {
             verified,
         };
         (run, output)
-    }
-}
-
-/// The budget as the messages name it: `--time 5m`, or the default's
-/// value.
-fn budget_label(given: Option<Duration>, budget_s: f64) -> String {
-    match given {
-        Some(_) => format!("--time {}", plan::duration_label(budget_s)),
-        None => format!("the default budget ({})", plan::duration_label(budget_s)),
     }
 }
 

@@ -60,6 +60,30 @@ pub struct Plan {
     pub cap: u32,
 }
 
+/// What set a plan's runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// The runs its searches need.
+    Needed,
+    /// `--runs`, fewer.
+    Cap,
+    /// The budget, fewer still.
+    Budget,
+}
+
+impl Plan {
+    /// What set its runs: none of them exceeds what the searches need.
+    pub fn limit(&self) -> Limit {
+        if self.runs == self.needed {
+            Limit::Needed
+        } else if self.runs == self.cap {
+            Limit::Cap
+        } else {
+            Limit::Budget
+        }
+    }
+}
+
 /// The plan of a session whose before run took `before_s` and launched
 /// its searches `launches` times each, with `budget_s` seconds in all, at
 /// most `cap` tuning runs and `confirm_runs` runs of the confirmation to
@@ -134,11 +158,10 @@ pub fn more_time(
         true => format!(" --runs {runs}"),
         false => String::new(),
     };
+    let time = duration_label(seconds);
     format!(
-        "{}; a session of {runs} tuning runs would take about {} (--time {}{runs_flag})",
+        "{}; a session of {runs} tuning runs would take about {time} (--time {time}{runs_flag})",
         each.join(", "),
-        duration_label(seconds),
-        duration_label(seconds),
     )
 }
 
@@ -219,8 +242,11 @@ mod tests {
                 cap: 100
             }
         );
+        assert_eq!(p.limit(), Limit::Needed);
         assert_eq!(plan([5], (60.0, 1.0), 3, 6, 1).runs, 3);
+        assert_eq!(plan([5], (60.0, 1.0), 3, 6, 1).limit(), Limit::Cap);
         assert_eq!(plan([1], (12.0, 1.0), 100, 6, 1).runs, 5);
+        assert_eq!(plan([1], (12.0, 1.0), 100, 6, 1).limit(), Limit::Budget);
         // Two GPUs run two at a time.
         assert_eq!(plan([1], (12.0, 1.0), 100, 6, 2).affordable, 10);
         // No time left: still one run; no launch: one.

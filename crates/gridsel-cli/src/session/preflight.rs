@@ -6,11 +6,13 @@
 //! and every record of it valid).
 
 use crate::runner::manifest::{self, Program};
+use crate::runner::runs::Inherit;
 use gridsel_host::config::{
     self, ENV_DEVICE, ENV_LOG, ENV_OVERRIDE_CLAUSES, ENV_TEAMS_REGIONS, ENV_THREADS_PER_BLOCK,
 };
 use gridsel_host::ffi::fs;
 use gridsel_host::files;
+use std::ffi::OsStr;
 use std::fs::OpenOptions;
 use std::path::Path;
 
@@ -36,14 +38,14 @@ pub const KEPT: &[&str] = &[
 pub fn check(destination: &config::StorePath, programs: &[Program]) -> Result<(), String> {
     manifest::check_programs(programs)?;
     for program in programs {
-        let set = program.env.keys().find(|name| {
-            name.starts_with(gridsel_core::env::ENV_PREFIX) && !KEPT.iter().any(|kept| kept == name)
-        });
-        if let Some(name) = set {
+        // What a run would remove of the caller's, the manifest must not set.
+        let names = program.env.keys().map(OsStr::new);
+        if let Some(name) = Inherit::Only(KEPT).removed(names).next() {
             return Err(format!(
-                "program `{}`: its env sets {name}, which `gridsel tune` sets or leaves out \
+                "program `{}`: its env sets {}, which `gridsel tune` sets or leaves out \
                  itself (a session's runs keep only {} of yours); nothing run",
                 program.name,
+                name.display(),
                 KEPT.join(", ")
             ));
         }

@@ -49,19 +49,19 @@ pub fn alone(
 
 /// Merges into the store at `path` what each of the stores `copies`
 /// (copies of it that one process each tuned on) added to it, as the store
-/// merges a process's additions ([`super::gpus::additions`],
-/// `Table::apply`).
+/// merges a process's additions ([`Update::between`], `Table::apply`).
 pub fn absorb(path: &Path, copies: &[std::path::PathBuf]) -> Result<(), String> {
     let load = |p: &Path| files::load_store(p).map_err(|e| format!("{}: {e}", p.display()));
-    let start = load(path)?.table;
-    let mut updates = Vec::new();
-    for copy in copies {
-        let contents = load(copy)?;
-        let records = contents.table.records();
-        updates.extend(records.map(|r| super::gpus::additions(start.get(&r.key), r)));
-    }
+    let copies = (copies.iter().map(|copy| load(copy).map(|c| c.table)))
+        .collect::<Result<Vec<Table>, String>>()?;
     files::edit_store(path, PATIENCE, OnInvalid::Refuse, |table| {
-        for u in updates.iter().filter(|u| !u.is_empty()) {
+        // Every copy's additions are over the store as the round began,
+        // which is `table` until the first is applied.
+        let updates: Vec<Update> = (copies.iter().flat_map(Table::records))
+            .map(|r| Update::between(table.get(&r.key), r))
+            .filter(|u| !u.is_empty())
+            .collect();
+        for u in &updates {
             table.apply(u);
         }
     })
@@ -109,11 +109,11 @@ pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(Stri
 /// ([`Update::between`]) is applied to the store's search as it is now, as
 /// a journal line is, so that what others added meanwhile (programs run
 /// with `GRIDSEL_POLICY=tune`, another session, `gridsel cache clear`)
-/// stays. Removes the store's searches of the keys of `refused`, which the
-/// session found no better than auto's grids in production (an earlier
-/// session's copy of one would go on being launched), where they are still
-/// as the session copied them; one that changed meanwhile is left, said
-/// in one line. Returns how many it removed.
+/// stays, and the verified mark where the session changed it. Removes the
+/// store's searches of the keys of `refused`, which the session found no
+/// better than auto's grids in production (an earlier session's copy of
+/// one would go on being launched), where they are still as the session
+/// copied them; one that changed meanwhile is left, said in one line. Returns how many it removed.
 pub fn merge(
     to: &config::StorePath,
     initial: &Table,
@@ -136,7 +136,19 @@ pub fn merge(
             }
         }
         for r in records {
-            table.apply(&Update::between(initial.get(&r.key), r));
+            let copied = initial.get(&r.key);
+            table.apply(&Update::between(copied, r));
+            // An update carries no verified mark: the one the session set
+            // (`--allow-teams-regions`) is written as it is.
+            if r.verified != copied.and_then(|c| c.verified)
+                && let Some(now) = table.get(&r.key)
+            {
+                let verified = Record {
+                    verified: r.verified,
+                    ..now.clone()
+                };
+                table.insert(verified);
+            }
         }
     })
     .map_err(|e| format!("{shown}: {e}"))?;
@@ -196,6 +208,28 @@ mod tests {
             .map(|r| (r.key.class, r.tally.runs))
             .collect();
         assert_eq!(left, [(17, 2)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The grid a session marked verified for a `target teams` region is
+    /// written with its samples (the delta alone used to drop the mark).
+    #[test]
+    fn a_verified_mark_the_session_set_is_written() {
+        let dir = std::env::temp_dir().join(format!("gridsel-verified-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let to = config::StorePath {
+            path: dir.join("tune.json"),
+            default: false,
+        };
+        let initial = Table::default();
+        let grid = Candidate::Grid(gridsel_core::geometry::Geometry::new(64, 7));
+        let mut learned = Record::new(run_of(0, 100).key);
+        learned.merge(&run_of(0, 100));
+        learned.verified = Some(grid);
+        assert_eq!(merge(&to, &initial, &[learned.clone()], &[]), Ok(0));
+        let written = files::load_store(&to.path).unwrap().table;
+        assert_eq!(written.get(&learned.key), Some(&learned));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

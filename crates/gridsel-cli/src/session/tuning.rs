@@ -3,10 +3,10 @@
 //! settled or the budget leaves no time for another.
 
 use super::{Before, Clock, ProgramSession, RunKind, Runner, SessionRun};
-use super::{budget_label, plan, progress, report, store};
+use super::{plan, progress, report, store};
 use crate::runner::manifest::Program;
 use gridsel_host::config::{ENV_CACHE, ENV_POLICY, ENV_TUNE_OVERHEAD, ENV_TUNE_SESSION_RUNS};
-use plan::Plan;
+use plan::{Limit, Plan};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -70,21 +70,14 @@ impl Runner<'_> {
                 return Ok(true);
             }
         }
-        let why = if out_of_time {
-            format!(
-                "{} is spent",
-                budget_label(self.budget, clock.budget.as_secs_f64())
-            )
-        } else if plan.runs == plan.cap && plan.cap < plan.needed {
-            format!("--runs {} is reached", plan.cap)
-        } else if plan.runs < plan.needed {
-            format!(
-                "{} allows no more",
-                budget_label(self.budget, clock.budget.as_secs_f64())
-            )
-        } else {
-            "the runs their plans need are spent (the noise drew more grids into a round)"
-                .to_string()
+        let why = match (out_of_time, plan.limit()) {
+            (true, _) => format!("{} is spent", self.budget_label(clock)),
+            (false, Limit::Cap) => format!("--runs {} is reached", plan.cap),
+            (false, Limit::Budget) => format!("{} allows no more", self.budget_label(clock)),
+            (false, Limit::Needed) => {
+                "the runs their plans need are spent (the noise drew more grids into a round)"
+                    .to_string()
+            }
         };
         let open: Vec<plan::Open> = session
             .searches

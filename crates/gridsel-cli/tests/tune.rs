@@ -1338,11 +1338,13 @@ fn stopping_a_session_or_a_comparison_kills_the_runs_process_group() {
             live_processes_of_group(group)
         );
         // The program starts with no signal blocked, whatever gridsel blocks.
-        let status = std::fs::read_to_string(format!("/proc/{group}/status")).unwrap();
-        assert!(
-            status.lines().any(|l| l == "SigBlk:\t0000000000000000"),
-            "{status}"
-        );
+        // The shell blocks every signal for a moment around each fork of its
+        // own, so the mask is read until the shell is between forks.
+        let status = || std::fs::read_to_string(format!("/proc/{group}/status")).unwrap();
+        let unblocked = wait_for(std::time::Duration::from_secs(10), || {
+            status().lines().any(|l| l == "SigBlk:\t0000000000000000")
+        });
+        assert!(unblocked, "{}", status());
         send_signal(gridsel.id(), signal);
         let ended = wait_for(std::time::Duration::from_secs(30), || {
             gridsel.try_wait().unwrap().is_some()

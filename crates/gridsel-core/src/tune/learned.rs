@@ -82,10 +82,8 @@ pub struct LearnedPolicy {
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
     any: AtomicBool,
-    /// Each launch class's learned grid, looked up at its first launch,
-    /// and how many times the class was launched before (counted under
-    /// the lock the lookup already takes).
-    launches: PerLaunch<(Option<Candidate>, u64)>,
+    /// Each launch class's learned grid, looked up at its first launch.
+    launches: PerLaunch<Class>,
     /// Launch the learned grid only at these launches of a class.
     alternate: Option<LearnedLaunches>,
     /// Said once per process: how many learned grids apply on the GPU of
@@ -106,6 +104,19 @@ struct Read {
     /// A tuning session verified it for a `target teams` region of its
     /// build (`Record::verified`).
     verified: bool,
+}
+
+/// A launch class as its first launch found it in what was read.
+struct Class {
+    grid: Option<Candidate>,
+    /// Its grid was verified for a `target teams` region of its build
+    /// ([`GridPolicy::verified`]): answered from here, so that every launch
+    /// of such a region costs one lookup, not a key's strings built anew.
+    verified: bool,
+    /// How many times the class was launched before (counted under the
+    /// lock the lookup already takes); a launch of a `target teams` region
+    /// kept as given is not one.
+    launched: u64,
 }
 
 /// Which launches of each search an alternating run gives the learned
@@ -207,13 +218,18 @@ impl LearnedPolicy {
         }
     }
 
-    fn lookup(&self, l: &Launch<'_>) -> Option<Candidate> {
+    /// The first launch of `l`'s class: its learned grid, the one of a
+    /// record for any build first, and whether its build's record was
+    /// verified.
+    fn lookup(&self, l: &Launch<'_>) -> Class {
         let key = Key::of_launch(l);
         let learned = crate::read_lock(&self.learned);
-        learned
-            .get(&key.any_build())
-            .or_else(|| learned.get(&key))
-            .map(|r| r.grid)
+        let own = learned.get(&key);
+        Class {
+            grid: learned.get(&key.any_build()).or(own).map(|r| r.grid),
+            verified: own.is_some_and(|r| r.verified),
+            launched: 0,
+        }
     }
 }
 
@@ -291,9 +307,10 @@ impl GridPolicy for LearnedPolicy {
 
     fn verified(&self, l: &Launch<'_>) -> bool {
         self.any.load(Ordering::Acquire)
-            && crate::read_lock(&self.learned)
-                .get(&Key::of_launch(l))
-                .is_some_and(|r| r.verified)
+            && self
+                .launches
+                .with(l, || self.lookup(l), |class| class.verified)
+                .unwrap_or(false)
     }
 
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
@@ -303,14 +320,16 @@ impl GridPolicy for LearnedPolicy {
             .then(|| {
                 self.launches.with(
                     l,
-                    || {
-                        self.say_read(l);
-                        (self.lookup(l), 0)
-                    },
-                    |(c, launched)| {
-                        let j = *launched;
-                        *launched += 1;
-                        c.filter(|_| self.alternate.is_none_or(|at| at.learned_at(j)))
+                    || self.lookup(l),
+                    |class| {
+                        let j = class.launched;
+                        if j == 0 {
+                            self.say_read(l);
+                        }
+                        class.launched += 1;
+                        class
+                            .grid
+                            .filter(|_| self.alternate.is_none_or(|at| at.learned_at(j)))
                     },
                 )
             })

@@ -576,13 +576,16 @@ fn edit_locked(
 /// without `bytes` (a file too large to read), the file itself, linked.
 fn set_aside(path: &Path, bytes: Option<&[u8]>) -> Result<(), StoreError> {
     let bad = sibling(path, ".bad");
-    let (kept, why) = match bytes {
+    // What is left out of the file, and why it is kept.
+    let (kept, left_out, why) = match bytes {
         Some(bytes) => (
             fs::write_new(&bad, bytes, path),
+            "does not validate",
             "has records that do not validate".to_string(),
         ),
         None => (
             fs::link_new(path, &bad),
+            "cannot be read",
             format!(
                 "{} is {}",
                 path.display(),
@@ -593,14 +596,9 @@ fn set_aside(path: &Path, bytes: Option<&[u8]>) -> Result<(), StoreError> {
     match kept {
         Ok(()) => {
             log::info!(
-                "{}: kept as it was as {} before leaving out what {}",
+                "{}: kept as it was as {} before leaving out what {left_out}",
                 path.display(),
                 bad.display(),
-                if bytes.is_some() {
-                    "does not validate"
-                } else {
-                    "cannot be read"
-                }
             );
             Ok(())
         }

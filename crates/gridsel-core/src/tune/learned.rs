@@ -40,7 +40,7 @@ use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -78,20 +78,12 @@ pub struct LearnedPolicy {
     /// The user's store, then the site's (`GRIDSEL_SITE_CACHE`): the first
     /// to have a learned grid for a key gives it.
     stores: Vec<Box<dyn Store>>,
-    learned: RwLock<HashMap<Key, Candidate>>,
-    /// The store (by its index in `stores`) each learned grid came from,
-    /// for the line that says how many apply ([`LearnedPolicy::say_read`]).
-    read_from: RwLock<HashMap<Key, usize>>,
-    /// The keys of `learned` whose grid a tuning session verified for a
-    /// `target teams` region of their build (`Record::verified`).
-    verified: RwLock<HashSet<Key>>,
+    learned: RwLock<HashMap<Key, Read>>,
     /// Some grid was learned: without one, every launch is `auto`'s at
     /// `auto`'s cost, with no lock taken.
     any: AtomicBool,
-    /// Each launch class's learned grid, looked up at its first launch,
-    /// and how many times the class was launched before (counted under
-    /// the lock the lookup already takes).
-    launches: PerLaunch<(Option<Candidate>, u64)>,
+    /// Each launch class's learned grid, looked up at its first launch.
+    launches: PerLaunch<Class>,
     /// Launch the learned grid only at these launches of a class.
     alternate: Option<LearnedLaunches>,
     /// Said once per process: how many learned grids apply on the GPU of
@@ -101,6 +93,30 @@ pub struct LearnedPolicy {
     said_read: Reported<()>,
     said_ignored: Reported<()>,
     said_trouble: Reported<usize>,
+}
+
+/// A learned grid as read from the stores.
+struct Read {
+    grid: Candidate,
+    /// The store (by its index in `stores`) it came from, for the line
+    /// that says how many apply ([`LearnedPolicy::say_read`]).
+    store: usize,
+    /// A tuning session verified it for a `target teams` region of its
+    /// build (`Record::verified`).
+    verified: bool,
+}
+
+/// A launch class as its first launch found it in what was read.
+struct Class {
+    grid: Option<Candidate>,
+    /// Its grid was verified for a `target teams` region of its build
+    /// ([`GridPolicy::verified`]): answered from here, so that every launch
+    /// of such a region costs one lookup, not a key's strings built anew.
+    verified: bool,
+    /// How many times the class was launched before (counted under the
+    /// lock the lookup already takes); a launch of a `target teams` region
+    /// kept as given is not one.
+    launched: u64,
 }
 
 /// Which launches of each search an alternating run gives the learned
@@ -149,8 +165,6 @@ impl LearnedPolicy {
         Self {
             stores,
             learned: RwLock::default(),
-            read_from: RwLock::default(),
-            verified: RwLock::default(),
             any: AtomicBool::new(false),
             launches: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             said_read: Reported::new(),
@@ -176,18 +190,18 @@ impl LearnedPolicy {
         if !self.said_read.first(()) {
             return;
         }
-        let read_from = crate::read_lock(&self.read_from);
+        let learned = crate::read_lock(&self.learned);
         let here = |k: &Key| k.device == l.device.name && k.sm_arch == l.device.sm_arch;
         let found: Vec<String> = (0..self.stores.len())
             .filter_map(|index| {
-                let n = read_from
+                let n = learned
                     .iter()
-                    .filter(|&(k, &i)| i == index && here(k))
+                    .filter(|&(k, r)| r.store == index && here(k))
                     .count();
                 (n > 0).then(|| format!("{n} from {}", self.stores[index].location()))
             })
             .collect();
-        let elsewhere = read_from.keys().filter(|k| !here(k)).count();
+        let elsewhere = learned.keys().filter(|k| !here(k)).count();
         let gpu = format!("{} (sm_{})", l.device.name, l.device.sm_arch);
         match (found.is_empty(), elsewhere) {
             (false, 0) => log::info!(
@@ -204,13 +218,18 @@ impl LearnedPolicy {
         }
     }
 
-    fn lookup(&self, l: &Launch<'_>) -> Option<Candidate> {
+    /// The first launch of `l`'s class: its learned grid, the one of a
+    /// record for any build first, and whether its build's record was
+    /// verified.
+    fn lookup(&self, l: &Launch<'_>) -> Class {
         let key = Key::of_launch(l);
         let learned = crate::read_lock(&self.learned);
-        learned
-            .get(&key.any_build())
-            .or_else(|| learned.get(&key))
-            .copied()
+        let own = learned.get(&key);
+        Class {
+            grid: learned.get(&key.any_build()).or(own).map(|r| r.grid),
+            verified: own.is_some_and(|r| r.verified),
+            launched: 0,
+        }
     }
 }
 
@@ -251,8 +270,6 @@ impl GridPolicy for LearnedPolicy {
                 );
             }
             let mut table = crate::write_lock(&self.learned);
-            let mut read_from = crate::write_lock(&self.read_from);
-            let mut verified = crate::write_lock(&self.verified);
             for record in contents.table.records() {
                 let Some(c) = learned(record) else {
                     continue;
@@ -269,13 +286,14 @@ impl GridPolicy for LearnedPolicy {
                 }
                 // The user's store comes first and keeps its grid.
                 if !table.contains_key(&record.key) {
-                    // Verified for its own build alone, and for the grid
-                    // it verified.
-                    if !record.key.build.is_empty() && record.verified == Some(c) {
-                        verified.insert(record.key.clone());
-                    }
-                    table.insert(record.key.clone(), c);
-                    read_from.insert(record.key.clone(), index);
+                    let read = Read {
+                        grid: c,
+                        store: index,
+                        // Verified for its own build alone, and for the
+                        // grid it verified.
+                        verified: !record.key.build.is_empty() && record.verified == Some(c),
+                    };
+                    table.insert(record.key.clone(), read);
                     self.any.store(true, Ordering::Release);
                 }
             }
@@ -289,7 +307,10 @@ impl GridPolicy for LearnedPolicy {
 
     fn verified(&self, l: &Launch<'_>) -> bool {
         self.any.load(Ordering::Acquire)
-            && crate::read_lock(&self.verified).contains(&Key::of_launch(l))
+            && self
+                .launches
+                .with(l, || self.lookup(l), |class| class.verified)
+                .unwrap_or(false)
     }
 
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
@@ -299,14 +320,16 @@ impl GridPolicy for LearnedPolicy {
             .then(|| {
                 self.launches.with(
                     l,
-                    || {
-                        self.say_read(l);
-                        (self.lookup(l), 0)
-                    },
-                    |(c, launched)| {
-                        let j = *launched;
-                        *launched += 1;
-                        c.filter(|_| self.alternate.is_none_or(|at| at.learned_at(j)))
+                    || self.lookup(l),
+                    |class| {
+                        let j = class.launched;
+                        if j == 0 {
+                            self.say_read(l);
+                        }
+                        class.launched += 1;
+                        class
+                            .grid
+                            .filter(|_| self.alternate.is_none_or(|at| at.learned_at(j)))
                     },
                 )
             })

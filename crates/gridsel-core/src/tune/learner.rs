@@ -97,12 +97,13 @@ impl Turn {
     }
 
     /// The rule the log gives the launch; `only_measured`: the search has
-    /// measured no grid but this one (of the kind it ranks by).
-    fn rule(self, only_measured: bool) -> Rule {
+    /// measured no grid but this one (of the kind it ranks by), asked only
+    /// of a leader's launch.
+    fn rule(self, only_measured: impl Fn() -> bool) -> Rule {
         match self {
             Self::Explore(_) => Rule::TuneTrial,
             Self::Recheck(_) => Rule::TuneRecheck,
-            Self::Leader(_) | Self::Settled(..) if only_measured => Rule::TuneOnlyMeasured,
+            Self::Leader(_) | Self::Settled(..) if only_measured() => Rule::TuneOnlyMeasured,
             Self::Pinned(_) | Self::Leader(_) | Self::Settled(..) => Rule::TuneWinner,
         }
     }
@@ -401,8 +402,12 @@ impl Learner {
         }
         let settled_now = settled && !self.announced;
         self.announced |= settled;
-        let measured = self.search.samples.iter();
-        let only_measured = measured.filter(|s| !s.of(rank).is_empty()).count() <= 1;
+        // Settled launches take this path: the scan stops at a second
+        // measured grid, near the front in the prior's order.
+        let only_measured = || {
+            let measured = self.search.samples.iter();
+            measured.filter(|s| !s.of(rank).is_empty()).nth(1).is_none()
+        };
         Some(SearchLaunch {
             grid,
             rule: turn.rule(only_measured),

@@ -386,9 +386,10 @@ pub fn keep_mode_and_owner(file: &File, like: &Metadata) -> io::Result<()> {
     // After the owner: changing it may clear set-id bits (none are kept).
     // Another user's world-writable mode is theirs to choose, not this
     // process's to give its own file.
-    let foreign = file.metadata()?.uid() != uid;
+    let meta = file.metadata()?;
+    let foreign = meta.uid() != uid;
     let mode = like.permissions().mode() & if foreign { 0o775 } else { 0o777 };
-    if file.metadata()?.permissions().mode() & 0o777 == mode {
+    if meta.permissions().mode() & 0o777 == mode {
         return Ok(());
     }
     file.set_permissions(std::fs::Permissions::from_mode(mode))

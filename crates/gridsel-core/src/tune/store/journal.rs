@@ -172,7 +172,9 @@ fn parse_journal_lines(bytes: &[u8], only: Option<&Only>) -> Result<Journal, Sto
             Err(e) => journal.dropped.push(format!("{what}: {e}")),
             Ok(record) if only.is_some_and(|only| !only.wants_record(&record)) => {}
             Ok(record) => match read_record(&what, record) {
-                (_, Ok(r)) => journal.updates.push(Update::of_record(r)),
+                // A journal line is the record its update makes of none:
+                // the update is what the record adds to none.
+                (_, Ok(r)) => journal.updates.push(Update::between(None, &r)),
                 (name, Err(e)) => journal.dropped.push(format!("{name}: {e}")),
             },
         }

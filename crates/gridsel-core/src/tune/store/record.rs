@@ -143,33 +143,6 @@ impl Update {
         }
     }
 
-    /// What `record` adds to an empty record, as an update: a journal
-    /// line is the record its update makes of nothing. Samples past
-    /// [`crate::tune::search::KEEP`] of a candidate's kind, which a record does
-    /// not keep, would have pushed out the older ones anyway.
-    pub(super) fn of_record(record: Record) -> Self {
-        let search = record.search;
-        let samples = search
-            .candidates
-            .iter()
-            .zip(&search.samples)
-            .flat_map(|(&c, s)| {
-                let cold = s.cold.iter().map(move |&ns| (c, Kind::Cold, ns));
-                cold.chain(s.warm.iter().map(move |&ns| (c, Kind::Warm, ns)))
-            })
-            .collect();
-        Self {
-            key: record.key,
-            tally: record.tally,
-            llvm: record.llvm,
-            explored: search.explored,
-            settled: search.settled,
-            samples,
-            pinned: record.pinned,
-            credit: record.credit,
-        }
-    }
-
     /// What was added to `before` (`None`: no record) to make `after`, the
     /// same search, as an update: applied to `before` it gives `after`
     /// back, and applied to the record the store holds by then it adds

@@ -21,7 +21,7 @@ use gridsel_core::device::DeviceDesc;
 use gridsel_core::env::ENV_DEVICE;
 use gridsel_core::geometry::{Geometry, LaunchDesc};
 use gridsel_core::kernel::KernelDesc;
-use gridsel_core::policy::auto::auto;
+use gridsel_core::policy::chunked;
 use gridsel_core::policy::llvm;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
@@ -108,7 +108,7 @@ fn auto_grid(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) 
         waves,
         ..device.clone()
     };
-    auto(&device, kernel, &LaunchDesc::open(case.trip_count)).0
+    chunked::grid(&device, kernel, &LaunchDesc::open(case.trip_count)).0
 }
 
 /// `auto`'s grid for a case with `waves`, and its measured time if any.

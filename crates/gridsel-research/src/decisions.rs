@@ -8,7 +8,7 @@ use gridsel_cli::args::Target;
 use gridsel_cli::csv;
 use gridsel_core::geometry::LaunchDesc;
 use gridsel_core::kernel::KernelDesc;
-use gridsel_core::policy::auto::{self, WaveGrid};
+use gridsel_core::policy::chunked::{self, WaveGrid};
 use gridsel_core::policy::{self, Decision, Limits, Policy, sweep};
 use gridsel_core::tune;
 use std::path::Path;
@@ -33,7 +33,7 @@ pub fn evaluate(
         let launch = LaunchDesc::open(case.trip_count);
         let d = match reduction_grid {
             Some(ReductionArg(r)) => {
-                let (grid, rule) = auto::auto_with(&device, kernel, &launch, r);
+                let (grid, rule) = chunked::grid_with(&device, kernel, &launch, r);
                 let limits = Limits::of(&device, kernel, &launch);
                 Decision::within(grid, rule, &limits, &device, kernel, &launch)
             }

@@ -116,7 +116,7 @@ pub fn costs(sweep: &Measured, session: bool) -> Result<(), String> {
     );
     sweep.each_described("costs", |device, case, kernel| {
         let launch = LaunchDesc::open(case.trip_count);
-        let auto = policy::auto::auto(device, kernel, &launch).0;
+        let auto = policy::chunked::grid(device, kernel, &launch).0;
         let reduction = if kernel.has_cross_team_reduction() {
             "yes"
         } else {

@@ -81,7 +81,7 @@ pub fn forest(
     }
     match choose(model, device, kernel, launch) {
         Some(g) => (g, Rule::Forest),
-        None => super::auto::auto(device, kernel, launch),
+        None => super::chunked::grid(device, kernel, launch),
     }
 }
 
@@ -95,7 +95,7 @@ pub fn with_embedded_model(
 ) -> (Geometry, Rule) {
     match Forest::embedded() {
         Ok(model) => forest(&model, device, kernel, launch),
-        Err(_) => super::auto::auto(device, kernel, launch),
+        Err(_) => super::chunked::grid(device, kernel, launch),
     }
 }
 
@@ -122,7 +122,7 @@ impl GridPolicy for ForestPolicy {
         let (grid, rule) = self
             .chosen
             .with(l, search, |chosen| *chosen)
-            .unwrap_or_else(|| super::auto::auto(l.device, l.kernel, &l.desc));
+            .unwrap_or_else(|| super::chunked::grid(l.device, l.kernel, &l.desc));
         Some(Proposal::new(grid, rule))
     }
 }

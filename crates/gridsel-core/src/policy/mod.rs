@@ -6,7 +6,7 @@
 //! [`Limits`], one place for every policy: what the compiled kernel, the
 //! device and the device runtime's heap allow.
 
-pub mod auto;
+pub mod chunked;
 pub mod forest;
 pub mod limits;
 pub mod lloyd;
@@ -387,7 +387,7 @@ fn stateless_grid(
             llvm_without_trip_count(device, kernel, launch)
         }
         Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
-        Policy::Auto => auto::auto(device, kernel, launch),
+        Policy::Auto => chunked::grid(device, kernel, launch),
         Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
         Policy::Fixed(g) => (*g, Rule::Fixed),
         Policy::Forest => forest::with_embedded_model(device, kernel, launch),

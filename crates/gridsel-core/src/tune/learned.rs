@@ -39,7 +39,7 @@ use crate::env::{ENV_CACHE, ENV_LOG};
 use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
-use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
+use crate::policy::{GridPolicy, Launch, Proposal, Rule, chunked};
 use std::collections::HashMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -342,7 +342,7 @@ impl GridPolicy for LearnedPolicy {
                 ..Proposal::new(grid, Rule::Learned)
             },
             None => {
-                let (grid, rule) = auto::auto(l.device, l.kernel, &l.desc);
+                let (grid, rule) = chunked::grid(l.device, l.kernel, &l.desc);
                 Proposal::new(grid, rule)
             }
         })
@@ -468,7 +468,7 @@ mod tests {
         let mut table = Table::default();
         table.apply(&measured(&k, &device, trip, true));
         let learned_grid = resolve(FAST, &device, &k, &LaunchDesc::open(trip)).unwrap();
-        let (auto_grid, _) = auto::auto(&device, &k, &LaunchDesc::open(trip));
+        let (auto_grid, _) = chunked::grid(&device, &k, &LaunchDesc::open(trip));
         assert_ne!(learned_grid, auto_grid);
 
         let policy = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))]);

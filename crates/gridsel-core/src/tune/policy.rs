@@ -15,7 +15,7 @@ use crate::geometry::{Geometry, Iterations};
 use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
-use crate::policy::{GridPolicy, Launch, Proposal, Rule, auto};
+use crate::policy::{GridPolicy, Launch, Proposal, Rule, chunked};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
@@ -262,7 +262,7 @@ impl GridPolicy for TunePolicy {
 
     fn decide(&self, l: &Launch<'_>) -> Option<Proposal> {
         let auto = || {
-            let (grid, rule) = auto::auto(l.device, l.kernel, &l.desc);
+            let (grid, rule) = chunked::grid(l.device, l.kernel, &l.desc);
             Proposal::new(grid, rule)
         };
         if !l.timed {

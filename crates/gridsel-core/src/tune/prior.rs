@@ -8,7 +8,7 @@ use super::store::Table;
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc, div_ceil, saturate};
 use crate::kernel::{ExecMode, KernelDesc};
-use crate::policy::{self, Limits, Policy, Rule, auto, sweep};
+use crate::policy::{self, Limits, Policy, Rule, chunked, sweep};
 use crate::residency::{resident_blocks, resident_blocks_per_sm};
 use std::collections::{HashMap, HashSet};
 
@@ -28,7 +28,7 @@ pub fn resolve(
     kernel: &KernelDesc,
     launch: &LaunchDesc,
 ) -> Option<Geometry> {
-    let auto = || auto::auto(device, kernel, launch).0;
+    let auto = || chunked::grid(device, kernel, launch).0;
     let grid = match c {
         Candidate::Auto => auto(),
         Candidate::Llvm => policy::llvm::grid(device, kernel, launch),
@@ -350,9 +350,9 @@ fn few_block_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Cand
 /// blocks, and the long loops' two waves of 64-thread blocks.
 fn auto_rule_thresholds() -> impl Iterator<Item = u64> {
     [
-        Some(auto::REDUCTION_ONE_WAVE_MIN_TRIP),
-        auto::REDUCTION_GRID.map(|r| r.min_trip),
-        Some(auto::LONG_LOOP_GRID.min_trip),
+        Some(chunked::REDUCTION_ONE_WAVE_MIN_TRIP),
+        chunked::REDUCTION_GRID.map(|r| r.min_trip),
+        Some(chunked::LONG_LOOP_GRID.min_trip),
     ]
     .into_iter()
     .flatten()
@@ -395,7 +395,7 @@ fn static_answers(
         let wave = resident_blocks(device, kernel, o.geometry.threads);
         answers.push(cut(Geometry::new(o.geometry.threads, wave)));
     }
-    let (_, rule) = auto::auto(device, kernel, launch);
+    let (_, rule) = chunked::grid(device, kernel, launch);
     let rules_apply = matches!(
         rule,
         Rule::AutoOneTeamPerChunk
@@ -410,7 +410,7 @@ fn static_answers(
                     trip_count,
                     ..*launch
                 };
-                answers.push(cut(auto::auto(device, kernel, &at).0));
+                answers.push(cut(chunked::grid(device, kernel, &at).0));
             }
         }
     }

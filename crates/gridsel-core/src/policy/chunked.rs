@@ -1,4 +1,14 @@
-//! `auto`: the grid LLVM 19 kernels want on the device at hand.
+//! The chunk-aware rule, `auto`'s static rule: the grid LLVM 19 kernels
+//! want on the device at hand, sized by the `distribute` chunk.
+//!
+//! The `auto` policy (`GRIDSEL_POLICY=auto`, the default) launches the grid
+//! a tuning session learned where a store holds one
+//! ([`crate::tune::LearnedPolicy`]) and this rule's grid everywhere else;
+//! without a store (`GRIDSEL_CACHE=off`), and where `gridsel select` and the
+//! C API decide `auto` from the launch alone ([`super::decide`]), it is this
+//! rule alone. Its [`Rule`]s keep the policy's name (`Rule::Auto*`): they
+//! are what the log says of an `auto` decision, and `gridsel-research
+//! dump-decisions` and the committed results name them so.
 //!
 //! Each rule names the measurement behind it (bench/results/h100/NOTES.md):
 //!
@@ -120,15 +130,15 @@ pub const LONG_LOOP_GRID: WaveGrid = WaveGrid {
     min_trip: 1 << 25,
 };
 
-/// The `auto` grid and the rule that chose it.
-pub fn auto(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
+/// The chunk-aware grid and the rule that chose it.
+pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> (Geometry, Rule) {
     with_reduction_grid(device, kernel, launch, REDUCTION_GRID)
 }
 
-/// [`auto`] with rule 6's constants given (`None`: no rule 6), for judging
+/// [`grid`] with rule 6's constants given (`None`: no rule 6), for judging
 /// other constants on sweep results (`gridsel-research evaluate --reduction-grid`).
 #[cfg(feature = "research")]
-pub fn auto_with(
+pub fn grid_with(
     device: &DeviceDesc,
     kernel: &KernelDesc,
     launch: &LaunchDesc,
@@ -137,7 +147,7 @@ pub fn auto_with(
     with_reduction_grid(device, kernel, launch, reduction)
 }
 
-/// `auto`'s rules with rule 6's constants `reduction`.
+/// The chunk-aware rules with rule 6's constants `reduction`.
 fn with_reduction_grid(
     device: &DeviceDesc,
     kernel: &KernelDesc,
@@ -258,17 +268,17 @@ mod tests {
         let k = kernel(ExecMode::Spmd, 128, 32);
         // The short heavy loop of docs/llvm-grid.md §3: 132 iterations = 2 chunks.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(132)),
+            grid(&d, &k, &LaunchDesc::open(132)),
             (Geometry::new(128, 2), Rule::AutoOneTeamPerChunk)
         );
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1000)).0,
+            grid(&d, &k, &LaunchDesc::open(1000)).0,
             Geometry::new(128, 8)
         );
-        assert_eq!(auto(&d, &k, &LaunchDesc::open(1)).0, Geometry::new(128, 1));
+        assert_eq!(grid(&d, &k, &LaunchDesc::open(1)).0, Geometry::new(128, 1));
         // LLVM's 32 x 3125 for 100 000 iterations becomes 128 x 782.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(100_000)).0,
+            grid(&d, &k, &LaunchDesc::open(100_000)).0,
             Geometry::new(128, 782)
         );
     }
@@ -279,12 +289,12 @@ mod tests {
         let wide = kernel(ExecMode::Spmd, 512, 32);
         // 8 chunks of 512 < 132 SMs: whole chunks.
         assert_eq!(
-            auto(&d, &wide, &LaunchDesc::open(4096)).0,
+            grid(&d, &wide, &LaunchDesc::open(4096)).0,
             Geometry::new(512, 8)
         );
         // 2048 chunks: LLVM's 128 threads loop over each chunk.
         assert_eq!(
-            auto(&d, &wide, &LaunchDesc::open(1 << 20)).0,
+            grid(&d, &wide, &LaunchDesc::open(1 << 20)).0,
             Geometry::new(128, 2048)
         );
     }
@@ -298,14 +308,14 @@ mod tests {
         let long = LaunchDesc::open((1 << 25) - 1);
         d.waves = 1;
         assert_eq!(
-            auto(&d, &k, &long),
+            grid(&d, &k, &long),
             (Geometry::new(128, 3200), Rule::AutoResidentWaves)
         );
         d.waves = 4;
-        assert_eq!(auto(&d, &k, &long).0, Geometry::new(128, 8448));
+        assert_eq!(grid(&d, &k, &long).0, Geometry::new(128, 8448));
         // Exactly at the limit is still one team per chunk.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(8448 * 128)).1,
+            grid(&d, &k, &LaunchDesc::open(8448 * 128)).1,
             Rule::AutoOneTeamPerChunk
         );
     }
@@ -316,27 +326,27 @@ mod tests {
         // 32 registers: the H100's 32 blocks of 64 threads per SM, 4224 in all.
         let k = long_loop(128, 32);
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1 << 25)),
+            grid(&d, &k, &LaunchDesc::open(1 << 25)),
             (Geometry::new(64, 8448), Rule::AutoLongLoopWaves)
         );
         // One iteration short: rule 3's 3200 blocks of 128.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open((1 << 25) - 1)),
+            grid(&d, &k, &LaunchDesc::open((1 << 25) - 1)),
             (Geometry::new(128, 3200), Rule::AutoResidentWaves)
         );
         // 80 registers: 12 blocks of 64 per SM, two waves of 1584.
         assert_eq!(
-            auto(&d, &long_loop(128, 80), &LaunchDesc::open(1 << 26)).0,
+            grid(&d, &long_loop(128, 80), &LaunchDesc::open(1 << 26)).0,
             Geometry::new(64, 3168)
         );
         // A chunk of 64 (thread_limit(64)) holds the rule's blocks; one of 32
         // does not, and keeps rules 1-3.
         assert_eq!(
-            auto(&d, &long_loop(64, 32), &LaunchDesc::open(1 << 25)).1,
+            grid(&d, &long_loop(64, 32), &LaunchDesc::open(1 << 25)).1,
             Rule::AutoLongLoopWaves
         );
         assert_eq!(
-            auto(&d, &long_loop(32, 32), &LaunchDesc::open(1 << 25)),
+            grid(&d, &long_loop(32, 32), &LaunchDesc::open(1 << 25)),
             (Geometry::new(32, 4224), Rule::AutoResidentWaves)
         );
     }
@@ -347,7 +357,7 @@ mod tests {
         let l = LaunchDesc::open(1 << 26);
         // A cross-team reduction: rule 6's 32-thread blocks.
         assert_eq!(
-            auto(&d, &reducing(ExecMode::Spmd, 32), &l),
+            grid(&d, &reducing(ExecMode::Spmd, 32), &l),
             (Geometry::new(32, 4224), Rule::AutoReductionWave)
         );
         // A kernel that may nest, or whose image cannot tell: LLVM's grid.
@@ -363,7 +373,7 @@ mod tests {
         unknown.unbounded_stack = true;
         for k in [nests, unknown] {
             assert_eq!(
-                auto(&d, &k, &l),
+                grid(&d, &k, &l),
                 (llvm::grid(&d, &k, &l), Rule::AutoNestingKeepsLlvm)
             );
         }
@@ -371,11 +381,11 @@ mod tests {
             exec_mode: Some(ExecMode::GenericSpmd),
             ..kernel(ExecMode::Spmd, 128, 32)
         };
-        assert_eq!(auto(&d, &generic, &l).1, Rule::AutoKeepsLlvm);
+        assert_eq!(grid(&d, &generic, &l).1, Rule::AutoKeepsLlvm);
         // No kernel environment (an LLVM 15-17 cubin): nothing says the loop
         // does not nest or reduce across teams, so rules 1-3 decide.
         assert_eq!(
-            auto(&d, &kernel(ExecMode::Spmd, 128, 32), &l),
+            grid(&d, &kernel(ExecMode::Spmd, 128, 32), &l),
             (Geometry::new(128, 3200), Rule::AutoResidentWaves)
         );
     }
@@ -389,7 +399,7 @@ mod tests {
                 for trip in [(1 << 25) - 1, 1 << 25, 1 << 40] {
                     let (k, l) = (long_loop(cap, regs), LaunchDesc::open(trip));
                     let decision = crate::policy::decide(&crate::policy::Policy::Auto, &d, &k, &l)
-                        .expect("auto decides every launch");
+                        .expect("the chunk-aware rule decides every launch");
                     let at = format!("cap {cap}, {regs} registers, {trip} iterations");
                     assert!(!decision.clamped, "{at}: {decision:?}");
                     assert!(
@@ -443,12 +453,12 @@ mod tests {
         // 2^26 iterations: LLVM's 128 x 3200 took 1.65 ms, 32 x 2112 0.86 ms.
         let k = reducing(ExecMode::Spmd, 114);
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1 << 26)),
+            grid(&d, &k, &LaunchDesc::open(1 << 26)),
             (Geometry::new(32, 2112), Rule::AutoReductionWave)
         );
         // 32 registers: the 32 blocks per SM the H100 allows.
         assert_eq!(
-            auto(
+            grid(
                 &d,
                 &reducing(ExecMode::Spmd, 32),
                 &LaunchDesc::open(1 << 23)
@@ -459,14 +469,14 @@ mod tests {
         // Below 2^23 iterations (cg's dot at 2^20 lost with small blocks):
         // the chunk-wide blocks, one wave of them (rule 7).
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open((1 << 23) - 1)),
+            grid(&d, &k, &LaunchDesc::open((1 << 23) - 1)),
             (Geometry::new(128, 528), Rule::AutoReductionWave)
         );
         // The same kernel without a cross-team reduction: rule 8's long loop.
         let mut plain = k.clone();
         plain.environment.as_mut().unwrap().reduction_data_size = None;
         assert_eq!(
-            auto(&d, &plain, &LaunchDesc::open(1 << 26)).1,
+            grid(&d, &plain, &LaunchDesc::open(1 << 26)).1,
             Rule::AutoLongLoopWaves
         );
         // Without rule 6, as `gridsel-research evaluate --reduction-grid off`
@@ -485,12 +495,12 @@ mod tests {
         // (gridsel compare, 5 rounds, faster in each).
         let k = reducing(ExecMode::Spmd, 74);
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1 << 20)),
+            grid(&d, &k, &LaunchDesc::open(1 << 20)),
             (Geometry::new(128, 792), Rule::AutoReductionWave)
         );
         // 47 registers: 10 blocks per SM.
         assert_eq!(
-            auto(
+            grid(
                 &d,
                 &reducing(ExecMode::Spmd, 47),
                 &LaunchDesc::open((1 << 23) - 1)
@@ -500,12 +510,12 @@ mod tests {
         );
         // Fewer chunks than one wave: one block per chunk, as without a reduction.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(1 << 16)),
+            grid(&d, &k, &LaunchDesc::open(1 << 16)),
             (Geometry::new(128, 512), Rule::AutoOneTeamPerChunk)
         );
         // Below 2^20 iterations the sweep's folds kept LLVM's cap.
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open((1 << 20) - 1)),
+            grid(&d, &k, &LaunchDesc::open((1 << 20) - 1)),
             (Geometry::new(128, 3200), Rule::AutoResidentWaves)
         );
         // Without rule 6 (`--reduction-grid off`) the one wave stays, from 2^20 on.
@@ -538,14 +548,14 @@ mod tests {
         for mode in [ExecMode::GenericSpmd, ExecMode::Generic] {
             let k = reducing(mode, 64);
             assert_eq!(
-                auto(&d, &k, &l),
+                grid(&d, &k, &l),
                 (llvm::grid(&d, &k, &l), Rule::AutoKeepsLlvm)
             );
         }
         let mut k = reducing(ExecMode::Spmd, 64);
         k.environment.as_mut().unwrap().may_use_nested_parallelism = Some(true);
         assert_eq!(
-            auto(&d, &k, &l),
+            grid(&d, &k, &l),
             (llvm::grid(&d, &k, &l), Rule::AutoNestingKeepsLlvm)
         );
     }
@@ -557,7 +567,7 @@ mod tests {
             let k = kernel(mode, 128, 50);
             let l = LaunchDesc::open(500);
             assert_eq!(
-                auto(&d, &k, &l),
+                grid(&d, &k, &l),
                 (llvm::grid(&d, &k, &l), Rule::AutoKeepsLlvm)
             );
         }
@@ -572,7 +582,7 @@ mod tests {
             // LLVM's default, 3200 blocks of the cap (not one block for the
             // one "chunk" of a trip count taken as 1).
             assert_eq!(
-                auto(&d, &k, &l),
+                grid(&d, &k, &l),
                 (Geometry::new(128, 3200), Rule::NoTripCount),
                 "{mode:?}"
             );
@@ -584,7 +594,7 @@ mod tests {
             ..LaunchDesc::open(0)
         };
         assert_eq!(
-            auto(&d, &kernel(ExecMode::Spmd, 128, 32), &l),
+            grid(&d, &kernel(ExecMode::Spmd, 128, 32), &l),
             (Geometry::new(64, 8), Rule::NoTripCount)
         );
     }
@@ -596,7 +606,7 @@ mod tests {
             for cap in [32, 128, 256, 1024] {
                 for regs in [16, 64, 255] {
                     for trip in [0, 1, 131, 132, 133, 10_000, 1 << 40] {
-                        let (g, _) = auto(&d, &kernel(mode, cap, regs), &LaunchDesc::open(trip));
+                        let (g, _) = grid(&d, &kernel(mode, cap, regs), &LaunchDesc::open(trip));
                         assert!(
                             g.threads >= 1 && g.threads <= cap && g.blocks >= 1,
                             "{mode:?} {cap} {regs} {trip}"
@@ -607,7 +617,7 @@ mod tests {
         }
         // No cubin: nothing says whether the kernel nests, so LLVM's grid.
         assert_eq!(
-            auto(&d, &KernelDesc::named("k"), &LaunchDesc::open(1000)),
+            grid(&d, &KernelDesc::named("k"), &LaunchDesc::open(1000)),
             (Geometry::new(32, 32), Rule::AutoNestingKeepsLlvm)
         );
     }
@@ -627,13 +637,13 @@ mod tests {
         // probe_nested_simd at 24 576 samples: LLVM's 768 x 32 ran, auto's
         // old 192 x 128 crashed (NOTES.md §9).
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(24_576)),
+            grid(&d, &k, &LaunchDesc::open(24_576)),
             (Geometry::new(32, 768), Rule::AutoNestingKeepsLlvm)
         );
         // The same module's kernels that do not nest say so, and are free.
         k.environment.as_mut().unwrap().may_use_nested_parallelism = Some(false);
         assert_eq!(
-            auto(&d, &k, &LaunchDesc::open(24_576)),
+            grid(&d, &k, &LaunchDesc::open(24_576)),
             (Geometry::new(128, 192), Rule::AutoOneTeamPerChunk)
         );
     }

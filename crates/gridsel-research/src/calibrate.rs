@@ -10,7 +10,7 @@
 //! - `threads_per_block` (`lloyd`): the block size whose best time, summed
 //!   over the fold's cases, is closest to the sum of their best times (the
 //!   paper's Fig. 3 criterion);
-//! - `waves` (`auto`): the number of waves of resident blocks whose grids
+//! - `waves` (`auto`'s static rule, [`chunked`]): the number of waves of resident blocks whose grids
 //!   leave the fewest of the fold's cases more than 3 % slower than LLVM's
 //!   grid, and among those the smallest geomean slowdown against each case's
 //!   best grid (safety first: gridsel runs inside other people's programs).
@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::Path;
 
-/// Candidate wave counts for `auto`'s long-loop cap.
+/// Candidate wave counts for the chunk-aware rule's long-loop cap.
 pub const WAVE_CANDIDATES: [u32; 3] = [1, 2, 4];
 
 /// A grid this much slower than LLVM's counts as a regression.
@@ -102,8 +102,8 @@ fn fold_threads(cases: &[&Case]) -> Option<u32> {
         .map(|(t, _)| t)
 }
 
-/// `auto`'s grid for a case with `waves`.
-fn auto_grid(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) -> Geometry {
+/// The chunk-aware rule's grid for a case with `waves`.
+fn chunked_grid(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) -> Geometry {
     let device = DeviceDesc {
         waves,
         ..device.clone()
@@ -111,31 +111,32 @@ fn auto_grid(device: &DeviceDesc, kernel: &KernelDesc, case: &Case, waves: u32) 
     chunked::grid(&device, kernel, &LaunchDesc::open(case.trip_count)).0
 }
 
-/// `auto`'s grid for a case with `waves`, and its measured time if any.
-fn auto_time(
+/// The chunk-aware rule's grid for a case with `waves`, and its measured
+/// time if any.
+fn chunked_time(
     device: &DeviceDesc,
     kernel: &KernelDesc,
     case: &Case,
     waves: u32,
 ) -> Option<(Geometry, f64)> {
-    let grid = auto_grid(device, kernel, case, waves);
+    let grid = chunked_grid(device, kernel, case, waves);
     case.time_of(grid).map(|t| (grid, t))
 }
 
-/// The waves whose `auto` grids regress the fewest cases against LLVM's grid
-/// and then have the smallest geomean slowdown against the best grid. A
-/// candidate whose grid the sweep did not measure on some case is dropped.
-/// Cases whose grid no candidate moves are left out: they count the same for
-/// every candidate, so they cannot change the choice, and a grid the waves do
-/// not set (a cross-team reduction's, rule 6) may be missing from an older
-/// sweep space without dropping every candidate.
+/// The waves whose chunk-aware grids regress the fewest cases against
+/// LLVM's grid and then have the smallest geomean slowdown against the
+/// best grid. A candidate whose grid the sweep did not measure on some case
+/// is dropped. Cases whose grid no candidate moves are left out: they count
+/// the same for every candidate, so they cannot change the choice, and a
+/// grid the waves do not set (a cross-team reduction's, rule 6) may be
+/// missing from an older sweep space without dropping every candidate.
 fn fold_waves(device: &DeviceDesc, cases: &[(&Case, &KernelDesc)]) -> Option<u32> {
     let moved: Vec<(&Case, &KernelDesc, Vec<Geometry>)> = cases
         .iter()
         .filter_map(|&(c, k)| {
             let grids: Vec<Geometry> = WAVE_CANDIDATES
                 .iter()
-                .map(|&w| auto_grid(device, k, c, w))
+                .map(|&w| chunked_grid(device, k, c, w))
                 .collect();
             grids
                 .iter()
@@ -188,7 +189,7 @@ pub fn calibrate(
             .collect();
         let waves = fold_waves(device, &with_desc);
         let auto = match (waves, kernels.get(&left_out.kernel)) {
-            (Some(w), Some(k)) => auto_time(device, k, left_out, w),
+            (Some(w), Some(k)) => chunked_time(device, k, left_out, w),
             _ => None,
         };
         folds.push(Fold {

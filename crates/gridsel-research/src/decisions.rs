@@ -14,8 +14,8 @@ use gridsel_core::tune;
 use std::path::Path;
 
 /// `evaluate`: `policy`'s grid for every described case of `sweep` and that
-/// grid's measured median (CSV); with `reduction_grid`, `auto` with those
-/// constants of rule 6.
+/// grid's measured median (CSV); with `reduction_grid`, `auto`'s static
+/// rule ([`chunked`]) with those constants of rule 6.
 pub fn evaluate(
     sweep: &Measured,
     policy: &Policy,

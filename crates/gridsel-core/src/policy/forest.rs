@@ -66,9 +66,10 @@ pub fn choose(
     })
 }
 
-/// The forest's grid and rule; `auto`'s when there is no candidate, and
-/// LLVM's for a launch without a trip count: its features start from the
-/// trip count, and the model never saw such a launch
+/// The forest's grid and rule; the chunk-aware rule's ([`super::chunked`])
+/// when there is no candidate, and LLVM's for a launch without a trip
+/// count: its features start from the trip count, and the model never saw
+/// such a launch
 /// ([`super::llvm_without_trip_count`]).
 pub fn forest(
     model: &Forest,
@@ -86,8 +87,9 @@ pub fn forest(
 }
 
 /// [`forest`] with the embedded model, for the CLI and the C API; if that
-/// model cannot be loaded (a build error tests catch), the default policy's
-/// grid, as when `GRIDSEL_MODEL` names a bad file.
+/// model cannot be loaded (a build error tests catch), the chunk-aware
+/// rule's grid, as when `GRIDSEL_MODEL` names a bad file (the default
+/// policy then, its store unread).
 pub fn with_embedded_model(
     device: &DeviceDesc,
     kernel: &KernelDesc,
@@ -101,7 +103,8 @@ pub fn with_embedded_model(
 
 /// `forest` as the launch pipeline runs it: the model's choice, searched
 /// once per (kernel, device, trip count) and kept; past
-/// [`super::per_launch::MAX_TRIP_COUNTS`] trip counts of a kernel, `auto`'s grid.
+/// [`super::per_launch::MAX_TRIP_COUNTS`] trip counts of a kernel, the
+/// chunk-aware rule's grid.
 pub struct ForestPolicy {
     model: Arc<Forest>,
     chosen: PerLaunch<(Geometry, Rule)>,

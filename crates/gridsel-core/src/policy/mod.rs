@@ -30,7 +30,9 @@ pub enum Policy {
     Llvm,
     /// Lloyd et al. 2018, Fig. 7, as published.
     Lloyd,
-    /// Chunk-aware grid from measurements on the device ([`auto`]).
+    /// The default: the grid a tuning session learned for the launch where a
+    /// store holds one ([`crate::tune::LearnedPolicy`]), else its static rule,
+    /// the chunk-aware grid from measurements on the device ([`chunked`]).
     Auto,
     /// Maximum theoretical occupancy ([`occupancy`]).
     Occupancy,
@@ -141,31 +143,31 @@ pub enum Rule {
     LloydIdeal,
     /// Fig. 7, a longer loop: as many blocks as the device holds at once.
     LloydLong,
-    /// `auto` rules 1-2 ([`auto`]): blocks the width of the `distribute`
-    /// chunk, one per chunk. LLVM 19's 32-thread blocks run a 128-iteration
+    /// `auto`'s static rule ([`chunked`]), rules 1-2: blocks the width of
+    /// the `distribute` chunk, one per chunk. LLVM 19's 32-thread blocks run a 128-iteration
     /// chunk serially; 128-thread blocks were 1.5-3.3x faster on those
     /// loops on the H100 (bench/results/h100/NOTES.md §2).
     AutoOneTeamPerChunk,
-    /// `auto` rule 3: a long loop's blocks capped at `max(waves x resident
+    /// [`chunked`] rule 3: a long loop's blocks capped at `max(waves x resident
     /// blocks, 3200)`. One wave (the paper's rule) made stencils 10-24 %
     /// faster but load-imbalanced kernels up to 30 % slower
     /// (bench/results/h100/NOTES.md §2); `waves` is calibrated.
     AutoResidentWaves,
-    /// `auto` rule 4: Generic and Generic-SPMD kernels keep LLVM's grid; no
+    /// [`chunked`] rule 4: Generic and Generic-SPMD kernels keep LLVM's grid; no
     /// grid of the H100 sweep beat it beyond the noise on such kernels
     /// (bench/results/h100/NOTES.md §2).
     AutoKeepsLlvm,
-    /// `auto` rule 5: a kernel that may nest parallel regions (or whose
+    /// [`chunked`] rule 5: a kernel that may nest parallel regions (or whose
     /// image cannot tell) keeps LLVM's grid: more threads need device heap,
     /// can exhaust it, and ran 2-20x slower on the H100 where it sufficed
     /// (bench/results/h100/NOTES.md §9).
     AutoNestingKeepsLlvm,
-    /// `auto` rules 6 and 7: cross-team reductions get one wave of blocks,
+    /// [`chunked`] rules 6 and 7: cross-team reductions get one wave of blocks,
     /// of 32 threads from 2^23 iterations (1.65x over LLVM's grid on the
     /// H100's reduction programs), of the chunk's 128 from 2^20 (1.12x live),
     /// both chosen leave-one-program-out (bench/results/h100/auto-patterns.md).
     AutoReductionWave,
-    /// `auto` rule 8: loops of 2^25 iterations or more without a cross-team
+    /// [`chunked`] rule 8: loops of 2^25 iterations or more without a cross-team
     /// reduction get two waves of 64-thread blocks; chosen
     /// leave-one-program-out (37 of 39 folds) and 1.15x over LLVM's grid
     /// live over 26 launches, none slower beyond the noise
@@ -381,12 +383,14 @@ fn stateless_grid(
         Policy::Llvm | Policy::Tune => return None,
         #[cfg(feature = "sweep")]
         Policy::Sweep => return None,
-        // `auto` and `forest` keep it themselves, since `tune` and
+        // `chunked` and `forest` keep it themselves, since `tune` and
         // `ForestPolicy` call them directly.
         Policy::Lloyd | Policy::Occupancy if launch.trip_count == 0 => {
             llvm_without_trip_count(device, kernel, launch)
         }
         Policy::Lloyd => lloyd::lloyd(device, kernel, launch.trip_count),
+        // `auto` from the launch alone is its static rule; where a store is
+        // read, the preload library runs `tune::LearnedPolicy` instead.
         Policy::Auto => chunked::grid(device, kernel, launch),
         Policy::Occupancy => occupancy::occupancy(device, kernel, launch.trip_count),
         Policy::Fixed(g) => (*g, Rule::Fixed),

@@ -14,9 +14,9 @@
 //! sm_arch, trip-count class and build ([`store::Key`]) has settled
 //! ([`learned`]); the grid is resolved for the launch as `tune` resolves its
 //! candidates ([`resolve`]), cut to the launch's safe range like any grid.
-//! Elsewhere `auto`'s rule decides. A settled record of one of the program's
-//! kernels for another build of it, or another LLVM, is ignored, and one
-//! line per process says how many.
+//! Elsewhere `auto`'s static rule ([`chunked`]) decides. A settled record
+//! of one of the program's kernels for another build of it, or another
+//! LLVM, is ignored, and one line per process says how many.
 //!
 //! For a `gridsel tune` session's confirmation runs the policy can
 //! alternate ([`LearnedPolicy::alternating`]): per search, in launch order,
@@ -79,8 +79,8 @@ pub struct LearnedPolicy {
     /// to have a learned grid for a key gives it.
     stores: Vec<Box<dyn Store>>,
     learned: RwLock<HashMap<Key, Read>>,
-    /// Some grid was learned: without one, every launch is `auto`'s at
-    /// `auto`'s cost, with no lock taken.
+    /// Some grid was learned: without one, every launch gets the static
+    /// rule's grid at the static rule's cost, with no lock taken.
     any: AtomicBool,
     /// Each launch class's learned grid, looked up at its first launch.
     launches: PerLaunch<Class>,
@@ -477,7 +477,7 @@ mod tests {
             (p.grid, p.rule, p.label),
             (learned_grid, Rule::Learned, Some(LEARNED_LABEL))
         );
-        // Another trip-count class, build or LLVM: auto's own rule.
+        // Another trip-count class, build or LLVM: auto's static rule.
         assert_eq!(decide(&policy, &k, &device, 10).label, None);
         let other = LearnedPolicy::new(vec![Box::new(Memory(table.clone()))]);
         let p = decide(&other, &kernel("00000000000000b2"), &device, trip);

@@ -345,10 +345,11 @@ fn few_block_moves(device: &DeviceDesc, auto: Geometry, useful: u32) -> Vec<Cand
         .collect()
 }
 
-/// The trip counts at which `auto`'s rules for a loop change: a cross-team
+/// The trip counts at which the chunk-aware rules for a loop change
+/// ([`chunked`], `auto`'s static rule): a cross-team
 /// reduction's one wave of the chunk's threads, its one wave of 32-thread
 /// blocks, and the long loops' two waves of 64-thread blocks.
-fn auto_rule_thresholds() -> impl Iterator<Item = u64> {
+fn chunked_rule_thresholds() -> impl Iterator<Item = u64> {
     [
         Some(chunked::REDUCTION_ONE_WAVE_MIN_TRIP),
         chunked::REDUCTION_GRID.map(|r| r.min_trip),
@@ -360,14 +361,14 @@ fn auto_rule_thresholds() -> impl Iterator<Item = u64> {
 
 /// The static answers a tuning session measures first, after `auto`'s,
 /// LLVM's and `occupancy`'s grids: one whole wave of `occupancy`'s block
-/// size, then the grids `auto`'s other rules give the kernel, and
-/// `lloyd`'s. `auto`'s rules change with the trip count (a reduction's
-/// waves from 2^20 and 2^23 iterations, the long loops' from 2^25), so a
-/// loop just short of a threshold gets the grid the next rule would give,
-/// and one past it the previous rule's: `auto` evaluated on each side of
-/// every threshold, its blocks cut to those that get work at this trip
-/// count. Kernels `auto` leaves at LLVM's grid (Generic, nesting) have no
-/// other rule. So a session that settles a kernel has measured what the
+/// size, then the grids the other rules of `auto`'s static rule
+/// ([`chunked`]) give the kernel, and `lloyd`'s. Those rules change with
+/// the trip count (a reduction's waves from 2^20 and 2^23 iterations, the
+/// long loops' from 2^25), so a loop just short of a threshold gets the
+/// grid the next rule would give, and one past it the previous rule's: the
+/// static rule evaluated on each side of every threshold, its blocks cut
+/// to those that get work at this trip count. Kernels it leaves at LLVM's
+/// grid (Generic, nesting) have no other rule. So a session that settles a kernel has measured what the
 /// best static policy would have launched, and never keeps a slower grid
 /// than that beyond the noise. Fixed grids: the store keys a search by
 /// device.
@@ -404,7 +405,7 @@ fn static_answers(
             | Rule::AutoLongLoopWaves
     );
     if rules_apply {
-        for threshold in auto_rule_thresholds() {
+        for threshold in chunked_rule_thresholds() {
             for trip_count in [threshold - 1, threshold] {
                 let at = LaunchDesc {
                     trip_count,

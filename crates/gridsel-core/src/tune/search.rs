@@ -52,7 +52,9 @@ use std::str::FromStr;
 /// means the same thing at every trip count of a class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Candidate {
-    /// `auto`'s grid for the launch.
+    /// `auto`'s grid for the launch: its static rule's
+    /// ([`crate::policy::chunked`]), what the launch gets where nothing is
+    /// learned. The store and `gridsel tune` call it `auto`.
     Auto,
     /// LLVM's own grid for the launch: measured early by a search of warm
     /// samples, so that it never settles slower than LLVM beyond the noise

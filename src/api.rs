@@ -146,7 +146,7 @@ pub unsafe fn launch_with(
             trip_count: kernel_args.trip_count,
             num_teams,
             thread_limit,
-            llvm: rt.llvm(),
+            llvm_release: rt.llvm_release(),
         },
         waits: !kernel_args.nowait,
     };
@@ -354,7 +354,7 @@ pub unsafe extern "C" fn gridsel_select(
         let kernel = kernel.to_desc();
         // The header promises LLVM 19's grid beside the decision.
         let launch = LaunchDesc {
-            llvm: LlvmRelease::new(19),
+            llvm_release: LlvmRelease::new(19),
             ..LaunchDesc::open(trip_count)
         };
         let Some(decision) = policy::decide(&policy, &device, &kernel, &launch) else {

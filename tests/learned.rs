@@ -45,8 +45,8 @@ fn tuned_key(program: &Path, dir: &Path) -> Key {
     let table = gridsel::files::load_store(&store).unwrap().table;
     // The record keeps the release of the libomptarget its launches went to,
     // which each launch carried: the host offload's, LLVM 19.
-    let llvms: Vec<u32> = table.records().map(|r| r.llvm).collect();
-    assert_eq!(llvms, [19]);
+    let releases: Vec<u32> = table.records().map(|r| r.llvm_release).collect();
+    assert_eq!(releases, [19]);
     let keys: Vec<Key> = table.records().map(|r| r.key.clone()).collect();
     let [key] = &keys[..] else {
         panic!("one search expected: {keys:?}");
@@ -56,11 +56,11 @@ fn tuned_key(program: &Path, dir: &Path) -> Key {
 }
 
 /// A record of `key` whose search measured `grid` well ahead of auto's grid
-/// on warm samples, `settled` or not, by a process of LLVM `llvm`.
-fn record(key: &Key, grid: Geometry, settled: bool, llvm: u32) -> Update {
+/// on warm samples, `settled` or not, by a process of LLVM `llvm_release`.
+fn record(key: &Key, grid: Geometry, settled: bool, llvm_release: u32) -> Update {
     let mut u = Update::new(key.clone());
     (u.tally.runs, u.tally.launches_per_run, u.tally.trips) = (3, 20, (1000, 1000));
-    u.llvm = llvm;
+    u.llvm_release = llvm_release;
     u.settled = [false, settled];
     for ns in [50_000, 50_100, 49_900] {
         u.samples.push((Candidate::Auto, Kind::Warm, ns));

@@ -523,7 +523,7 @@ enum Toolchain {
 
 /// One LLVM version under test.
 struct Version {
-    llvm: u32,
+    llvm_release: u32,
     toolchain: Toolchain,
     /// The KernelArgs version its clang emits.
     kernel_args: u32,
@@ -536,37 +536,37 @@ struct Version {
 /// Every LLVM version tested. LLVM 20 is not in Debian's archive.
 const VERSIONS: [Version; 6] = [
     Version {
-        llvm: 15,
+        llvm_release: 15,
         toolchain: Toolchain::HereUnpacked,
         kernel_args: 1,
         host_launch: None,
     },
     Version {
-        llvm: 16,
+        llvm_release: 16,
         toolchain: Toolchain::HereUnpacked,
         kernel_args: 2,
         host_launch: None,
     },
     Version {
-        llvm: 19,
+        llvm_release: 19,
         toolchain: Toolchain::Here19,
         kernel_args: 3,
         host_launch: Some((11, 96)),
     },
     Version {
-        llvm: 21,
+        llvm_release: 21,
         toolchain: Toolchain::LlvmRoot,
         kernel_args: 3,
         host_launch: Some((1, 1)),
     },
     Version {
-        llvm: 22,
+        llvm_release: 22,
         toolchain: Toolchain::LlvmRoot,
         kernel_args: 3,
         host_launch: Some((1, 1)),
     },
     Version {
-        llvm: 23,
+        llvm_release: 23,
         toolchain: Toolchain::LlvmRoot,
         kernel_args: 5,
         host_launch: Some((1, 1)),
@@ -648,7 +648,7 @@ fn every_kernel_args_version_gets_the_grid() {
     let expected = run_plain(&kernels(), &["loop", "1000"], &[]).ok().stdout;
     let mut checked = vec![];
     for tested in VERSIONS {
-        let (version, struct_version) = (tested.llvm, tested.kernel_args);
+        let (version, struct_version) = (tested.llvm_release, tested.kernel_args);
         let Some(built) = kernels_llvm(version, tested.toolchain) else {
             continue;
         };
@@ -711,7 +711,7 @@ fn every_kernel_args_version_gets_the_grid() {
 fn the_libomptarget_in_the_process_is_identified_at_start() {
     let mut checked = vec![];
     for tested in VERSIONS {
-        let version = tested.llvm;
+        let version = tested.llvm_release;
         let Some(built) = kernels_llvm(version, tested.toolchain) else {
             continue;
         };

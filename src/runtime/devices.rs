@@ -24,7 +24,7 @@ pub(super) struct Devices {
 /// the first time.
 pub(super) struct Process {
     /// The libomptarget launches go to.
-    pub llvm: LlvmRelease,
+    pub llvm_release: LlvmRelease,
     /// Some registered binary had a cubin.
     pub cubin_seen: bool,
 }
@@ -81,7 +81,7 @@ impl Devices {
             // From LLVM 21 on the host plugin runs every kernel as Generic,
             // 1 block of 1 thread (docs/llvm-grid.md §1); 19's launches the
             // grid it is given, on the CPU.
-            let effect = if process.llvm.rule().release() >= 21 {
+            let effect = if process.llvm_release.rule().release() >= 21 {
                 "and LLVM's host plugin runs every kernel as 1 block of 1 thread, so the grids gridsel chooses have no effect"
             } else {
                 "so the grids gridsel chooses run on the CPU and tell nothing of a GPU's speed"

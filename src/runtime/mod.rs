@@ -50,7 +50,7 @@ pub struct Runtime {
     policy: Box<dyn GridPolicy>,
     policy_label: Arc<str>,
     /// The libomptarget the process's launches go to ([`llvm::identify`]).
-    llvm: LlvmRelease,
+    llvm_release: LlvmRelease,
     registry: Registry,
     devices: Devices,
     reported: Reported<Once>,
@@ -60,7 +60,7 @@ pub struct Runtime {
 impl Runtime {
     /// Builds the runtime from settings; reports a profile it cannot open.
     pub fn new(mut config: Config) -> Self {
-        let llvm = llvm::identify();
+        let llvm_release = llvm::identify();
         let policy = policies::build(&mut config);
         let profile = config
             .profile
@@ -78,7 +78,7 @@ impl Runtime {
         Self {
             policy,
             policy_label: config.policy.to_string().into(),
-            llvm,
+            llvm_release,
             config,
             registry: Registry::default(),
             devices: Devices::default(),
@@ -120,8 +120,8 @@ impl Runtime {
     }
 
     /// The libomptarget this process's launches go to.
-    pub fn llvm(&self) -> LlvmRelease {
-        self.llvm
+    pub fn llvm_release(&self) -> LlvmRelease {
+        self.llvm_release
     }
 
     /// Records a registered binary's kernels: `entries` are (host address,
@@ -130,7 +130,7 @@ impl Runtime {
     pub fn register(&self, entries: &[(usize, String)], images: &[&[u8]]) {
         let registered = self.registry.register(entries, images);
         let descs: Vec<&KernelDesc> = registered.iter().flat_map(|e| e.descs.iter()).collect();
-        self.policy.prepare(&descs, self.llvm);
+        self.policy.prepare(&descs, self.llvm_release);
     }
 
     /// Forgets the kernels of an unregistered binary, flushes the profile
@@ -153,7 +153,7 @@ impl Runtime {
     /// from the CUDA driver that libomptarget loaded.
     pub fn device(&self, id: i64) -> Option<Arc<DeviceDesc>> {
         let process = Process {
-            llvm: self.llvm,
+            llvm_release: self.llvm_release,
             cubin_seen: self.registry.cubin_seen(),
         };
         self.devices.get(id, &self.config, process)

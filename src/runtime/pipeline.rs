@@ -22,7 +22,7 @@ pub struct LaunchRequest {
     /// The kernel's host entry address.
     pub host_ptr: usize,
     /// What the program asked, with the libomptarget it goes to
-    /// ([`Runtime::llvm`]).
+    /// ([`Runtime::llvm_release`]).
     pub desc: LaunchDesc,
     /// The call returns only after the kernel (not `nowait`).
     pub waits: bool,

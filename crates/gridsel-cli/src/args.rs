@@ -56,7 +56,7 @@ pub struct Target {
     /// The LLVM release whose grid rule gives LLVM's grid (19 to 23;
     /// default 19).
     #[arg(long = "llvm-version", value_name = "MAJOR", value_parser = parse_llvm_rule)]
-    pub llvm: Option<LlvmRelease>,
+    pub llvm_release: Option<LlvmRelease>,
 }
 
 /// `--policy`'s help: the accepted names, from the library's own list.
@@ -140,7 +140,7 @@ impl Target {
         }
         // Without --llvm-version, LLVM 19's rule (its help's default).
         let launch = LaunchDesc {
-            llvm: self.llvm.unwrap_or(LlvmRelease::new(19)),
+            llvm_release: self.llvm_release.unwrap_or(LlvmRelease::new(19)),
             ..LaunchDesc::open(self.trip_count)
         };
         Ok((device, kernel, launch))

@@ -73,7 +73,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                     csv::field(&r.key.device),
                     r.key.sm_arch,
                     csv::field(&r.key.build),
-                    r.llvm,
+                    r.llvm_release,
                     r.tally.trips.0,
                     r.tally.trips.1,
                     v.state,
@@ -188,7 +188,7 @@ fn built(r: &Record) -> String {
     } else {
         format!("build {}", r.key.build)
     };
-    match r.llvm {
+    match r.llvm_release {
         0 => format!("{build}, LLVM unknown"),
         llvm => format!("{build}, LLVM {llvm}"),
     }

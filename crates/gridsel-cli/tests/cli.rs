@@ -313,7 +313,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let mut table = Table::default();
     let update = |kernel: &str, trip: u64, samples: &[(Candidate, u64)]| {
         let mut u = Update::new(Key::for_trip(kernel, "H100", 90, trip, "0123456789abcdef"));
-        u.llvm = 19;
+        u.llvm_release = 19;
         u.tally.runs = 1;
         u.tally.launches_per_run = 20;
         u.tally.trips = (trip, trip);

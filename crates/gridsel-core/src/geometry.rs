@@ -45,7 +45,7 @@ pub struct LaunchDesc {
     pub thread_limit: i32,
     /// The libomptarget that launches it: its release, which decides
     /// LLVM's own grid (`crate::policy::llvm::grid`).
-    pub llvm: LlvmRelease,
+    pub llvm_release: LlvmRelease,
 }
 
 impl LaunchDesc {
@@ -57,7 +57,7 @@ impl LaunchDesc {
             trip_count,
             num_teams: 0,
             thread_limit: 0,
-            llvm: LlvmRelease::UNKNOWN,
+            llvm_release: LlvmRelease::UNKNOWN,
         }
     }
 }

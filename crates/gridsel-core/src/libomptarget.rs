@@ -41,10 +41,10 @@ impl LlvmRule {
 }
 
 /// The libomptarget a launch goes to, as one value that travels with the
-/// launch ([`crate::geometry::LaunchDesc::llvm`]): its LLVM major version as gridsel
-/// identified it, which the store's records keep
-/// ([`crate::tune::store::Record::llvm`]), and through it the grid rule
-/// modelled for it ([`Self::rule`]).
+/// launch ([`crate::geometry::LaunchDesc::llvm_release`]): its LLVM major
+/// version as gridsel identified it, which the store's records keep
+/// ([`crate::tune::store::Record::llvm_release`], the field `llvm` in the
+/// file), and through it the grid rule modelled for it ([`Self::rule`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LlvmRelease {
     /// The major version; 0 when gridsel could not tell.
@@ -112,7 +112,7 @@ mod tests {
             LlvmRelease::new(22).rule(),
             LlvmRule::of_release(22).unwrap()
         );
-        assert_eq!(LaunchDesc::open(1).llvm, LlvmRelease::UNKNOWN);
+        assert_eq!(LaunchDesc::open(1).llvm_release, LlvmRelease::UNKNOWN);
     }
 
     #[test]

@@ -22,15 +22,15 @@ pub const MIN_THREADS_FOR_LOW_TRIP_COUNT: u32 = 32;
 /// a loop that needs one thread per iteration (LLVM 22 and later).
 pub const EXEC_MODE_SPMD_NO_LOOP: u8 = 6;
 
-/// The grid the libomptarget of `launch.llvm` launches for this request,
-/// with its environment defaults, on an NVIDIA device.
+/// The grid the libomptarget of `launch.llvm_release` launches for this
+/// request, with its environment defaults, on an NVIDIA device.
 ///
 /// An unknown execution mode is taken as SPMD, the mode of every combined
 /// `target teams distribute parallel for` at -O2; a launch whose flags make
 /// its grid strict (LLVM 23) is never modelled, since gridsel leaves it
 /// alone.
 pub fn grid(device: &DeviceDesc, kernel: &KernelDesc, launch: &LaunchDesc) -> Geometry {
-    let rule = launch.llvm.rule();
+    let rule = launch.llvm_release.rule();
     let max_threads = crate::residency::thread_cap(device, kernel);
     let mode = kernel.exec_mode.unwrap_or(ExecMode::Spmd);
     let env = kernel.environment.as_ref();
@@ -104,7 +104,7 @@ mod tests {
     /// `launch` to LLVM `release`'s libomptarget.
     fn under(release: u32, launch: LaunchDesc) -> LaunchDesc {
         LaunchDesc {
-            llvm: LlvmRelease::new(release),
+            llvm_release: LlvmRelease::new(release),
             ..launch
         }
     }

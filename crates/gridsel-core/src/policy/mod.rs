@@ -323,10 +323,10 @@ impl Proposal {
 /// implementing this plus its [`Policy`] name.
 pub trait GridPolicy: Send + Sync {
     /// A binary with these `kernels` was registered with the libomptarget
-    /// of release `llvm`, the one its launches will go to (at program
-    /// start, off the launch path): work that a first launch would
+    /// of release `llvm_release`, the one its launches will go to (at
+    /// program start, off the launch path): work that a first launch would
     /// otherwise wait for.
-    fn prepare(&self, _kernels: &[&KernelDesc], _llvm: LlvmRelease) {}
+    fn prepare(&self, _kernels: &[&KernelDesc], _llvm_release: LlvmRelease) {}
 
     /// The grid for an open launch; `None` keeps LLVM's.
     fn decide(&self, launch: &Launch<'_>) -> Option<Proposal>;
@@ -425,7 +425,7 @@ pub fn decide(
     let (grid, rule) = match policy {
         Policy::Llvm => (
             llvm::grid(device, kernel, launch),
-            Rule::LlvmDefault(launch.llvm.rule()),
+            Rule::LlvmDefault(launch.llvm_release.rule()),
         ),
         other => stateless_grid(other, device, kernel, launch)?,
     };

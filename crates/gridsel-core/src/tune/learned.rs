@@ -235,10 +235,12 @@ impl LearnedPolicy {
 
 impl GridPolicy for LearnedPolicy {
     /// Reads the records of `kernels` from the stores: at registration,
-    /// off every launch. A record applies to launches of LLVM `llvm` where
-    /// it was measured under the same major version, or either is unknown.
-    fn prepare(&self, kernels: &[&KernelDesc], llvm: LlvmRelease) {
-        let same_llvm = |major: u32| major == 0 || llvm.major() == 0 || major == llvm.major();
+    /// off every launch. A record applies to launches of LLVM
+    /// `llvm_release` where it was measured under the same major version, or
+    /// either is unknown.
+    fn prepare(&self, kernels: &[&KernelDesc], llvm_release: LlvmRelease) {
+        let same_llvm =
+            |major: u32| major == 0 || llvm_release.major() == 0 || major == llvm_release.major();
         let only = Only::kernels(kernels.iter().map(|k| k.name.as_str()));
         let builds: HashMap<&str, Vec<&str>> =
             kernels.iter().fold(HashMap::new(), |mut builds, k| {
@@ -280,7 +282,7 @@ impl GridPolicy for LearnedPolicy {
                     || builds
                         .get(record.key.kernel.as_str())
                         .is_some_and(|b| b.contains(&record.key.build.as_str()));
-                if !this_build || !same_llvm(record.llvm) {
+                if !this_build || !same_llvm(record.llvm_release) {
                     ignored += 1;
                     continue;
                 }
@@ -398,7 +400,7 @@ mod tests {
             &kernel.build,
         );
         let mut u = Update::new(key);
-        (u.tally.runs, u.tally.launches_per_run, u.llvm) = (1, 20, 19);
+        (u.tally.runs, u.tally.launches_per_run, u.llvm_release) = (1, 20, 19);
         u.settled = [false, settled];
         for ns in [5000, 5010, 4990] {
             u.samples.push((Candidate::Auto, Kind::Warm, ns));
@@ -419,13 +421,13 @@ mod tests {
     }
 
     fn decide_under(
-        llvm: LlvmRelease,
+        llvm_release: LlvmRelease,
         policy: &LearnedPolicy,
         kernel: &KernelDesc,
         device: &DeviceDesc,
         trip: u64,
     ) -> Proposal {
-        policy.prepare(&[kernel], llvm);
+        policy.prepare(&[kernel], llvm_release);
         let launch = Launch {
             kernel_serial: 1,
             kernel_name: &kernel.name,
@@ -433,7 +435,7 @@ mod tests {
             device_id: 0,
             device,
             desc: LaunchDesc {
-                llvm,
+                llvm_release,
                 ..LaunchDesc::open(trip)
             },
             timed: true,

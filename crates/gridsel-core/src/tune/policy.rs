@@ -231,7 +231,7 @@ impl TunePolicy {
     }
 
     fn start(&self, l: &Launch<'_>) -> Learner {
-        self.session.launches_go_to(l.desc.llvm);
+        self.session.launches_go_to(l.desc.llvm_release);
         let key = Key::of_launch(l);
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
@@ -256,7 +256,7 @@ impl GridPolicy for TunePolicy {
     /// than under `auto` when the store was read at its launch, 7 us when
     /// read at start (15 of 20 paired runs slower in each), and 2 us
     /// without a store (bench/results/h100/NOTES.md §23).
-    fn prepare(&self, _kernels: &[&KernelDesc], _llvm: LlvmRelease) {
+    fn prepare(&self, _kernels: &[&KernelDesc], _llvm_release: LlvmRelease) {
         self.session.loaded();
     }
 

@@ -111,9 +111,9 @@ pub(super) struct Session {
     records: OnceLock<Loaded>,
     /// The LLVM major version of the libomptarget the searches' launches
     /// go to (0: unknown), which every update carries to its record
-    /// ([`store::Record::llvm`]): one libomptarget per process, told by
-    /// each search's first launch ([`Self::launches_go_to`]).
-    llvm: AtomicU32,
+    /// ([`store::Record::llvm_release`]): one libomptarget per process,
+    /// told by each search's first launch ([`Self::launches_go_to`]).
+    llvm_release: AtomicU32,
 }
 
 impl Session {
@@ -121,13 +121,14 @@ impl Session {
         Self {
             store,
             records: OnceLock::new(),
-            llvm: AtomicU32::new(0),
+            llvm_release: AtomicU32::new(0),
         }
     }
 
-    /// A search starts with a launch to `llvm`'s libomptarget.
-    pub(super) fn launches_go_to(&self, llvm: LlvmRelease) {
-        self.llvm.store(llvm.major(), Ordering::Relaxed);
+    /// A search starts with a launch to the libomptarget of `llvm_release`.
+    pub(super) fn launches_go_to(&self, llvm_release: LlvmRelease) {
+        self.llvm_release
+            .store(llvm_release.major(), Ordering::Relaxed);
     }
 
     /// The store, read once; a file that cannot be used is one warning and
@@ -187,7 +188,7 @@ impl Session {
             return String::new();
         };
         store.save(Update {
-            llvm: self.llvm.load(Ordering::Relaxed),
+            llvm_release: self.llvm_release.load(Ordering::Relaxed),
             ..update
         });
         format!("; queued for {}", store.location())
@@ -197,8 +198,13 @@ impl Session {
     /// launch thread).
     pub(super) fn flush(&self, updates: Vec<Update>) {
         if let Some(store) = self.store.as_deref().filter(|_| self.loaded().save) {
-            let llvm = self.llvm.load(Ordering::Relaxed);
-            store.flush(updates.into_iter().map(|u| Update { llvm, ..u }).collect());
+            let llvm_release = self.llvm_release.load(Ordering::Relaxed);
+            store.flush(
+                updates
+                    .into_iter()
+                    .map(|u| Update { llvm_release, ..u })
+                    .collect(),
+            );
         }
     }
 }

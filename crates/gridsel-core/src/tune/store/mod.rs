@@ -17,7 +17,8 @@
 //! [`class`], build): `build` names the device image the kernel came from
 //! ([`crate::image::build_id`]), so that a program rebuilt (another compiler,
 //! other flags, changed code) starts its searches afresh rather than
-//! inheriting grids measured on other machine code; `llvm` is the major
+//! inheriting grids measured on other machine code; `llvm`
+//! ([`Record::llvm_release`]) is the major
 //! version of the libomptarget that last added to it (0: unknown), which
 //! production runs also match ([`super::learned`]). This module is the format and the merge; the preload
 //! library's `files::StoreFile` reads the file once per process and adds

@@ -46,7 +46,7 @@ pub struct Record {
     pub tally: Tally,
     /// The major version of the libomptarget of the last process that
     /// added to it; 0 where unknown.
-    pub llvm: u32,
+    pub llvm_release: u32,
     /// A grid every launch gets, no search (a store written from a sweep's
     /// best grids).
     pub pinned: Option<Candidate>,
@@ -70,7 +70,7 @@ impl Record {
         Self {
             key,
             tally: Tally::NONE,
-            llvm: 0,
+            llvm_release: 0,
             pinned: None,
             verified: None,
             search: Search::default(),
@@ -82,8 +82,8 @@ impl Record {
     /// Adds one process's additions.
     pub fn merge(&mut self, u: &Update) {
         self.tally.add(&u.tally);
-        if u.llvm != 0 {
-            self.llvm = u.llvm;
+        if u.llvm_release != 0 {
+            self.llvm_release = u.llvm_release;
         }
         for (slot, add) in self.search.explored.iter_mut().zip(u.explored) {
             *slot = slot.saturating_add(add);
@@ -119,7 +119,7 @@ pub struct Update {
     pub tally: Tally,
     /// The process's libomptarget major version (0: unknown, which leaves
     /// the record's as it is).
-    pub llvm: u32,
+    pub llvm_release: u32,
     pub explored: [u32; 2],
     /// Kinds whose plan this process saw finish.
     pub settled: [bool; 2],
@@ -134,7 +134,7 @@ impl Update {
         Self {
             key,
             tally: Tally::NONE,
-            llvm: 0,
+            llvm_release: 0,
             explored: [0; 2],
             settled: [false; 2],
             samples: Vec::new(),
@@ -175,7 +175,7 @@ impl Update {
                 runs: after.tally.runs.saturating_sub(before.tally.runs),
                 ..after.tally
             },
-            llvm: after.llvm,
+            llvm_release: after.llvm_release,
             explored: [0, 1].map(|i| a.explored[i].saturating_sub(b.explored[i])),
             settled: [0, 1].map(|i| a.settled[i] && !b.settled[i]),
             samples,
@@ -217,7 +217,9 @@ pub(super) struct RecordFile {
     sm_arch: u32,
     class: u32,
     build: String,
-    llvm: u32,
+    /// Named `llvm` in the file, as every store has been written.
+    #[serde(rename = "llvm")]
+    llvm_release: u32,
     trips: [u64; 2],
     used: u64,
     runs: u32,
@@ -265,7 +267,7 @@ impl RecordFile {
             sm_arch: r.key.sm_arch,
             class: r.key.class,
             build: r.key.build.clone(),
-            llvm: r.llvm,
+            llvm_release: r.llvm_release,
             trips: [r.tally.trips.0, r.tally.trips.1],
             used: r.tally.used,
             runs: r.tally.runs,
@@ -315,7 +317,7 @@ impl RecordFile {
                 class: self.class,
                 build: self.build,
             },
-            llvm: self.llvm,
+            llvm_release: self.llvm_release,
             tally: Tally {
                 trips: (self.trips[0], self.trips[1]),
                 used: self.used,

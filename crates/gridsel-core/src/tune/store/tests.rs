@@ -149,6 +149,30 @@ fn store(lines: &[String]) -> String {
     )
 }
 
+/// The libomptarget's release, `Record::llvm_release` in the code, is the
+/// field `llvm` in every store and journal gridsel has written: a store of
+/// such records reads unchanged, and what is written back still says `llvm`.
+#[test]
+fn the_llvm_release_is_the_stores_llvm_field() {
+    let written_before = store(&[line("k", 21, "")]);
+    assert!(written_before.contains("\"llvm\":19,"), "{written_before}");
+    let table = Table::parse(&written_before).unwrap();
+    let record = table.records().next().unwrap();
+    assert_eq!(record.llvm_release, 19);
+    let rendered = table.render();
+    assert!(rendered.contains("\"llvm\":19,"), "{rendered}");
+    assert!(!rendered.contains("llvm_release"), "{rendered}");
+    assert_eq!(Table::parse(&rendered).unwrap(), table);
+    // A journal line too: written as `llvm`, read back as the release.
+    let mut u = busy_update("k");
+    u.llvm_release = 22;
+    let line = journal_line(&u);
+    assert!(line.contains("\"llvm\":22,"), "{line}");
+    let text = journal_header(JournalId(7)) + &line;
+    let journal = parse_journal(text.as_bytes()).unwrap();
+    assert_eq!(journal.updates[0].llvm_release, 22, "{:?}", journal.dropped);
+}
+
 #[test]
 fn only_a_json_object_with_a_version_and_records_is_a_store() {
     for text in [

@@ -65,8 +65,9 @@ pub struct TunePolicy {
 /// kernel launched once per run is the whole of its search's runs, and one
 /// trial of a candidate predicted as fast as `auto`'s grid is charged 57 %
 /// of the launch (the model's [`super::cost::PREDICTION_MARGIN`]), which no
-/// run's 2.5 % covers, so online such a search keeps its leader (issue 37:
-/// one grid measured after 31 runs); a `gridsel tune` session explores it.
+/// run's 2.5 % covers where the kernel is most of the run, so online such a
+/// search keeps its leader (issue 37: one grid measured after 31 runs), and
+/// the log says so once per run; a `gridsel tune` session explores it.
 ///
 /// Under [`Bound::Average`], what a process leaves of its allowance is
 /// banked in the store for the runs after it ([`Self::banked_share`],
@@ -172,14 +173,8 @@ impl Allowance {
 
     /// Whether every run keeps within its own share: a bounded allowance
     /// under [`Bound::Run`].
-    pub fn per_run(&self) -> bool {
+    fn per_run(&self) -> bool {
         self.bound == Bound::Run && !self.unbounded()
-    }
-
-    /// The share of its kernel time a process may spend exploring (a
-    /// fraction; infinite: no bound).
-    pub fn overhead(&self) -> f64 {
-        self.overhead
     }
 
     /// A search begun in this process at trip count `trip`: its runs spend
@@ -379,7 +374,7 @@ impl GridPolicy for TunePolicy {
                 l.kernel_name,
                 l.device.name,
                 Iterations(trip),
-                held_back_once_per_run(self.allowance.overhead()),
+                held_back_once_per_run(self.allowance.overhead),
             );
         }
         if let Some((description, update)) = news {

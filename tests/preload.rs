@@ -1319,12 +1319,70 @@ fn tunes_default_store_is_per_user_and_switches_off() {
 }
 
 /// A program that launches its kernel once per run, under online `tune`'s
-/// allowance (10 % here, so that a few runs bank a trial; 2.5 % by
-/// default): no run's own allowance covers a trial of its one launch, so
-/// each run banks what it leaves in the store, and later runs measure the
-/// other grids of the search's plan from the bank (issue 37: one grid
-/// measured after 31 runs). Until a second grid is measured, the log calls
-/// `auto`'s grid the only one tune has measured.
+/// allowance (10 % here, which a few runs' banks would cover a trial with;
+/// 2.5 % by default) and its default bound, `run`: no run's own allowance
+/// covers a trial of its one launch, and no run spends more, so every run
+/// launches `auto`'s grid, nothing is banked in the store, and each run
+/// after the first says once why and what explores such a kernel.
+#[test]
+fn tune_keeps_a_once_per_run_kernel_within_each_runs_allowance() {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["1", "4000", "20"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let dir = temp_dir("tune_once_per_run_bound");
+    let cache = dir.join("tune.json");
+    let profile = dir.join("profile.csv");
+    let cache_s = cache.to_string_lossy().into_owned();
+    let profile_s = profile.to_string_lossy().into_owned();
+    let env = [
+        H100,
+        LOG_INFO,
+        ("GRIDSEL_POLICY", "tune"),
+        ("GRIDSEL_CACHE", cache_s.as_str()),
+        ("GRIDSEL_TUNE_OVERHEAD", "10"),
+        ("GRIDSEL_PROFILE", profile_s.as_str()),
+    ];
+    let runs = 12;
+    for i in 0..runs {
+        let run = run_gridsel(&program, &args, &env).ok();
+        assert_eq!(run.stdout, expected);
+        let held = "launched once per run, and a trial of another grid would cost this run more \
+                    than its exploring allowance (GRIDSEL_TUNE_OVERHEAD: 10 % of its kernel time)";
+        if i == 0 {
+            // `auto`'s grid, the search's first candidate, is free.
+            run.assert_no_gridsel_line_with(held);
+        } else {
+            let line = run.assert_one_gridsel_line_with(held);
+            assert!(
+                line.contains("`gridsel tune` session explores this kernel")
+                    && line.contains("GRIDSEL_TUNE_BOUND=average"),
+                "{line}"
+            );
+        }
+    }
+    let grids: Vec<(String, String)> = read_profile(&profile)
+        .into_iter()
+        .map(|row| (row[3].clone(), row[4].clone()))
+        .collect();
+    assert_eq!(grids.len(), runs, "{grids:?}");
+    assert!(grids.iter().all(|g| *g == grids[0]), "{grids:?}");
+    let table = gridsel::files::load_store(&cache).unwrap().table;
+    let record = table.records().next().unwrap();
+    let measured = record.search.ranked(gridsel::tune::search::Kind::Cold);
+    assert_eq!(
+        (record.tally.runs, record.credit, measured.len()),
+        (runs as u32, 0, 1),
+        "{}",
+        stored(&cache)
+    );
+}
+
+/// The same program under `GRIDSEL_TUNE_BOUND=average`: no run's own
+/// allowance covers a trial of its one launch, so each run banks what it
+/// leaves in the store, and later runs measure the other grids of the
+/// search's plan from the bank (issue 37: one grid measured after 31 runs).
+/// Until a second grid is measured, the log calls `auto`'s grid the only
+/// one tune has measured.
 #[test]
 fn tune_explores_a_kernel_launched_once_per_run_from_what_its_runs_bank() {
     let program = host_offload("repeat", "repeat.c", &[]);
@@ -1338,6 +1396,7 @@ fn tune_explores_a_kernel_launched_once_per_run_from_what_its_runs_bank() {
         ("GRIDSEL_POLICY", "tune"),
         ("GRIDSEL_CACHE", cache_s.as_str()),
         ("GRIDSEL_TUNE_OVERHEAD", "10"),
+        ("GRIDSEL_TUNE_BOUND", "average"),
     ];
     let measured = || {
         let table = gridsel::files::load_store(&cache).unwrap().table;
@@ -1358,6 +1417,7 @@ fn tune_explores_a_kernel_launched_once_per_run_from_what_its_runs_bank() {
         assert_eq!(run.stdout, expected);
         let line = "the only grid tune has measured for this kernel";
         only += run.gridsel_lines_with(line).len();
+        run.assert_no_gridsel_line_with("launched once per run");
         runs += 1;
     }
     assert!(measured().0 >= 3, "{runs} runs: {}", stored(&cache));

@@ -22,6 +22,7 @@ pub(super) fn build(config: &mut Config) -> Box<dyn GridPolicy> {
                 }),
                 config.tune_overhead,
             )
+            .with_bound(config.tune_bound)
             .with_session_runs(config.tune_session_runs),
         ),
         // `auto` reads the grids tuning learned: the user's store, then the

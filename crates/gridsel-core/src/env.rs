@@ -18,6 +18,7 @@ pub const ENV_SITE_CACHE: &str = "GRIDSEL_SITE_CACHE";
 pub const ENV_MODEL: &str = "GRIDSEL_MODEL";
 pub const ENV_SAFE_RANGE: &str = "GRIDSEL_SAFE_RANGE";
 pub const ENV_TUNE_OVERHEAD: &str = "GRIDSEL_TUNE_OVERHEAD";
+pub const ENV_TUNE_BOUND: &str = "GRIDSEL_TUNE_BOUND";
 pub const ENV_TUNE_SESSION_RUNS: &str = "GRIDSEL_TUNE_SESSION_RUNS";
 pub const ENV_LEARNED_ALTERNATE: &str = "GRIDSEL_LEARNED_ALTERNATE";
 /// Not a setting: a library built with the `fault-injection` feature, for

@@ -18,7 +18,7 @@ use gridsel_core::clauses::OptIn;
 use gridsel_core::device::{DeviceDesc, MAX_THREADS_PER_BLOCK};
 use gridsel_core::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
 use gridsel_core::text::shown;
-use gridsel_core::tune::LearnedLaunches;
+use gridsel_core::tune::{Bound, LearnedLaunches};
 use log::LevelFilter;
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
@@ -202,6 +202,18 @@ pub static SETTINGS: &[Setting] = &[
                 let percent = percent.filter(|p| (0.0..=1000.0).contains(p));
                 percent.ok_or(Refused::NotOneOf)? / 100.0
             };
+            Ok(())
+        },
+    },
+    Setting {
+        name: ENV_TUNE_BOUND,
+        values: "run or average",
+        default: DefaultValue::Written("run"),
+        help: "Whether `tune`'s allowance holds in every run (`run`: a job's time limit is per run) or over the runs on average (`average`: what a run leaves is banked in the store for later runs, so that a kernel launched once per run is explored online, and one run may take up to about twice its kernel time).",
+        if_bad: None,
+        read: |config, value| {
+            let word = text(value).trim().to_ascii_lowercase();
+            config.tune_bound = Bound::named(&word).ok_or(Refused::NotOneOf)?;
             Ok(())
         },
     },
@@ -405,6 +417,9 @@ pub struct Config {
     /// (a percentage in the variable, a fraction here; `off`: unbounded). See
     /// `gridsel_core::tune::Allowance`.
     pub tune_overhead: f64,
+    /// `GRIDSEL_TUNE_BOUND`: whether that share holds in every run or over
+    /// the runs on average (`gridsel_core::tune::Bound`).
+    pub tune_bound: Bound,
     /// `GRIDSEL_TUNE_SESSION_RUNS`: the tuning runs of the `gridsel tune`
     /// session this process is one of, which size its searches' warm plans
     /// (`gridsel_core::tune::search::Params::session_warm`); `None` outside
@@ -432,6 +447,7 @@ impl Default for Config {
             model: None,
             safe_range: true,
             tune_overhead: gridsel_core::tune::DEFAULT_OVERHEAD,
+            tune_bound: Bound::default(),
             tune_session_runs: None,
             learned_alternate: None,
             log: crate::logging::DEFAULT_LEVEL,
@@ -638,6 +654,27 @@ mod tests {
     }
 
     #[test]
+    fn tunes_bound_is_per_run_unless_average() {
+        let bound = |v: &str| {
+            let (c, errors) = parse(&[(ENV_TUNE_BOUND, v)]);
+            (c.tune_bound, errors)
+        };
+        assert_eq!(parse(&[]).0.tune_bound, Bound::Run);
+        assert_eq!(bound("run"), (Bound::Run, vec![]));
+        assert_eq!(bound(" Average "), (Bound::Average, vec![]));
+        for bad in ["bank", "runs", "1", "on"] {
+            let (b, errors) = bound(bad);
+            assert_eq!(b, Bound::Run, "{bad}");
+            assert_eq!(
+                errors,
+                [format!(
+                    "GRIDSEL_TUNE_BOUND: `{bad}` is not run or average; using the default, `run`"
+                )]
+            );
+        }
+    }
+
+    #[test]
     fn a_sessions_run_count_is_a_count_or_ignored() {
         let runs = |v: &str| {
             let (c, errors) = parse(&[(ENV_TUNE_SESSION_RUNS, v)]);
@@ -718,7 +755,7 @@ mod tests {
                 written += 1;
             }
         }
-        assert_eq!(written, 7);
+        assert_eq!(written, 8);
         let threads = setting(ENV_THREADS_PER_BLOCK).values;
         assert!(threads.ends_with(&format!("1-{MAX_THREADS_PER_BLOCK}")));
         let devices = setting(ENV_DEVICE).values;
@@ -741,6 +778,7 @@ mod tests {
             (ENV_OVERRIDE_CLAUSES, "maybe", ON_OFF),
             (ENV_TEAMS_REGIONS, "sometimes", "keep or change"),
             (ENV_TUNE_OVERHEAD, "5%", "a percentage in 0-1000, or off"),
+            (ENV_TUNE_BOUND, "bank", "run or average"),
             (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
             (ENV_LEARNED_ALTERNATE, "sometimes", "odd, even or off"),
             (ENV_SAFE_RANGE, "please", ON_OFF),

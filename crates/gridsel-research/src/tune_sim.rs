@@ -47,6 +47,11 @@ pub struct Args {
     /// (GRIDSEL_TUNE_OVERHEAD); unbounded when not given.
     #[arg(long)]
     overhead: Option<f64>,
+    /// Whether that allowance holds in every run (`run`) or over the runs
+    /// on average, what a run leaves banked for the next (`average`), as
+    /// GRIDSEL_TUNE_BOUND says.
+    #[arg(long, default_value = "run", value_parser = bound)]
+    bound: tune::Bound,
     /// Online `tune`'s candidates and plan even where exploring is
     /// unbounded (a tuning session's otherwise): what a session searched
     /// before bench/results/h100/NOTES.md §30.
@@ -57,6 +62,11 @@ pub struct Args {
     /// trip count of each of its kernels is taken as one size).
     #[arg(long)]
     programs: bool,
+}
+
+/// `--bound`'s word, as GRIDSEL_TUNE_BOUND takes it.
+fn bound(word: &str) -> Result<tune::Bound, String> {
+    tune::Bound::named(word).ok_or_else(|| format!("`{word}` is not run or average"))
 }
 
 /// Runs `tune-sim`: CSV on stdout, the summary on stderr.
@@ -76,6 +86,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         seed: args.seed,
         best_of: args.best_of,
         overhead,
+        bound: args.bound,
         online_plan: args.online_plan,
         programs: args.programs,
     };
@@ -114,6 +125,7 @@ struct TuneSimOptions<'a> {
     best_of: Option<usize>,
     /// Each run's allowance (a fraction; infinite: unbounded).
     overhead: f64,
+    bound: tune::Bound,
     online_plan: bool,
     programs: bool,
 }
@@ -243,6 +255,7 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                     launches: per_run,
                     cold: 1.0,
                     overhead: o.overhead,
+                    bound: o.bound,
                 };
                 let noise = |cold: bool| match if cold { o.cold_noise } else { o.warm_noise } {
                     Some(ratios) => ratios[draws.below(ratios.len())],
@@ -300,7 +313,11 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
         o.replications
     );
     let allowance = match o.exploring() {
-        _ if o.overhead.is_finite() => format!("allowance {} %", o.overhead * 100.0),
+        _ if o.overhead.is_finite() => format!(
+            "allowance {} % (bound: {})",
+            o.overhead * 100.0,
+            o.bound.name()
+        ),
         tune::search::Exploring::Bounded => "exploring unbounded, online plan".to_string(),
         tune::search::Exploring::Unbounded { .. } => {
             "exploring unbounded, session plan".to_string()

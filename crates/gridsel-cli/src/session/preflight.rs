@@ -21,8 +21,9 @@ use std::path::Path;
 /// gridsel to change in this program (the clauses, `teams` regions: the
 /// same in production) and gridsel's log level (its lines are left out of
 /// the outputs compared). Every other one is removed from every run:
-/// the session sets the policy, the store, the exploring and the
-/// alternating runs itself, and a site store (`GRIDSEL_SITE_CACHE`), a
+/// the session sets the policy, the store, the exploring (unbounded, which
+/// `GRIDSEL_TUNE_BOUND` has no say in) and the alternating runs itself, and
+/// a site store (`GRIDSEL_SITE_CACHE`), a
 /// model or anything else of the user's would change what the runs launch
 /// behind its back.
 pub const KEPT: &[&str] = &[

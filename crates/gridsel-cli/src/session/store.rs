@@ -109,7 +109,8 @@ pub fn changed(path: &Path, kernels: &BTreeSet<String>) -> Result<BTreeSet<(Stri
 /// ([`Update::between`]) is applied to the store's search as it is now, as
 /// a journal line is, so that what others added meanwhile (programs run
 /// with `GRIDSEL_POLICY=tune`, another session, `gridsel cache clear`)
-/// stays, and the verified mark where the session changed it. Removes the
+/// stays; the delta carries the verified mark where the session changed
+/// it (`--allow-teams-regions`). Removes the
 /// store's searches of the keys of `refused`, which the session found no
 /// better than auto's grids in production (an earlier session's copy of
 /// one would go on being launched), where they are still as the session
@@ -136,19 +137,7 @@ pub fn merge(
             }
         }
         for r in records {
-            let copied = initial.get(&r.key);
-            table.apply(&Update::between(copied, r));
-            // An update carries no verified mark: the one the session set
-            // (`--allow-teams-regions`) is written as it is.
-            if r.verified != copied.and_then(|c| c.verified)
-                && let Some(now) = table.get(&r.key)
-            {
-                let verified = Record {
-                    verified: r.verified,
-                    ..now.clone()
-                };
-                table.insert(verified);
-            }
+            table.apply(&Update::between(initial.get(&r.key), r));
         }
     })
     .map_err(|e| format!("{shown}: {e}"))?;
@@ -230,6 +219,31 @@ mod tests {
         assert_eq!(merge(&to, &initial, &[learned.clone()], &[]), Ok(0));
         let written = files::load_store(&to.path).unwrap().table;
         assert_eq!(written.get(&learned.key), Some(&learned));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A round of `--gpus` merges each GPU's copy of the store back with
+    /// its verified marks, as the session's final write does: both take a
+    /// search's delta as an [`Update`], which carries the mark.
+    #[test]
+    fn a_copys_verified_mark_is_absorbed() {
+        let dir = std::env::temp_dir().join(format!("gridsel-absorb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (scratch, copy) = (dir.join("scratch.json"), dir.join("copy.json"));
+        let patience = Duration::from_secs(5);
+        let file = files::StoreFile::new(scratch.clone(), false);
+        Store::store(&file, &[run_of(0, 100)], patience).unwrap();
+        let mut table = files::load_store(&scratch).unwrap().table;
+        let grid = Candidate::Grid(gridsel_core::geometry::Geometry::new(64, 7));
+        let mut marked = table.records().next().unwrap().clone();
+        marked.merge(&run_of(0, 90));
+        marked.verified = Some(grid);
+        table.insert(marked.clone());
+        crate::runner::output::write_file(&copy, &table.render()).unwrap();
+        absorb(&scratch, &[copy]).unwrap();
+        let absorbed = files::load_store(&scratch).unwrap().table;
+        assert_eq!(absorbed.get(&marked.key), Some(&marked));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

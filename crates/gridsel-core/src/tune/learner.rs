@@ -50,6 +50,10 @@ pub struct SearchLaunch {
     /// first launched it): time to say so, and to save what the process
     /// measured before it ([`Learner::take_measured`]).
     pub settled_now: bool,
+    /// The search ranks cold samples (its kernel is launched once per run)
+    /// and the allowance held back its trial: the leader runs instead. At
+    /// most once per process, its only launch.
+    pub held_back_once_per_run: bool,
 }
 
 /// What a launch of a search runs, by the candidate's index, before its
@@ -334,6 +338,7 @@ impl Learner {
             Kind::Warm
         };
         let rank = self.kind();
+        let mut held_back = false;
         let turn = if let Some(p) = self.pinned {
             Turn::Pinned(p)
         } else if sample == Kind::Cold && rank == Kind::Warm {
@@ -347,6 +352,7 @@ impl Learner {
                 // sample of the leader), until the search may go on: in a
                 // later launch, a later run, or a tuning session.
                 Step::Explore(i) if i != 0 && !self.may_explore(i, rank, trip, &fits) => {
+                    held_back = true;
                     Turn::Leader(self.search.leader(rank))
                 }
                 Step::Explore(i) => Turn::Explore(i),
@@ -413,6 +419,7 @@ impl Learner {
             rule: turn.rule(only_measured),
             observe,
             settled_now,
+            held_back_once_per_run: held_back && rank == Kind::Cold,
         })
     }
 

@@ -56,12 +56,15 @@
 //!   every exploring launch, each search's first in a process too, runs
 //!   only when what the process's exploring has cost plus what this one is
 //!   predicted to cost over its leader fits 2.5 % of the process's kernel
-//!   time (timed, or expected from the store) plus what earlier runs of its
-//!   searches banked; otherwise the leader runs, and the search goes on in
-//!   a later run or a tuning session. What a process leaves of its
-//!   allowance is banked in its searches' records that still explore (at
-//!   most one run's kernel time), so a kernel launched once per run, whose
-//!   trials no run's share covers, is explored from what its runs banked.
+//!   time (timed, or expected from the store); otherwise the leader runs,
+//!   and the search goes on in a later run or a tuning session. By default
+//!   every run keeps within its own share ([`Bound::Run`],
+//!   `GRIDSEL_TUNE_BOUND`), so a kernel launched once per run, whose trials
+//!   no run's share covers, keeps its leader online (the log says so once
+//!   per run) and is a tuning session's to explore. Under
+//!   [`Bound::Average`] what a process leaves of its allowance is banked
+//!   in its searches' records that still explore (at most one run's kernel
+//!   time), and later runs explore such a kernel from what was banked.
 //! - **Safety**: every candidate is cut to the launch's limits (the safe
 //!   range) before it is launched; a failed launch ranks last.
 //! - **After settling**, every 16th launch is timed and sampled, and every
@@ -107,7 +110,7 @@ pub use learned::{LEARNED_LABEL, LearnedLaunches, LearnedPolicy, learned};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch, TRIAL_LABEL,
 };
-pub use policy::{Allowance, DEFAULT_OVERHEAD, MAX_BANKED_RUNS, TunePolicy};
+pub use policy::{Allowance, Bound, DEFAULT_OVERHEAD, MAX_BANKED_RUNS, TunePolicy};
 #[cfg(feature = "research")]
 pub use prior::candidates_before_pruning;
 pub use prior::{MAX_CANDIDATE_BLOCKS, PRUNE_ABOVE, Prior, candidates, learned_moves, resolve};

@@ -11,6 +11,7 @@ use super::prior::{candidates, resolve};
 use super::search::Exploring;
 use super::session::{Saver, Session};
 use super::store::{self, Key};
+use crate::env::{ENV_TUNE_BOUND, ENV_TUNE_OVERHEAD};
 use crate::geometry::{Geometry, Iterations};
 use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
@@ -59,28 +60,68 @@ pub struct TunePolicy {
 /// budget from the launches this process times (its first launch is
 /// `auto`'s grid, free to explore).
 ///
-/// What a process leaves of its allowance is banked in the store for the
-/// runs after it ([`Self::banked_share`], [`store::Record::credit`]), and
-/// what its searches banked before adds to its budget
-/// ([`Self::begin`]). A kernel launched once per run is the whole of its
-/// search's runs: one trial of a candidate predicted as fast as `auto`'s
-/// grid is charged 57 % of the launch (the model's
-/// [`super::cost::PREDICTION_MARGIN`]), which no run's 2.5 % covers, so
-/// without the bank such a search never explored online (issue 37: one
-/// grid measured after 31 runs). With it, the runs before pay for the
-/// trial, and a run may overshoot by at most what they banked, as
-/// predicted: never more than one run's kernel time ([`MAX_BANKED_RUNS`]);
-/// a trial slower than predicted costs its run more, and leaves a debt. Over the runs, what
-/// exploring costs stays within the share of their kernel time, as
-/// without the bank: every run banks what it left, a trial that cost more
-/// than predicted leaves a debt the next runs repay, and a candidate faster
-/// than its leader pays back.
+/// How far one run may go past its own share is the [`Bound`]
+/// (`GRIDSEL_TUNE_BOUND`). By default ([`Bound::Run`]) no run does: a
+/// kernel launched once per run is the whole of its search's runs, and one
+/// trial of a candidate predicted as fast as `auto`'s grid is charged 57 %
+/// of the launch (the model's [`super::cost::PREDICTION_MARGIN`]), which no
+/// run's 2.5 % covers where the kernel is most of the run, so online such a
+/// search keeps its leader (issue 37: one grid measured after 31 runs), and
+/// the log says so once per run; a `gridsel tune` session explores it.
+///
+/// Under [`Bound::Average`], what a process leaves of its allowance is
+/// banked in the store for the runs after it ([`Self::banked_share`],
+/// [`store::Record::credit`]), and what its searches banked before adds to
+/// its budget ([`Self::begin`]). The runs before pay for the trial, and a
+/// run may overshoot by at most what they banked, as predicted: never more
+/// than one run's kernel time ([`MAX_BANKED_RUNS`]); a trial slower than
+/// predicted costs its run more, and leaves a debt. Over the runs, what
+/// exploring costs stays within the share of their kernel time: every run
+/// banks what it left, a trial that cost more than predicted leaves a debt
+/// the next runs repay, and a candidate faster than its leader pays back.
 pub struct Allowance {
     overhead: f64,
+    bound: Bound,
     timed_ns: AtomicU64,
     expected_ns: AtomicU64,
     excess_ns: AtomicI64,
     banked_ns: AtomicI64,
+}
+
+/// Whether every run keeps within its own exploring allowance, or the runs
+/// only on average ([`Allowance`]).
+///
+/// Per run by default: an HPC job's time limit is per run (a Slurm job
+/// twice its usual time can be killed at its limit, losing the run), and
+/// replayed on the H100 sweep, a program's costliest run under the bank
+/// reached +136.8 % over `auto`'s grids (bench/results/h100/NOTES.md §42).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Bound {
+    /// No run spends more than its own allowance: nothing is banked, and
+    /// what a store's records banked before is left as it is, unspent.
+    #[default]
+    Run,
+    /// What a run leaves is banked for its searches' later runs, which may
+    /// spend it: a kernel launched once per run is explored online, and one
+    /// run may take up to about twice its kernel time.
+    Average,
+}
+
+impl Bound {
+    /// The setting's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Run => "run",
+            Self::Average => "average",
+        }
+    }
+
+    /// The bound [`Bound::name`] calls `word`.
+    pub fn named(word: &str) -> Option<Self> {
+        [Self::Run, Self::Average]
+            .into_iter()
+            .find(|b| b.name() == word)
+    }
 }
 
 /// The most a process banks for later runs, in runs' kernel time (its
@@ -105,10 +146,12 @@ pub const DEFAULT_OVERHEAD: f64 = 0.025;
 
 impl Allowance {
     /// Exploring may add `overhead` (a fraction; infinite: no bound) of the
-    /// process's timed kernel time.
-    pub fn new(overhead: f64) -> Self {
+    /// process's timed kernel time, within each run or over the runs
+    /// (`bound`).
+    pub fn new(overhead: f64, bound: Bound) -> Self {
         Self {
             overhead,
+            bound,
             timed_ns: AtomicU64::new(0),
             expected_ns: AtomicU64::new(0),
             excess_ns: AtomicI64::new(0),
@@ -122,12 +165,25 @@ impl Allowance {
         self.overhead.is_infinite()
     }
 
+    /// Whether runs bank what they leave and spend what was banked: a
+    /// bounded allowance under [`Bound::Average`].
+    fn banks(&self) -> bool {
+        self.bound == Bound::Average && !self.unbounded()
+    }
+
+    /// Whether every run keeps within its own share: a bounded allowance
+    /// under [`Bound::Run`].
+    fn per_run(&self) -> bool {
+        self.bound == Bound::Run && !self.unbounded()
+    }
+
     /// A search begun in this process at trip count `trip`: its runs spend
-    /// what the store expects of it ([`Learner::expected_ns`]), and what
-    /// its earlier runs banked ([`Learner::credit`]) adds to the budget.
+    /// what the store expects of it ([`Learner::expected_ns`]), and under
+    /// [`Bound::Average`] what its earlier runs banked ([`Learner::credit`])
+    /// adds to the budget.
     pub fn begin(&self, learner: &Learner, trip: u64) {
         self.expect(learner.expected_ns(trip));
-        if !self.unbounded() {
+        if self.banks() {
             let credit = learner.credit();
             let _ = self
                 .banked_ns
@@ -158,10 +214,11 @@ impl Allowance {
     /// nothing): what is left of the allowance, the bank included, shared
     /// among them, at most [`MAX_BANKED_RUNS`] of the process's kernel time
     /// (or what was banked, where more), and negative where the process
-    /// spent more than it had; `None` where exploring has no bound (a
-    /// tuning session's runs leave the bank as it is).
+    /// spent more than it had; `None` where nothing is banked: exploring
+    /// has no bound (a tuning session's runs), or under [`Bound::Run`]
+    /// (the bank is left as it is).
     pub fn banked_share(&self, exploring: usize) -> Option<i64> {
-        if self.unbounded() {
+        if !self.banks() {
             return None;
         }
         if exploring == 0 {
@@ -217,7 +274,7 @@ impl TunePolicy {
             session: Session::new(store),
             learners: PerLaunch::keyed_by(|l| u64::from(store::class(l.desc.trip_count))),
             salt: std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
-            allowance: Allowance::new(overhead),
+            allowance: Allowance::new(overhead, Bound::default()),
             session_runs: None,
         }
     }
@@ -227,6 +284,13 @@ impl TunePolicy {
     /// the warm launches the session gives it ([`Exploring::in_session`]).
     pub fn with_session_runs(mut self, runs: Option<u32>) -> Self {
         self.session_runs = runs;
+        self
+    }
+
+    /// Every run within its own allowance, or the runs on average
+    /// (`GRIDSEL_TUNE_BOUND`; [`Bound`]).
+    pub fn with_bound(mut self, bound: Bound) -> Self {
+        self.allowance.bound = bound;
         self
     }
 
@@ -247,6 +311,21 @@ impl TunePolicy {
         self.allowance.begin(&learner, l.desc.trip_count);
         learner
     }
+}
+
+/// Why online `tune` keeps a kernel launched once per run at its leader
+/// under [`Bound::Run`], and what explores it: the run's allowance
+/// (`overhead` of its kernel time) is all it may spend, and one trial of
+/// the run's only launch costs more.
+fn held_back_once_per_run(overhead: f64) -> String {
+    format!(
+        "launched once per run, and a trial of another grid would cost this run more than \
+         its exploring allowance ({ENV_TUNE_OVERHEAD}: {} % of its kernel time), so online \
+         tune keeps the grid it leads with; a `gridsel tune` session explores this kernel, \
+         or {ENV_TUNE_BOUND}=average lets each run bank what it leaves for later runs \
+         (one run may then take up to about twice its kernel time)",
+        (overhead * 1e5).round() / 1e3
+    )
 }
 
 impl GridPolicy for TunePolicy {
@@ -289,6 +368,15 @@ impl GridPolicy for TunePolicy {
         let Some(Some((choice, news))) = decided else {
             return Some(auto());
         };
+        if choice.held_back_once_per_run && self.allowance.per_run() {
+            log::info!(
+                "tune: {} on {}, {}: {}",
+                l.kernel_name,
+                l.device.name,
+                Iterations(trip),
+                held_back_once_per_run(self.allowance.overhead),
+            );
+        }
         if let Some((description, update)) = news {
             // Handed over off the searches' lock: other launches go on
             // meanwhile.

@@ -3,7 +3,7 @@
 //! `gridsel-research tune-sim` and the tests.
 
 use super::learner::Learner;
-use super::policy::Allowance;
+use super::policy::{Allowance, Bound};
 use super::prior::Prior;
 use super::search::Candidate;
 use super::store::{Key, Table};
@@ -12,13 +12,15 @@ use std::collections::HashMap;
 
 /// How a search is replayed: runs in a row, launches per run, what the
 /// first launch of a run costs more (`cold` times the grid's time), and
-/// each run's exploring [`Allowance`] (`overhead`).
+/// each run's exploring [`Allowance`] (`overhead`, within each run or on
+/// average over the runs: `bound`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReplaySetup {
     pub runs: usize,
     pub launches: u32,
     pub cold: f64,
     pub overhead: f64,
+    pub bound: Bound,
 }
 
 /// One search replayed against measured times, run after run.
@@ -113,7 +115,7 @@ pub fn replay_program(
             .map(|(k, kernel)| Learner::resume(key(k), kernel.prior, table.get(&key(k))))
             .collect();
         let mut total = vec![0.0; kernels.len()];
-        let allowance = Allowance::new(setup.overhead);
+        let allowance = Allowance::new(setup.overhead, setup.bound);
         for l in &learners {
             allowance.begin(l, 1);
         }

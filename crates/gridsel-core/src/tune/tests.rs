@@ -3,7 +3,7 @@ use super::prior::candidates_before_pruning;
 use super::search::{self, Candidate, Exploring, Kind};
 use super::store::{self, Key, Table};
 use super::{
-    Allowance, Learner, MAX_CANDIDATE_BLOCKS, Prior, SAMPLE_EVERY, candidates, cost, resolve,
+    Allowance, Bound, Learner, MAX_CANDIDATE_BLOCKS, Prior, SAMPLE_EVERY, candidates, cost, resolve,
 };
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
@@ -254,7 +254,7 @@ fn a_kept_grid_that_degrades_far_is_left_within_the_process() {
 
 #[test]
 fn exploring_runs_while_its_excess_is_within_the_share() {
-    let a = Allowance::new(0.05);
+    let a = Allowance::new(0.05, Bound::Run);
     assert!(a.admits(0.0), "nothing spent yet");
     a.charge(1000, None);
     a.charge(1000, Some(100));
@@ -268,14 +268,14 @@ fn exploring_runs_while_its_excess_is_within_the_share() {
     assert!(a.admits(0.0));
     a.charge(u64::MAX, None);
     assert!(a.admits(0.0));
-    let unbounded = Allowance::new(f64::INFINITY);
+    let unbounded = Allowance::new(f64::INFINITY, Bound::Run);
     unbounded.charge(1, Some(1_000_000));
     assert!(unbounded.admits(0.0));
-    let none = Allowance::new(0.0);
+    let none = Allowance::new(0.0, Bound::Run);
     none.charge(1000, Some(1));
     assert!(!none.admits(0.0));
     // Sums saturate instead of wrapping round to an open allowance.
-    let huge = Allowance::new(0.05);
+    let huge = Allowance::new(0.05, Bound::Run);
     huge.charge(u64::MAX - 1, Some(i64::MAX));
     huge.charge(u64::MAX - 1, Some(1));
     assert!(!huge.admits(0.0));
@@ -460,7 +460,7 @@ fn a_searchs_first_exploring_launch_runs_only_when_it_fits_the_allowance() {
                 ),
             ])
         };
-        let allowance = Allowance::new(overhead);
+        let allowance = Allowance::new(overhead, Bound::Run);
         let mut learner = Learner::resume(key.clone(), &prior, table.get(&key));
         assert_eq!(learner.expected_ns(1), 1_000_000);
         allowance.begin(&learner, 1);
@@ -485,7 +485,7 @@ fn a_searchs_first_exploring_launch_runs_only_when_it_fits_the_allowance() {
 /// time it has timed and the time the store expects of its searches.
 #[test]
 fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
-    let a = Allowance::new(0.05);
+    let a = Allowance::new(0.05, Bound::Run);
     assert!(a.admits(0.0));
     assert!(!a.admits(1.0), "nothing timed nor expected: no budget");
     a.expect(10_000);
@@ -502,7 +502,7 @@ fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
     assert!(a.admits(-5000.0));
     a.charge(1000, Some(5000));
     assert!(!a.admits(-5000.0));
-    assert!(Allowance::new(f64::INFINITY).admits(f64::MAX));
+    assert!(Allowance::new(f64::INFINITY, Bound::Run).admits(f64::MAX));
 }
 
 /// What a process leaves of its allowance is shared among its searches
@@ -512,13 +512,16 @@ fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
 /// where it spent more. Banked credit adds to what a launch may spend.
 #[test]
 fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
-    let a = Allowance::new(0.05);
+    let a = Allowance::new(0.05, Bound::Average);
     a.expect(10_000);
     assert_eq!(a.banked_share(2), Some(250));
     assert_eq!(a.banked_share(0), Some(0), "nothing explores");
     a.charge(10_000, Some(700));
     assert_eq!(a.banked_share(1), Some(-200), "overspent: a debt");
-    assert_eq!(Allowance::new(f64::INFINITY).banked_share(1), None);
+    assert_eq!(
+        Allowance::new(f64::INFINITY, Bound::Average).banked_share(1),
+        None
+    );
     // A search's bank adds to the budget, and to what is left.
     let key = Key::for_trip("k", "H100", 90, 1, "");
     let mut table = Table::default();
@@ -534,16 +537,16 @@ fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
         table.get(&Key::for_trip("k", "H100", 90, 1, "")),
     );
     assert_eq!(learner.credit(), 600_000);
-    let a = Allowance::new(0.05);
+    let a = Allowance::new(0.05, Bound::Average);
     a.begin(&learner, 1);
     assert!(a.admits(650_000.0) && !a.admits(650_001.0));
     a.charge(1_000_000, Some(100_000));
     assert_eq!(a.banked_share(1), Some(550_000));
     // At most one run's kernel time is banked, unless more was.
-    let a = Allowance::new(0.5);
+    let a = Allowance::new(0.5, Bound::Average);
     a.begin(&learner, 1);
     assert_eq!(a.banked_share(1), Some(1_000_000), "not 1 100 000");
-    let a = Allowance::new(0.0);
+    let a = Allowance::new(0.0, Bound::Average);
     a.begin(&learner, 1);
     a.begin(&learner, 1);
     assert_eq!(
@@ -551,6 +554,36 @@ fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
         Some(1_200_000),
         "two searches' banks, under their runs' kernel time"
     );
+}
+
+/// Under the default bound every process keeps within its own share: a
+/// search's banked credit adds nothing to what a launch may spend, and the
+/// process banks nothing (the store's credit is left as it is); under
+/// `average` the same credit is spent.
+#[test]
+fn by_default_a_process_never_spends_beyond_its_own_share() {
+    assert_eq!(Bound::default(), Bound::Run);
+    let key = Key::for_trip("k", "H100", 90, 1, "");
+    let mut table = Table::default();
+    let mut update = store::Update::new(key.clone());
+    update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
+    update.tally.launches_per_run = 1;
+    update.credit = 600_000;
+    table.apply(&update);
+    let prior = Prior::unpredicted(vec![(Candidate::Auto, AUTO_GRID)]);
+    let learner = Learner::resume(key.clone(), &prior, table.get(&key));
+    let own = Allowance::new(0.05, Bound::default());
+    own.begin(&learner, 1);
+    assert!(own.admits(50_000.0) && !own.admits(50_001.0));
+    own.charge(1_000_000, Some(30_000));
+    assert!(own.admits(20_000.0) && !own.admits(20_001.0));
+    assert_eq!(own.banked_share(1), None, "nothing banked");
+    let mut l = learner.clone();
+    l.bank(own.banked_share(1));
+    assert!(l.take_update(0).is_none(), "the store's credit is left");
+    let pooled = Allowance::new(0.05, Bound::Average);
+    pooled.begin(&learner, 1);
+    assert!(pooled.admits(650_000.0));
 }
 
 /// A tuning session tries one and two whole waves of fewer threads than

@@ -98,6 +98,9 @@ impl Record {
         if u.pinned.is_some() {
             self.pinned = u.pinned;
         }
+        if let Some(verified) = u.verified {
+            self.verified = verified;
+        }
         self.credit = self.credit.saturating_add(u.credit);
     }
 
@@ -125,6 +128,11 @@ pub struct Update {
     pub settled: [bool; 2],
     pub samples: Vec<(Candidate, Kind, u64)>,
     pub pinned: Option<Candidate>,
+    /// The verified mark where a tuning session changed it
+    /// ([`Record::verified`]; `Some(None)`: cleared). A journal line, the
+    /// record an update makes of none, can carry a mark but not its
+    /// clearing: online processes never change it.
+    pub verified: Option<Option<Candidate>>,
     /// What the process adds to the record's [`Record::credit`].
     pub credit: i64,
 }
@@ -139,6 +147,7 @@ impl Update {
             settled: [false; 2],
             samples: Vec::new(),
             pinned: None,
+            verified: None,
             credit: 0,
         }
     }
@@ -152,8 +161,8 @@ impl Update {
     /// with new samples pushed on, its oldest dropped past
     /// [`crate::tune::search::KEEP`], so the new ones are what follows the
     /// longest tail of the old list that the new list starts with.
-    /// Counts are differences, `settled` and `pinned` count where they
-    /// changed, and the tally's times and LLVM are `after`'s.
+    /// Counts are differences, `settled`, `pinned` and `verified` count
+    /// where they changed, and the tally's times and LLVM are `after`'s.
     pub fn between(before: Option<&Record>, after: &Record) -> Self {
         let none = Record::new(after.key.clone());
         let before = before.unwrap_or(&none);
@@ -180,6 +189,7 @@ impl Update {
             settled: [0, 1].map(|i| a.settled[i] && !b.settled[i]),
             samples,
             pinned: after.pinned.filter(|_| after.pinned != before.pinned),
+            verified: (after.verified != before.verified).then_some(after.verified),
             credit: after.credit.saturating_sub(before.credit),
         }
     }
@@ -189,6 +199,7 @@ impl Update {
         self.tally.runs == 0
             && self.samples.is_empty()
             && self.pinned.is_none()
+            && self.verified.is_none()
             && self.settled == [false; 2]
             && self.credit == 0
     }

@@ -712,3 +712,37 @@ fn what_a_session_added_applies_over_what_others_added_meanwhile() {
     fresh.merge(&Update::between(None, &after));
     assert_eq!(fresh.search, after.search);
 }
+
+/// The verified mark a tuning session sets or clears (`gridsel tune
+/// --allow-teams-regions`) is part of the update it makes: applied to the
+/// store's record as it is by then, it sets or clears the mark there, and
+/// an update that did not change it leaves the store's as it is.
+#[test]
+fn an_update_carries_the_verified_mark_where_it_changed() {
+    let k = key(21).with_kernel("region");
+    let grid = Candidate::Grid(Geometry::new(64, 7));
+    let mut initial = Record::new(k.clone());
+    initial.merge(&busy_update("region"));
+    let mut marked = initial.clone();
+    marked.verified = Some(grid);
+    let set = Update::between(Some(&initial), &marked);
+    assert_eq!(set.verified, Some(Some(grid)));
+    assert!(!set.is_empty());
+    let mut store = initial.clone();
+    store.merge(&set);
+    assert_eq!(store, marked);
+    // Unchanged: nothing to carry, and the store's mark stays.
+    let same = Update::between(Some(&marked), &marked);
+    assert!(same.verified.is_none() && same.is_empty());
+    store.merge(&same);
+    assert_eq!(store.verified, Some(grid));
+    // Cleared by the session: cleared in the store.
+    let cleared = Update::between(Some(&marked), &initial);
+    assert_eq!(cleared.verified, Some(None));
+    store.merge(&cleared);
+    assert_eq!(store.verified, None);
+    // A search new to the store comes with its mark.
+    let mut fresh = Record::new(k);
+    fresh.merge(&Update::between(None, &marked));
+    assert_eq!(fresh, marked);
+}

@@ -5,6 +5,7 @@
     python3 bench/harness/gridsel_bench.py summarize RESULTS --min-samples 2
     python3 bench/harness/realapps.py retime RETIME_RUNS_DIR RESULTS
     python3 bench/harness/realapps.py production TUNE_RUNS_DIR RESULTS
+    python3 bench/harness/realapps.py assignment RESULTS
 
 RUNS_DIR is what realapps.sh wrote ($OUT/realapps: runs.csv, env.txt, ENTRY/*.csv profiles).
 A run made under ncu (TIMER=ncu) is timed by ncu's device time of each launch instead of the
@@ -286,6 +287,64 @@ def production(runs_dir, results):
     return out
 
 
+ASSIGNMENT_HEADER = ["program", "kernels", "auto_ms_per_run", "best_each_over_auto", "one_grid",
+                     "one_grid_over_auto", "best_assignment_over_auto", "auto_share", "occupancy_share",
+                     "production_share"]
+
+
+def assignment(results):
+    """Per program, its kernels' GPU time per run (each kernel's median launch times its launches
+    per run, jobs.jsonl) under auto, occupancy, production (production.csv's speedup over auto
+    within one process) and the best assignment: the faster of each kernel's best grid together
+    (summary.csv's re-timed best, measured with every kernel's best pinned at once) and one grid
+    for all (points.csv: the grid every kernel was swept at whose summed time is least). Each
+    policy's share is the best assignment's time over its own; assignment.csv."""
+    launches = {}
+    with open(os.path.join(results, "jobs.jsonl")) as f:
+        for line in f:
+            j = json.loads(line)
+            for p in j["pairs"]:
+                launches[(j["program"], p["kernel"], p["trip_count"])] = p["launches_per_run"]
+    table = defaultdict(dict)
+    with open(os.path.join(results, "summary.csv")) as f:
+        for r in csv.DictReader(f):
+            table[(r["program"], r["kernel"], int(r["trip_count"]))][r["policy"]] = float(r["median_ms"])
+    over_auto = {}
+    with open(os.path.join(results, "production.csv")) as f:
+        for r in csv.DictReader(f):
+            over_auto[(r["program"], r["kernel"], int(r["trip_count"]))] = float(r["production_over_auto"])
+    grids = defaultdict(dict)
+    with open(os.path.join(results, "points.csv")) as f:
+        for r in csv.DictReader(f):
+            grids[(r["program"], r["kernel"], int(r["trip_count"]))][(int(r["threads"]), int(r["blocks"]))] = \
+                float(r["median_ms"])
+    kernels = defaultdict(list)
+    for k, t in table.items():
+        if k in launches and k in over_auto and {"auto", "occupancy", "best"} <= t.keys():
+            kernels[k[0]].append(k)
+    out = []
+    for program, ks in sorted(kernels.items()):
+        def total(ms):
+            return sum(launches[k] * ms(k) for k in ks)
+        auto = total(lambda k: table[k]["auto"])
+        each = total(lambda k: table[k]["best"])
+        # One grid for all: the sweep's points are medians from the same process as auto's.
+        common = set.intersection(*(set(grids[k]) for k in ks))
+        one = min(common, key=lambda g: total(lambda k: grids[k][g]), default=None)
+        one_ms = total(lambda k: grids[k][one]) if one else math.inf
+        best = min(each, one_ms)
+        prod = total(lambda k: table[k]["auto"] / over_auto[k])
+        occ = total(lambda k: table[k]["occupancy"])
+        out.append([program, len(ks), f"{auto:.3f}", f"{auto / each:.4f}",
+                    f"{one[0]}x{one[1]}" if one else "", f"{auto / one_ms:.4f}" if one else "",
+                    f"{auto / best:.4f}", f"{best / auto:.4f}", f"{best / occ:.4f}", f"{best / prod:.4f}"])
+    with open(os.path.join(results, "assignment.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(ASSIGNMENT_HEADER)
+        w.writerows(out)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -299,7 +358,14 @@ def main(argv=None):
     pr = sub.add_parser("production", help="tune sessions, then production against auto and best")
     pr.add_argument("runs_dir")
     pr.add_argument("results")
+    asg = sub.add_parser("assignment", help="per program: each policy's share of the best assignment")
+    asg.add_argument("results")
     a = ap.parse_args(argv)
+    if a.cmd == "assignment":
+        for r in assignment(a.results):
+            print(f"{r[0]}: best assignment {r[6]}x auto ({'one grid ' + r[4] if r[6] == r[5] else 'each kernel best'}); "
+                  f"share auto {float(r[7]):.1%}, occupancy {float(r[8]):.1%}, production {float(r[9]):.1%}")
+        return 0
     if a.cmd == "production":
         rows = production(a.runs_dir, a.results)
         lg = defaultdict(list)

@@ -139,6 +139,11 @@ pub unsafe fn launch_with(
         // SAFETY: the caller's own arguments, unchanged.
         return unsafe { real(loc, device_id, num_teams, thread_limit, host_ptr, args) };
     };
+    // A tuning session's runs time every launch whose grid may change, the
+    // `nowait` ones too: they wait for their kernel (`GRIDSEL_TUNE_WAIT`).
+    if rt.config.tune_wait {
+        kernel_args.wait_for_kernel();
+    }
     let request = LaunchRequest {
         device_id: dl::resolve_device(device_id),
         host_ptr: host_ptr as usize,

@@ -1179,6 +1179,55 @@ fn bad_values_are_escaped_and_cut_in_their_one_line() {
     run.assert_one_gridsel_line_with(escaped);
 }
 
+/// A `nowait` region's launch reaches libomptarget with `Flags.NoWait` set,
+/// under every policy, unless `GRIDSEL_TUNE_WAIT=on` (a tuning session's
+/// runs) clears it so that the launch waits for its kernel and is timed;
+/// the program's output is the same either way, and a bad value is one line
+/// and the default.
+#[test]
+fn nowait_launches_wait_for_their_kernel_only_in_a_sessions_runs() {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["4", "1000", "1", "1", "nowait"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let spied = |env: &[(&str, &str)]| {
+        let mut env = env.to_vec();
+        env.push(H100);
+        let run = run_with(&program, &args, &env, &[&lib(), &spy_library()]).ok();
+        assert_eq!(run.stdout, expected, "{}", run.stderr);
+        run
+    };
+    for policy in ["auto", "tune", "llvm"] {
+        let run = spied(&[("GRIDSEL_POLICY", policy)]);
+        assert_eq!(run.spied_flags(), [1; 4], "{policy}: {}", run.stderr);
+    }
+    // `tune` searches only what it times: without the wait the store gets
+    // nothing of the kernel, with it the kernel's search.
+    let dir = temp_dir("nowait_wait");
+    for (wait, flags) in [("off", 1), ("on", 0)] {
+        let store = dir.join(format!("{wait}.json"));
+        let store_s = store.to_string_lossy().into_owned();
+        let mut env = tune_settling_in_one_run(("GRIDSEL_CACHE", &store_s)).to_vec();
+        env.push(("GRIDSEL_TUNE_WAIT", wait));
+        let run = spied(&env);
+        assert_eq!(run.spied_flags(), [flags; 4], "{wait}: {}", run.stderr);
+        let searched = store.exists() && stored(&store).contains("_step_nowait_l");
+        assert_eq!(searched, wait == "on", "{wait}: {}", run.stderr);
+    }
+    let run = spied(&[("GRIDSEL_TUNE_WAIT", "maybe")]);
+    assert_eq!(run.spied_flags(), [1; 4]);
+    run.assert_one_gridsel_line_with("GRIDSEL_TUNE_WAIT: `maybe` is not on or off");
+    // Launches without `nowait` are forwarded as they came.
+    let plain = ["4", "1000"];
+    let run = run_with(
+        &program,
+        &plain,
+        &[H100, ("GRIDSEL_TUNE_WAIT", "on")],
+        &[&lib(), &spy_library()],
+    )
+    .ok();
+    assert_eq!(run.spied_flags(), [0; 4]);
+}
+
 /// `tune`'s default store under a HOME that does not exist
 /// (`HOME=/nonexistent/home`): the program runs as it would, one line says
 /// the store cannot be written, and no folder is created (it created the

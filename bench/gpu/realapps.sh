@@ -15,7 +15,8 @@
 #          grids first, gets about four launches, interleaved in one process (TIMER=ncu: under
 #          Nsight Compute, its device time per launch as well);
 #   retime (RETIME_STORE=FILE set) the sweep's entries again, auto reading FILE, a store that pins
-#          each kernel's best grid (gridsel_bench.py best-cache), alternating launch by launch with
+#          each kernel's best grid (gridsel_bench.py best-cache; or, RETIME_LABEL=learned, the
+#          sessions' stores merged, to judge production again), alternating launch by launch with
 #          auto's grid: best and auto timed in one process, which a minimum over many noisy points
 #          is not (the sweep's best is its luckiest point);
 #   tune   (TUNE=1) a `gridsel tune` session per entry from an empty store, then production reading
@@ -69,8 +70,10 @@ run_one() { # ENTRY MODE CONFIG ROUND BINARY ARGS VERIFY [VAR=VALUE...]
   local -a timer=()
   # Under ncu each launch's device time is read too (ENTRY/TAG.ncu.csv): the profile's wall time
   # holds the launch's own ~10-20 us and, for `nowait` regions (miniWeather), is not the kernel's.
+  # NCU_CACHE: ncu's --cache-control; its default, all, flushes the caches before every kernel,
+  # `none` leaves them as the program's previous kernel left them, as in a run without ncu.
   [[ $mode != panel && ${TIMER:-profile} == ncu ]] &&
-    timer=(ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$dir/$tag.ncu.csv")
+    timer=(ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --metrics gpu__time_duration.sum --csv --log-file "$dir/$tag.ncu.csv")
   (cd "$dir/scratch" && env "$@" GRIDSEL_PROFILE="$dir/$tag.csv" LD_PRELOAD="$GRIDSEL_LIB" \
     timeout "${RUN_TIMEOUT:-300}" "${timer[@]}" "$bin" $args >"$dir/$tag.log" 2>&1)
   rc=$?
@@ -147,7 +150,7 @@ run() {
       # so that best and auto are timed in one process without the sweep's pick of the luckiest.
       [[ -v SWEEP_ARGS[$name] ]] || { echo "realapps.sh: $name launches too seldom to re-time in one process"; continue; }
       for side in odd even; do
-        run_one "$name" retime "best-$side" 1 "$bin" "$sweep_args" "$verify" GRIDSEL_POLICY=auto \
+        run_one "$name" retime "${RETIME_LABEL:-best}-$side" 1 "$bin" "$sweep_args" "$verify" GRIDSEL_POLICY=auto \
           GRIDSEL_CACHE="$RETIME_STORE" GRIDSEL_LEARNED_ALTERNATE=$side
       done
     elif [[ -v SWEEP_ARGS[$name] ]]; then

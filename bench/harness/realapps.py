@@ -5,6 +5,7 @@
     python3 bench/harness/gridsel_bench.py summarize RESULTS --min-samples 2
     python3 bench/harness/realapps.py retime RETIME_RUNS_DIR RESULTS
     python3 bench/harness/realapps.py production TUNE_RUNS_DIR RESULTS
+    python3 bench/harness/realapps.py assignment RESULTS [--production DIR]
 
 RUNS_DIR is what realapps.sh wrote ($OUT/realapps: runs.csv, env.txt, ENTRY/*.csv profiles).
 A run made under ncu (TIMER=ncu) is timed by ncu's device time of each launch instead of the
@@ -159,7 +160,8 @@ RETIME_HEADER = ["program", "kernel", "trip_count", "store_threads", "store_bloc
 
 def alternating(runs_dir, prefix):
     """Per (entry, kernel, trip count), from realapps.sh's two alternating runs PREFIX-odd and
-    PREFIX-even (auto reading a store, its launches alternating with auto's grid, under ncu):
+    PREFIX-even (auto reading a store, its launches alternating with auto's grid; timed by ncu
+    where the run was, else by the profile's time of each launch):
     the store's grid, auto's, the launches per side, and the speedup of the store's grid over
     auto's in each run (median device times, each kernel's first two launches left out as
     cold) and their geometric mean. One process per run: no noise between processes enters."""
@@ -169,10 +171,12 @@ def alternating(runs_dir, prefix):
         grids = defaultdict(dict)
         for side in ("odd", "even"):
             stem = os.path.join(runs_dir, entry, f"{prefix}-{side}-r1")
-            if not os.path.exists(stem + ".ncu.csv"):
+            if not os.path.exists(stem + ".csv"):
                 continue
-            with open(stem + ".ncu.csv", errors="replace") as f:
-                prof = device_timed(read_profile(stem + ".csv"), f.read())
+            prof = list(read_profile(stem + ".csv"))
+            if os.path.exists(stem + ".ncu.csv"):
+                with open(stem + ".ncu.csv", errors="replace") as f:
+                    prof = device_timed(prof, f.read())
             seen = Counter()
             for p in prof:
                 seen[p["kernel"]] += 1
@@ -286,6 +290,81 @@ def production(runs_dir, results):
     return out
 
 
+ASSIGNMENT_HEADER = ["program", "kernels", "auto_ms_per_run", "best_each_over_auto", "one_grid",
+                     "one_grid_over_auto", "best_assignment_over_auto", "auto_share", "occupancy_share",
+                     "production_share"]
+
+
+def assignment(results, production_dir=None, within=None):
+    """Per program, its kernels' GPU time per run (each kernel's median launch times its launches
+    per run, jobs.jsonl) under auto, occupancy, production (production.csv's speedup over auto
+    within one process) and the best assignment: the faster of each kernel's best grid together
+    (summary.csv's re-timed best, measured with every kernel's best pinned at once) and one grid
+    for all (points.csv: the grid every kernel was swept at whose summed time is least). Each
+    policy's share is the best assignment's time over its own. production.csv is read from
+    PRODUCTION_DIR (a later session's folder) where given, and assignment.csv written there.
+    WITHIN, a folder of realapps.sh's re-timing runs of both stores (`best-*` and `learned-*`,
+    RETIME_LABEL), takes both speedups over auto from those runs instead, so that best and
+    production are judged under the same conditions (one call, one ncu cache control); one grid
+    for all is then not judged (the sweep's conditions differ)."""
+    production_dir = production_dir or results
+    launches = {}
+    with open(os.path.join(results, "jobs.jsonl")) as f:
+        for line in f:
+            j = json.loads(line)
+            for p in j["pairs"]:
+                launches[(j["program"], p["kernel"], p["trip_count"])] = p["launches_per_run"]
+    table = defaultdict(dict)
+    with open(os.path.join(results, "summary.csv")) as f:
+        for r in csv.DictReader(f):
+            table[(r["program"], r["kernel"], int(r["trip_count"]))][r["policy"]] = float(r["median_ms"])
+    over_auto = {}
+    if not within:
+        with open(os.path.join(production_dir, "production.csv")) as f:
+            for r in csv.DictReader(f):
+                over_auto[(r["program"], r["kernel"], int(r["trip_count"]))] = float(r["production_over_auto"])
+    grids = defaultdict(dict)
+    with open(os.path.join(results, "points.csv")) as f:
+        for r in csv.DictReader(f):
+            grids[(r["program"], r["kernel"], int(r["trip_count"]))][(int(r["threads"]), int(r["blocks"]))] = \
+                float(r["median_ms"])
+    if within:
+        best_within = alternating(within, "best")
+        over_auto = {k: v["speedup"] for k, v in alternating(within, "learned").items()}
+        # A kernel the learned store leaves at auto's grid (nothing kept) is auto's by construction.
+        over_auto.update({k: 1.0 for k in best_within if k not in over_auto})
+        for k, v in best_within.items():
+            if k in table:
+                table[k]["best"] = table[k]["auto"] / v["speedup"]
+        table = {k: t for k, t in table.items() if k in best_within}
+        grids = {}
+    kernels = defaultdict(list)
+    for k, t in table.items():
+        if k in launches and k in over_auto and {"auto", "occupancy", "best"} <= t.keys():
+            kernels[k[0]].append(k)
+    out = []
+    for program, ks in sorted(kernels.items()):
+        def total(ms):
+            return sum(launches[k] * ms(k) for k in ks)
+        auto = total(lambda k: table[k]["auto"])
+        each = total(lambda k: table[k]["best"])
+        # One grid for all: the sweep's points are medians from the same process as auto's.
+        common = set.intersection(*(set(grids.get(k, ())) for k in ks))
+        one = min(common, key=lambda g: total(lambda k: grids[k][g]), default=None)
+        one_ms = total(lambda k: grids[k][one]) if one else math.inf
+        best = min(each, one_ms)
+        prod = total(lambda k: table[k]["auto"] / over_auto[k])
+        occ = total(lambda k: table[k]["occupancy"])
+        out.append([program, len(ks), f"{auto:.3f}", f"{auto / each:.4f}",
+                    f"{one[0]}x{one[1]}" if one else "", f"{auto / one_ms:.4f}" if one else "",
+                    f"{auto / best:.4f}", f"{best / auto:.4f}", f"{best / occ:.4f}", f"{best / prod:.4f}"])
+    with open(os.path.join(production_dir, "assignment.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(ASSIGNMENT_HEADER)
+        w.writerows(out)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -299,7 +378,16 @@ def main(argv=None):
     pr = sub.add_parser("production", help="tune sessions, then production against auto and best")
     pr.add_argument("runs_dir")
     pr.add_argument("results")
+    asg = sub.add_parser("assignment", help="per program: each policy's share of the best assignment")
+    asg.add_argument("results")
+    asg.add_argument("--production", help="the folder of a later session's production.csv")
+    asg.add_argument("--within", help="re-timing runs of both stores (best-*, learned-*)")
     a = ap.parse_args(argv)
+    if a.cmd == "assignment":
+        for r in assignment(a.results, a.production, a.within):
+            print(f"{r[0]}: best assignment {r[6]}x auto ({'one grid ' + r[4] if r[6] == r[5] else 'each kernel best'}); "
+                  f"share auto {float(r[7]):.1%}, occupancy {float(r[8]):.1%}, production {float(r[9]):.1%}")
+        return 0
     if a.cmd == "production":
         rows = production(a.runs_dir, a.results)
         lg = defaultdict(list)

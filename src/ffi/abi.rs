@@ -307,6 +307,21 @@ impl KernelArgs {
             args.thread_limit[0] = thread_limit as u32;
         }
     }
+
+    /// Makes a `nowait` launch wait for its kernel: clears `Flags.NoWait`,
+    /// so that libomptarget takes the launch's blocking path (the one of a
+    /// region without `nowait`: the kernel and its data transfers are done
+    /// when the call returns) instead of leaving it to the task's later
+    /// queries. The region's task still ends when its launch does; only
+    /// when, within that task, the kernel is waited for changes.
+    pub fn wait_for_kernel(&mut self) {
+        if self.version >= 2 && self.nowait {
+            // SAFETY: as in `write_grid`.
+            let args = unsafe { &mut *(self.ptr as *mut KernelArgsV2) };
+            args.flags &= !FLAG_NOWAIT;
+            self.nowait = false;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -467,6 +482,27 @@ mod tests {
             let args = b.read().unwrap();
             assert!(args.grid_fixed && !args.grid_may_change(), "{flags:#x}");
         }
+    }
+
+    #[test]
+    fn waiting_for_the_kernel_clears_no_wait_alone() {
+        // NoWait with DynCGroupMemFallback (bits 2-3) beside it: only bit 0 goes.
+        for version in 2..=5 {
+            let mut b = Bytes::new(version, 0b1101, [0; 3], [0; 3]);
+            let before = b.bytes().to_vec();
+            let mut args = b.read().unwrap();
+            args.wait_for_kernel();
+            assert!(!args.nowait, "v{version}");
+            assert_eq!(b.u32_at(FLAGS), 0b1100, "v{version}");
+            let mut after = b.bytes().to_vec();
+            after[FLAGS] |= 1;
+            assert_eq!(after, before, "v{version}: nothing else changed");
+        }
+        // Version 1 has no flags: nothing is written.
+        let mut v1 = Bytes::new(1, 0, [0; 3], [0; 3]);
+        let before = v1.bytes().to_vec();
+        v1.read().unwrap().wait_for_kernel();
+        assert_eq!(v1.bytes(), &before[..]);
     }
 
     #[test]

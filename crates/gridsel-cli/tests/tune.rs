@@ -1411,6 +1411,29 @@ fn an_output_cut_at_the_cap_does_not_verify() {
 /// they describe the GPU, the program's opt-ins or the log: a site store
 /// would be judged as the learned set, an alternation of the caller's
 /// would compare auto's grid with itself.
+/// A kernel whose every launch is a `nowait` region is searched and settles
+/// in a session as any other: the session's runs wait for such launches
+/// (`GRIDSEL_TUNE_WAIT`), so they are timed (without it, a `nowait` launch
+/// returns before its kernel ends and `tune` leaves it at auto's grid, with
+/// no search: miniWeather's eight step kernels on the H100).
+#[test]
+fn a_kernel_launched_nowait_is_searched_and_settles_in_a_session() {
+    if !clang19_available() {
+        return;
+    }
+    let program = repeat();
+    let dir = temp_dir("tune-nowait");
+    let (out, store) = (dir.join("out"), dir.join("tune.json"));
+    let program = program.to_string_lossy();
+    let args = ["--runs", "3", "--confirm", "1", "--check", CHECK];
+    let command = [&*program, "20", "1000", "1", "1", "nowait"];
+    let run = tune(&out, &store, &args, &command).ok();
+    let searches = searches(&out.join("store.json"));
+    assert_eq!(searches.len(), 1, "{searches:?}: {}", run.stderr);
+    assert!(searches[0].0.contains("_step_nowait_l"), "{searches:?}");
+    assert!(searches[0].1, "settled: {}", run.stderr);
+}
+
 #[test]
 fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
     if !clang19_available() {
@@ -1477,6 +1500,7 @@ fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
             "GRIDSEL_POLICY",
             "GRIDSEL_PROFILE",
             "GRIDSEL_TEAMS_REGIONS",
+            "GRIDSEL_TUNE_WAIT",
         ];
         if stem.starts_with("tune-") {
             expected.extend(["GRIDSEL_TUNE_OVERHEAD", "GRIDSEL_TUNE_SESSION_RUNS"]);
@@ -1488,6 +1512,7 @@ fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
         expected.sort();
         assert_eq!(names, expected, "{stem}: {}", run.stderr);
         assert!(log.contains("GRIDSEL_DEVICE=h100\n"), "{log}");
+        assert!(log.contains("GRIDSEL_TUNE_WAIT=on\n"), "{log}");
     }
     assert!(logs >= 3, "{}", run.stderr);
 }

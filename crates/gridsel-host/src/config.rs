@@ -325,6 +325,17 @@ pub static PROTOCOL: &[Setting] = &[
             Ok(())
         },
     },
+    Setting {
+        name: ENV_TUNE_WAIT,
+        values: ON_OFF,
+        default: DefaultValue::Written("off"),
+        help: "Set by `gridsel tune` on every run of a session: a launch of a `nowait` target region waits for its kernel, as one without `nowait` does, so that the session can time it and search its grid (the launch of a `nowait` region returns before its kernel ends). Outside a session such launches run as the program asked.",
+        if_bad: None,
+        read: |config, value| {
+            config.tune_wait = on_off(&text(value)).ok_or(Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
 ];
 
 /// Every variable gridsel reads: the settings, then the session's protocol.
@@ -430,6 +441,9 @@ pub struct Config {
     /// (`gridsel_core::tune::LearnedPolicy::alternating`), for the
     /// confirmation runs of a `gridsel tune` session.
     pub learned_alternate: Option<LearnedLaunches>,
+    /// `GRIDSEL_TUNE_WAIT`: launches of `nowait` regions wait for their
+    /// kernel (a `gridsel tune` session's runs), so that they are timed.
+    pub tune_wait: bool,
     /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).
     pub log: LevelFilter,
 }
@@ -450,6 +464,7 @@ impl Default for Config {
             tune_bound: Bound::default(),
             tune_session_runs: None,
             learned_alternate: None,
+            tune_wait: false,
             log: crate::logging::DEFAULT_LEVEL,
         }
     }
@@ -608,11 +623,12 @@ mod tests {
             let (c, errors) = parse(&[(name, word)]);
             let value = match name {
                 ENV_SAFE_RANGE => c.safe_range,
+                ENV_TUNE_WAIT => c.tune_wait,
                 _ => c.opt_in.override_clauses,
             };
             errors.is_empty().then_some(value)
         };
-        for name in [ENV_OVERRIDE_CLAUSES, ENV_SAFE_RANGE] {
+        for name in [ENV_OVERRIDE_CLAUSES, ENV_SAFE_RANGE, ENV_TUNE_WAIT] {
             for on in ["on", "1", "true", "yes", " ON ", "True", "YES"] {
                 assert_eq!(read(name, on), Some(true), "{name}={on}");
             }
@@ -781,6 +797,7 @@ mod tests {
             (ENV_TUNE_BOUND, "bank", "run or average"),
             (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
             (ENV_LEARNED_ALTERNATE, "sometimes", "odd, even or off"),
+            (ENV_TUNE_WAIT, "maybe", ON_OFF),
             (ENV_SAFE_RANGE, "please", ON_OFF),
             (ENV_LOG, "loud", "off, error, warn, info, debug or trace"),
         ];

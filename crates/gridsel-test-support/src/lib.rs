@@ -381,6 +381,14 @@ impl Run {
             .collect()
     }
 
+    /// The `spy flags:` lines of `tests/c/spy.c`: each v2+ launch's
+    /// `KernelArgs` flags as gridsel forwarded them.
+    pub fn spied_flags(&self) -> Vec<u64> {
+        let lines = self.stderr.lines();
+        let flags = lines.filter_map(|l| l.strip_prefix("spy flags: ")?.trim().parse().ok());
+        flags.collect()
+    }
+
     /// The `spy:` lines of `tests/c/spy.c`: (version, trip, teams, limit,
     /// struct teams, struct limit).
     pub fn spied(&self) -> Vec<[i64; 6]> {

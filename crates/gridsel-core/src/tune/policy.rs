@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
 /// device, trip-count class, build), resumed from the store. Launches that cannot
-/// be timed (`nowait`), and classes past
+/// be timed (`nowait`, except in a tuning session's runs, which wait for
+/// them: `GRIDSEL_TUNE_WAIT`), and classes past
 /// [`crate::policy::per_launch::MAX_TRIP_COUNTS`] of a kernel, get `auto`'s
 /// grid.
 pub struct TunePolicy {

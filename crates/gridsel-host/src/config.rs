@@ -771,7 +771,7 @@ mod tests {
                 written += 1;
             }
         }
-        assert_eq!(written, 8);
+        assert_eq!(written, 9);
         let threads = setting(ENV_THREADS_PER_BLOCK).values;
         assert!(threads.ends_with(&format!("1-{MAX_THREADS_PER_BLOCK}")));
         let devices = setting(ENV_DEVICE).values;

@@ -83,17 +83,20 @@ class RealappsTest(unittest.TestCase):
         # Launched once a run: that launch is the sample, not a warm-up.
         self.assertEqual(sorted((r["policy"], r["warmup"]) for r in rows), [("auto", "0"), ("grid", "0")])
 
-    def alternating_runs(self, prefix, learned_ns, auto_ns):
+    def alternating_runs(self, prefix, learned_ns, auto_ns, ncu=True):
+        """Two alternating runs PREFIX-odd and PREFIX-even; timed by ncu (the profile's times
+        then meaningless), or by the profile alone."""
         for side in ("odd", "even"):
             prof = ["kernel,trip_count,policy,blocks,threads,ns"]
-            ncu = []
+            timed = []
             for i in range(12):
                 learned = (i % 2 == 1) == (side == "odd") and i > 0
                 p, t, b, ns = ("learned", 32, 2112, learned_ns) if learned else ("auto", 64, 8448, auto_ns)
-                prof.append(f"{K},1000,{p},{b},{t},1")
-                ncu.append((K, t, b, ns))
+                prof.append(f"{K},1000,{p},{b},{t},{1 if ncu else int(ns)}")
+                timed.append((K, t, b, int(ns)))
             self.write(f"app/{prefix}-{side}-r1.csv", "\n".join(prof) + "\n")
-            self.write(f"app/{prefix}-{side}-r1.ncu.csv", ncu_csv(ncu))
+            if ncu:
+                self.write(f"app/{prefix}-{side}-r1.ncu.csv", ncu_csv(timed))
 
     def summary(self, llvm_ms, auto_ms, best_ms):
         os.makedirs(self.results, exist_ok=True)
@@ -136,6 +139,62 @@ class RealappsTest(unittest.TestCase):
         self.assertEqual(row[3], "one process")
         self.assertAlmostEqual(float(row[6]), 1.2 / 0.9, places=3)   # LLVM's over production's
         self.assertAlmostEqual(float(row[7]), 1.5, places=3)          # best's
+
+    def assignment_results(self, k2_one_grid_ms):
+        """Two kernels of `app`: K (10 launches a run; auto 1.0 ms, occupancy 0.8, best 0.5,
+        production 2x auto) and K2 (100; auto 0.1, occupancy 0.2, best 0.1, production auto's)."""
+        os.makedirs(self.results, exist_ok=True)
+        k2 = "__omp_offloading_fe00_1_main_l20"
+        with open(os.path.join(self.results, "jobs.jsonl"), "w") as f:
+            f.write(json.dumps({"program": "app", "pairs": [
+                {"kernel": K, "trip_count": 1000, "launches_per_run": 10},
+                {"kernel": k2, "trip_count": 1000, "launches_per_run": 100}]}) + "\n")
+        with open(os.path.join(self.results, "summary.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(SUMMARY_HEADER)
+            for kernel, times in ((K, (1.0, 0.8, 0.5)), (k2, (0.1, 0.2, 0.1))):
+                for policy, ms in zip(("auto", "occupancy", "best"), times):
+                    w.writerow(["app", kernel, 1000, "long", policy, 64, 8448, ms, 1.0])
+        with open(os.path.join(self.results, "points.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["program", "kernel", "trip_count", "label", "threads", "blocks", "n_samples",
+                        "median_ms", "p10_ms", "p90_ms"])
+            for kernel, t, b, ms in ((K, 32, 2112, 0.5), (K, 64, 8448, 1.0), (k2, 32, 2112, k2_one_grid_ms),
+                                     (k2, 64, 8448, 0.1), (k2, 128, 64, 0.01)):
+                w.writerow(["app", kernel, 1000, "grid", t, b, 3, ms, ms, ms])
+        with open(os.path.join(self.results, "production.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(realapps.PRODUCTION_HEADER)
+            for kernel, over_auto in ((K, 2.0), (k2, 1.0)):
+                w.writerow(["app", kernel, 1000, "one process", 1, over_auto, 1, 1, 1, 1])
+
+    def test_assignment_weighs_each_kernel_by_its_time_per_run(self):
+        # Per run: auto 10 + 10 = 20 ms, each kernel's best 5 + 10 = 15, occupancy 8 + 20 = 28,
+        # production 5 + 10 = 15; one grid for all, 32x2112, 5 + 12 = 17 (128x64 was not
+        # measured for K: no grid of one kernel alone counts).
+        self.assignment_results(k2_one_grid_ms=0.12)
+        [row] = realapps.assignment(self.results)
+        self.assertEqual(row[:2], ["app", 2])
+        self.assertEqual(row[4:6], ["32x2112", f"{20 / 17:.4f}"])
+        self.assertEqual(row[6:], [f"{20 / 15:.4f}", "0.7500", f"{15 / 28:.4f}", "1.0000"])
+
+    def test_one_grid_for_all_is_the_best_assignment_where_it_is_faster(self):
+        self.assignment_results(k2_one_grid_ms=0.05)   # 32x2112: 5 + 5 = 10 ms a run
+        [row] = realapps.assignment(self.results)
+        self.assertEqual(row[6:], [f"{20 / 10:.4f}", "0.5000", f"{10 / 28:.4f}", f"{10 / 15:.4f}"])
+
+    def test_assignment_within_runs_of_both_stores_timed_by_the_profile(self):
+        # Without ncu the profile's own times are read; K's best 1.25x auto, production 1.1x,
+        # K2 absent from the runs is left out; production's share is 1.1 / 1.25.
+        self.assignment_results(k2_one_grid_ms=0.12)
+        self.alternating_runs("best", learned_ns=800, auto_ns=1000, ncu=False)
+        self.alternating_runs("learned", learned_ns=1000 / 1.1, auto_ns=1000, ncu=False)
+        out = os.path.join(self.dir, "within")
+        os.makedirs(out)
+        [row] = realapps.assignment(self.results, out, self.runs)
+        self.assertEqual((row[1], row[4]), (1, ""))
+        self.assertAlmostEqual(float(row[9]), 1.1 / 1.25, places=3)
+        self.assertTrue(os.path.exists(os.path.join(out, "assignment.csv")))
 
 
 if __name__ == "__main__":

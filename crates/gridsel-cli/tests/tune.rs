@@ -347,7 +347,7 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
         end.starts_with(
             "after 1 tuning run, --runs 1 is reached: 1 search still exploring, auto's grid \
              stays for them: __omp_offloading_"
-        ) && end.contains("_step_l14 at class 20 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs would take about ")
+        ) && end.contains("_step_l16 at class 20 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs would take about ")
             && end.ends_with(" --runs 18)"),
         "{end}"
     );

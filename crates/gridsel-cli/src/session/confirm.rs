@@ -36,8 +36,9 @@
 //! - **A search** (kernel and trip-count class, as the store keys them)
 //!   whose learned grid differs from auto's is refused, even in a kept set,
 //!   when it is slower than auto's grid beyond the noise: its median launch
-//!   time over auto's above 1.03 in the median pair and above 1 in most
-//!   pairs. Failing to win every pair is no reason: that is the noise.
+//!   time over auto's above [`HARM`] (1.03) in the median pair of runs, or
+//!   above [`HARM_WITHIN`] (1.01) in the median alternating run, and above 1
+//!   in most. Failing to win every pair is no reason: that is the noise.
 //! - When no search launched another grid than auto's, there is nothing to
 //!   confirm: what was learned changes nothing in production.
 //!
@@ -81,6 +82,17 @@ use std::collections::{BTreeMap, BTreeSet};
 /// must be before it is refused: beyond the few per cent that the same
 /// grid's median moves between processes.
 const HARM: f64 = 1.03;
+
+/// [`HARM`] where the two sides ran in one process, launch by launch
+/// ([`Confirmed::Alternating`]): no difference between processes enters, so
+/// a learned grid more than 1 % slower than auto's in the median run (and
+/// slower in most) is refused, the bound a production run is held to
+/// against auto's grids within one process (issue 37). On the H100 a
+/// session that refused only above 3 % kept LULESH's `l2298` and `l2022`
+/// at 1.013 and 1.014 (slower in 4 and 3 of 4 alternating runs), which its
+/// production then ran 1.5-3.8 % slower than auto under Nsight Compute
+/// (bench/results/h100/NOTES.md §44).
+const HARM_WITHIN: f64 = 1.01;
 
 /// The sign test's level: the chance, were the two runs of a pair equally
 /// likely to win, that the session keeps (or refuses as slower) a set at
@@ -375,7 +387,7 @@ pub fn decide(pairs: &[Pair], looks: Looks, by: Confirmed) -> Verdict {
         .collect();
     let searches: Vec<SearchVerdict> = keys
         .into_iter()
-        .filter_map(|key| decide_search(key, pairs))
+        .filter_map(|key| decide_search(key, pairs, by))
         .collect();
     let faster_pairs = gpu.iter().filter(|r| **r < 1.0).count();
     let slower_pairs = gpu.iter().filter(|r| **r > 1.0).count();
@@ -403,7 +415,7 @@ pub fn decide(pairs: &[Pair], looks: Looks, by: Confirmed) -> Verdict {
 /// search only the runs reading the store launched cannot be compared with
 /// auto's and is refused; one only auto's runs launched is none of the
 /// store's doing.
-fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<SearchVerdict> {
+fn decide_search(key: &SearchKey, pairs: &[Pair], by: Confirmed) -> Option<SearchVerdict> {
     let launched: Vec<(Launched, Launched)> = pairs
         .iter()
         .filter_map(|p| Some((*p.auto.searches.get(key)?, *p.learned.searches.get(key)?)))
@@ -429,7 +441,11 @@ fn decide_search(key: &SearchKey, pairs: &[Pair]) -> Option<SearchVerdict> {
     let ratio = median(&ratios);
     let same_grid = launched.iter().all(|(a, l)| a.grid == l.grid);
     let slower_in_most = 2 * ratios.iter().filter(|r| **r > 1.0).count() > ratios.len();
-    let harmful = ratio.is_some_and(|r| r > HARM) && slower_in_most;
+    let harm = match by {
+        Confirmed::Alternating => HARM_WITHIN,
+        Confirmed::Pairs => HARM,
+    };
+    let harmful = ratio.is_some_and(|r| r > harm) && slower_in_most;
     let shown = ratios
         .iter()
         .map(|r| format!("{r:.3}"))
@@ -897,6 +913,25 @@ mod tests {
         let verdict = decide(&four, THREE, Confirmed::Alternating);
         assert_eq!(verdict.outcome, Outcome::Faster, "{verdict:?}");
         assert_eq!(verdict.action(&key(L64)), Action::Write);
+    }
+
+    /// A learned grid 2 % slower than auto's in every run: beyond the noise
+    /// within one process (refused), within it between processes (kept
+    /// with the faster set).
+    #[test]
+    fn a_grid_slower_by_two_percent_is_refused_within_one_process_only() {
+        let kernels = [
+            (L64, (7392, 32), [100.0, 80.0]),
+            (L70, (264, 64), [30.0, 30.6]),
+        ];
+        let four = pairs(&kernels, &[1.0; 4], &[QUIET, QUIET]);
+        let within = decide(&four, THREE, Confirmed::Alternating);
+        assert_eq!(within.outcome, Outcome::Faster, "{within:?}");
+        assert_eq!(within.action(&key(L64)), Action::Write);
+        assert_eq!(within.action(&key(L70)), Action::Remove, "{within:?}");
+        let across = decide(&four, THREE, Confirmed::Pairs);
+        assert_eq!(across.outcome, Outcome::Faster, "{across:?}");
+        assert_eq!(across.action(&key(L70)), Action::Write, "{across:?}");
     }
 
     #[test]

@@ -120,7 +120,7 @@ const AFTER: usize = 1;
     differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
-    median pair; where the pairs cannot tell, the searches that gained most (up to 3) are \
+    median pair (over 1 % in the median alternating run); where the pairs cannot tell, the searches that gained most (up to 3) are \
     confirmed alone, each reading a store of it alone, and kept alone if faster; searches \
     refused are removed from the store."
 )]

@@ -934,6 +934,35 @@ mod tests {
         assert_eq!(across.action(&key(L70)), Action::Write, "{across:?}");
     }
 
+    /// What the session tells of its rule, in its `--help` and in the
+    /// README it writes, states both bounds as this decision applies them.
+    #[test]
+    fn the_session_states_both_bounds_a_grid_is_refused_at() {
+        use clap::Args as _;
+        let percent = |harm: f64| format!("over {} %", ((harm - 1.0) * 100.0).round());
+        let (pair, within) = (percent(HARM), percent(HARM_WITHIN));
+        let help = super::super::Args::augment_args(clap::Command::new("tune"))
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for (told, text) in [
+            ("--help", help.as_str()),
+            ("README", super::super::report::METHOD),
+        ] {
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let says = |bound: &str, of: &str| {
+                [" ", " above auto's "]
+                    .iter()
+                    .any(|between| text.contains(&format!("{bound}{between}in the median {of}")))
+            };
+            assert!(says(&pair, "pair"), "{told}: {text}");
+            assert!(
+                says(&format!("({within}"), "alternating run"),
+                "{told}: {text}"
+            );
+        }
+    }
+
     #[test]
     fn an_alternating_confirmations_messages_speak_of_alternating_runs() {
         let kernels = [(L64, (7392, 32), [100.0, 95.0]), (L70, AUTO, [30.0, 30.0])];

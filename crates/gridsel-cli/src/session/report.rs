@@ -464,7 +464,9 @@ fn markdown(summary: &Summary) -> String {
     md
 }
 
-const METHOD: &str = "## Method\n\n\
+/// The method the session's README states (its rule's numbers are
+/// `confirm.rs`'s).
+pub(super) const METHOD: &str = "## Method\n\n\
     Per program: one run under `auto` with no store (before), the tuning runs its searches \
     need (planned from the before run's launches, within --time and --runs) under `tune` exploring freely (`GRIDSEL_TUNE_OVERHEAD=off`) on a copy of the \
     store in this folder, each search measuring as many grids as its launches in those runs can \
@@ -487,8 +489,9 @@ const METHOD: &str = "## Method\n\n\
     store of it alone (the program's other kernels at auto's grids, in `alone-N/`), and one \
     kept so is written. \
     In a kept set, a search (kernel and trip-count class) whose grid differs from auto's is \
-    refused only when its median launch time is over 3 % above auto's in the median pair and \
-    above it in most pairs. Refused searches are removed from the store, an earlier \
+    refused only when its median launch time is over 3 % above auto's in the median pair \
+    (over 1 % above auto's in the median alternating run, where both sides ran in one process) \
+    and above it in most pairs. Refused searches are removed from the store, an earlier \
     session's copy included. \
     Every run must exit with status 0 \
     and its output match `--check`, or else equal the before run's output but for gridsel's \

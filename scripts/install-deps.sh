@@ -40,7 +40,11 @@ if ! command -v cargo >/dev/null; then
   if [[ -x $HOME/.cargo/bin/cargo ]]; then
     export PATH=$HOME/.cargo/bin:$PATH
   else
-    curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component rustfmt,clippy
+    # rustup's installer script, as https://sh.rustup.rs serves it, from where
+    # rustup itself downloads (a network that lets rustup through may not let
+    # that short name through).
+    curl -sSf https://static.rust-lang.org/rustup/rustup-init.sh |
+      sh -s -- -y --profile minimal --component rustfmt,clippy
     export PATH=$HOME/.cargo/bin:$PATH
   fi
 fi

@@ -54,7 +54,10 @@ EOF
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 # A network that re-signs TLS needs its CA trusted; the root's
 # ca-certificates, when install-deps.sh installs it, takes it from here.
-cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 git clone -q "$repo" "$root/root/gridsel"
 git -C "$root/root/gridsel" rev-parse HEAD >"$out/commit"
 

@@ -13,10 +13,11 @@
 #     and 23, which Debian ships none of, built from Debian's source of each
 #     release (scripts/llvm-devicertl.sh; about 30 s each);
 #   - matplotlib for the harness's plot;
-#   - a Rust toolchain when none is installed.
+#   - Rust 1.95.0 when no Rust is installed, with rustfmt and clippy.
 # With --demo, only what scripts/demo.sh and a build of gridsel need: clang
-# 19, libomp 19, gcc and a Rust toolchain (67 packages, 132 MB to download
-# on a fresh Debian 12, against 195 packages and 348 MB for the tests).
+# 19 with its offload tools, libomp 19, gcc and Rust (71 packages, 144 MB to
+# download on a fresh Debian 12, against 191 packages and 349 MB for the
+# tests; docs/toolchain.md §6).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

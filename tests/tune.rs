@@ -1537,9 +1537,14 @@ fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
         return;
     }
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let path = temp("world_writable");
-    let dir = path.parent().unwrap();
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Under the system's temporary folder, which the other user can enter:
+    // the target folder may lie in root's home, mode 0700 on Debian.
+    let dir = std::env::temp_dir().join(format!("gridsel-tune-rewrite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let _remove = RemoveDir(dir.clone());
+    let path = dir.join("cache.json");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     store_updates(&path, &[entry("k", 1, 32)], PATIENCE).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     // Another user (uid 4242) rewrites root's store, world-writable.
@@ -1566,6 +1571,15 @@ fn a_rewrite_never_keeps_another_owners_world_writable_mode() {
             .contains("{\"kernel\":\"k\"")
     );
     assert!(files::load_store(&path).is_err());
+}
+
+/// Removes its folder when dropped, the test passed or not.
+struct RemoveDir(PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// [`a_rewrite_never_keeps_another_owners_world_writable_mode`]'s other

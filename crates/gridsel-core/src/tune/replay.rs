@@ -72,7 +72,8 @@ pub fn replay(
 }
 
 /// One kernel of a replayed program: its prior, what a launch on a grid
-/// costs, and the best time it is judged against.
+/// costs (infinite for a grid with no time: the search sees it fail), and
+/// the best time it is judged against.
 pub struct ReplayedKernel<'a> {
     pub prior: &'a Prior,
     pub time: &'a dyn Fn(Geometry) -> f64,
@@ -129,9 +130,25 @@ pub fn replay_program(
                 };
                 let cold = if n == 0 { setup.cold } else { 1.0 };
                 let t = (kernels[k].time)(choice.grid) * cold;
-                total[k] += t;
+                // A grid without a time (infinite: one a sweep did not
+                // measure) fails to the search (`u64::MAX`) and is
+                // spent as the first candidate's, `auto`'s grid.
+                total[k] += if t.is_finite() {
+                    t
+                } else {
+                    kernels[k]
+                        .prior
+                        .list
+                        .first()
+                        .map_or(0.0, |&(_, g)| (kernels[k].time)(g))
+                        * cold
+                };
                 if choice.observe {
-                    let ns = (t * noise(n == 0) * 1e3).round().max(1.0) as u64;
+                    let ns = if t.is_finite() {
+                        (t * noise(n == 0) * 1e3).round().max(1.0) as u64
+                    } else {
+                        u64::MAX
+                    };
                     allowance.charge(ns, learner.observe(choice.grid, 1, ns));
                 }
             }

@@ -329,7 +329,7 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
     };
     assert_eq!(settled(&out), [false]);
     // The plan: what the before run's one launch needs, cut to --runs; at
-    // the end, what a session of the 18 runs the search launched 5 times a
+    // the end, what a session of the 35 runs the search launched 5 times a
     // run by the tuning runs needs would take.
     let lines = progress(&run, "sh");
     assert!(
@@ -347,8 +347,8 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
         end.starts_with(
             "after 1 tuning run, --runs 1 is reached: 1 search still exploring, auto's grid \
              stays for them: __omp_offloading_"
-        ) && end.contains("_step_l14 at class 20 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs would take about ")
-            && end.ends_with(" --runs 18)"),
+        ) && end.contains("_step_l16 at class 20 (launched 5 times a run: 35 tuning runs settle it); a session of 35 tuning runs would take about ")
+            && end.ends_with(" --runs 35)"),
         "{end}"
     );
     let decided = decisions(&out);
@@ -400,13 +400,13 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let log = out.join("sh/tune-1.log");
     let expected = format!(
-        "gridsel: sh, tuning run 1/4: the output differs from the untuned run's at its line 1, column 10 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
+        "gridsel: sh, tuning run 1/8: the output differs from the untuned run's at its line 1, column 10 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
         log.display(),
         store.display()
     );
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
-    // The session stopped at the failed run, the fourth planned: 20
-    // launches a run give 19 warm ones, 4 runs the 72 a whole plan takes.
+    // The session stopped at the failed run, the first of eight planned: 20
+    // launches a run give 19 warm ones, 8 runs the 137 a whole plan takes.
     assert_eq!(progress(&run, "sh").len(), 3, "{}", run.stderr);
     assert_eq!(std::fs::read(&store).unwrap(), before);
     assert!(
@@ -719,7 +719,7 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
         [
             "before",
             "plan",
-            "tuning run 1/8",
+            "tuning run 1/16",
             "confirmation 1/1, learned and auto alternating",
             "confirmation 2 (more runs, up to 3), learned and auto alternating",
             "confirmation 3 (more runs, up to 3), learned and auto alternating",

@@ -190,3 +190,50 @@ pub fn replay_program(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::search::Exploring;
+
+    /// A grid the timer has no time for (`tune-sim --live-prior`, a grid
+    /// the sweep did not measure) is launched as the plan says, fails to
+    /// the search, so it never leads, and is spent as `auto`'s grid: the
+    /// replay still finds the measured faster grid after it, and every
+    /// run's spending stays finite.
+    #[test]
+    fn a_grid_without_a_time_fails_to_the_search_and_is_spent_as_autos() {
+        let (auto, unmeasured, fast) = (
+            Geometry::new(128, 3200),
+            Geometry::new(64, 1600),
+            Geometry::new(32, 4224),
+        );
+        let moves = [(64, -1), (32, 0)].map(|(threads, blocks_log2)| Candidate::Move {
+            threads,
+            blocks_log2,
+        });
+        let mut prior = Prior::unpredicted(vec![
+            (Candidate::Auto, auto),
+            (moves[0], unmeasured),
+            (moves[1], fast),
+        ]);
+        prior.exploring = Exploring::UNBOUNDED;
+        let time = |g: Geometry| match (g.threads, g.blocks) {
+            (128, 3200) => 100.0,
+            (32, 4224) => 80.0,
+            _ => f64::INFINITY,
+        };
+        let setup = ReplaySetup {
+            runs: 3,
+            launches: 20,
+            cold: 1.0,
+            overhead: f64::INFINITY,
+        };
+        let r = replay(&prior, setup, time, |_| 1.0, 80.0);
+        assert_eq!(r.kept.last(), Some(&80.0), "{r:?}");
+        assert!(
+            r.spent.iter().all(|&t| (80.0..=100.0).contains(&t)),
+            "{r:?}"
+        );
+    }
+}

@@ -150,6 +150,8 @@ impl Params {
     /// of best instead of 97.7 % on the upstream sweep and 97.4 % instead
     /// of 96.6 % on the suite's, losing it in no case; the plan takes up
     /// to 94 warm launches instead of 48 (bench/results/h100/NOTES.md §43).
+    /// (Sixteen had replaced online `tune`'s twelve, which missed
+    /// ts_ocean's 32-thread grids of whole waves, 13th and later: §30.)
     ///
     /// The confirm in pairs, from `gridsel tune` on ts_ocean on the H100
     /// (bench/results/h100/NOTES.md §30): `auto`'s grid, dropped after one
@@ -169,15 +171,15 @@ impl Params {
     /// The most candidates a session's plan screens at fewer than two
     /// samples per survivor and round: sixteen, the most that three halving
     /// rounds of two samples bring to one within [`KEEP`](super::KEEP)
-    /// samples. More take a fourth round, and at one repeat their halving
-    /// ranks on too few samples: a plan of fewer warm launches keeps
-    /// sixteen's reach and plan, as before thirty-two.
+    /// samples. More take a fourth round, which at one repeat ranks on
+    /// too few samples: below the 57 warm launches of seventeen at two
+    /// repeats, a plan is what it was when sixteen was the most.
     const SESSION_ONE_REPEAT_MOST: usize = 16;
 
     /// [`Self::SESSION_WARM`] sized to the `warm_launches` a tuning session
     /// gives the search (its launches per run but the first, times the
     /// session's tuning runs): the most candidates, at most thirty-two
-    /// (sixteen at one repeat: [`Self::SESSION_ONE_REPEAT_MOST`]), and then
+    /// (sixteen at one repeat: `SESSION_ONE_REPEAT_MOST`), and then
     /// the most repeats, at most two, whose screening, halving, re-measure
     /// of the leader and settling launch (`session_launches`) fit. Those
     /// assume the medians keep their order; noise that reorders them draws
@@ -201,8 +203,8 @@ impl Params {
     /// launched five times) it is four at one repeat: 4 screened, the two
     /// best once more (2), a re-measure of up to five launches (the leader
     /// from one sample to four, a finalist from two) and the launch that
-    /// settles: 12; budget 7. The whole plan there needed 50-64 launches
-    /// and was still exploring when the session ended
+    /// settles: 12; budget 7. Sixteen's whole plan there needed 50-64
+    /// launches and was still exploring when the session ended
     /// (bench/results/h100/NOTES.md §33). Below 9 launches no plan fits:
     /// auto's grid and one other are screened, within a budget of what is
     /// left, at least one; a session leaves such a search's plan unsized

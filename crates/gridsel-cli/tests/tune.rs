@@ -94,10 +94,11 @@ exec "$0" "$n" "$3" "$r""#;
 /// launches in a run under `odd`, the even ones under `even`; `auto`: the
 /// others) with 100 000 rounds of work per iteration (tens of ms a launch,
 /// against the µs to ms a light one takes on a loaded machine); the
-/// untuned run launches 10 times, the tuning runs 100. Verify it with
+/// untuned run launches 10 times, the tuning runs 150 (a session's whole
+/// warm plan, 137 launches, fits the first). Verify it with
 /// [`CHECK`].
 fn alternating(program: &Path, heavy: &str, trips: &str) -> Vec<String> {
-    let script = r#"n=100 r=1 o=1
+    let script = r#"n=150 r=1 o=1
 case "$GRIDSEL_POLICY,$GRIDSEL_CACHE,$GRIDSEL_LEARNED_ALTERNATE" in
   auto,off,*) n=10 ;;
   auto,*,odd|auto,*,even) n=10
@@ -189,7 +190,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     empty_store(&store, 0o640);
     // The runs without the store do 1 000 000 times the work: the learned grid
     // (or auto's, if the search kept it) is faster in every pair.
-    let command = weighted(&program, "auto", "100", "1000");
+    let command = weighted(&program, "auto", "150", "1000");
     let command: Vec<&str> = command.iter().map(String::as_str).collect();
     let run = tune(
         &out,
@@ -199,8 +200,8 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     )
     .ok();
 
-    // 100 launches settle the kernel's search within the first tuning run
-    // (exploring unbounded): the session stops there and confirms in four
+    // 150 launches settle the kernel's search within the first tuning run
+    // (exploring unbounded: the whole plan's 137 warm launches fit): the session stops there and confirms in four
     // pairs, taking turns at running first, which agree (4 of 4 is beyond
     // chance at the first look when up to 12 may follow), or have nothing
     // to confirm; one line per run.
@@ -503,7 +504,7 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     assert_eq!(mode & 0o777, 0o700);
 }
 
-/// A session of `weighted(repeat, heavy, 100, trips)` into `store`, in
+/// A session of `weighted(repeat, heavy, 150, trips)` into `store`, in
 /// `out`, with `args`: its run and the decision kernels.csv holds, or
 /// `None` when its search kept auto's grid (no decision to make).
 fn decided(
@@ -513,7 +514,7 @@ fn decided(
     heavy: &str,
     trips: &str,
 ) -> Option<(Run, [String; 5])> {
-    let command = weighted(&repeat(), heavy, "100", trips);
+    let command = weighted(&repeat(), heavy, "150", trips);
     let command: Vec<&str> = command.iter().map(String::as_str).collect();
     let args = [args, &["--check", CHECK]].concat();
     let run = tune(out, store, &args, &command).ok();
@@ -672,7 +673,7 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
     panic!("in every attempt a search kept auto's grid");
 }
 
-/// A session of `alternating(repeat, heavy, 100, trips)` into a fresh
+/// A session of `alternating(repeat, heavy, trips)` into a fresh
 /// store: the first of up to 5 whose search settled away from auto's grid
 /// (the host's searches mostly do; on a loaded machine not always), as its
 /// output folder, store, run and the decision kernels.csv holds.
@@ -781,7 +782,7 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
     assert_eq!(classes(&store), Vec::<u32>::new());
 }
 
-/// `weighted(repeat, "auto", "100", "300")` (the learned grid faster in
+/// `weighted(repeat, "auto", "150", "300")` (the learned grid faster in
 /// production) whose tuning runs each first run the program once more
 /// under `GRIDSEL_POLICY=tune` on the session's destination `store`
 /// itself, as a user's program would while the session runs, and count
@@ -806,7 +807,7 @@ if [ "$GRIDSEL_POLICY" = tune ]; then
   fi
 fi
 "#;
-    let mut command = weighted(&repeat(), "auto", "100", "300");
+    let mut command = weighted(&repeat(), "auto", "150", "300");
     let script = format!(
         "S='{}' M='{}' G='{GRIDSEL}' C={}\n{side}{}",
         store.display(),

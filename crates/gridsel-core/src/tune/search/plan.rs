@@ -140,8 +140,9 @@ impl Params {
     /// at the same significance, so that a leader with one sample is
     /// measured before the search settles on it.
     ///
-    /// Thirty-two, not sixteen: a session's prior of a long loop holds
-    /// 21-29 candidates, and on the H100 the best grid of three upstream
+    /// Thirty-two, not sixteen: a session's prior of a loop holds a median
+    /// of 21 candidates (up to 29 on the upstream mini-apps), and on the
+    /// H100 the best grid of three upstream
     /// kernels was 21st or 22nd (PRK star2 32 x 65536, 1.36x over `auto`'s
     /// grid; PRK grid3 32 x 2112, 1.42x; LULESH l683 128 x 528, 1.23x),
     /// past sixteen's reach: the live sessions kept 1.24x, 1.26x and

@@ -415,7 +415,7 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert!(
         out.contains("still exploring (")
             && out.contains(
-                "exploring launches spent, of 40 under online tune, up to 64 in a tuning session)"
+                "exploring launches spent, of 40 under online tune, up to 128 in a tuning session)"
             ),
         "{out}"
     );

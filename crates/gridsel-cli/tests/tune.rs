@@ -94,10 +94,11 @@ exec "$0" "$n" "$3" "$r""#;
 /// launches in a run under `odd`, the even ones under `even`; `auto`: the
 /// others) with 100 000 rounds of work per iteration (tens of ms a launch,
 /// against the µs to ms a light one takes on a loaded machine); the
-/// untuned run launches 10 times, the tuning runs 100. Verify it with
+/// untuned run launches 10 times, the tuning runs 150 (a session's whole
+/// warm plan, 137 launches, fits the first). Verify it with
 /// [`CHECK`].
 fn alternating(program: &Path, heavy: &str, trips: &str) -> Vec<String> {
-    let script = r#"n=100 r=1 o=1
+    let script = r#"n=150 r=1 o=1
 case "$GRIDSEL_POLICY,$GRIDSEL_CACHE,$GRIDSEL_LEARNED_ALTERNATE" in
   auto,off,*) n=10 ;;
   auto,*,odd|auto,*,even) n=10
@@ -189,7 +190,7 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     empty_store(&store, 0o640);
     // The runs without the store do 1 000 000 times the work: the learned grid
     // (or auto's, if the search kept it) is faster in every pair.
-    let command = weighted(&program, "auto", "100", "1000");
+    let command = weighted(&program, "auto", "150", "1000");
     let command: Vec<&str> = command.iter().map(String::as_str).collect();
     let run = tune(
         &out,
@@ -199,8 +200,8 @@ fn a_verified_session_stops_once_searches_settle_and_writes_them_keeping_the_sto
     )
     .ok();
 
-    // 100 launches settle the kernel's search within the first tuning run
-    // (exploring unbounded): the session stops there and confirms in four
+    // 150 launches settle the kernel's search within the first tuning run
+    // (exploring unbounded: the whole plan's 137 warm launches fit): the session stops there and confirms in four
     // pairs, taking turns at running first, which agree (4 of 4 is beyond
     // chance at the first look when up to 12 may follow), or have nothing
     // to confirm; one line per run.
@@ -329,7 +330,7 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
     };
     assert_eq!(settled(&out), [false]);
     // The plan: what the before run's one launch needs, cut to --runs; at
-    // the end, what a session of the 18 runs the search launched 5 times a
+    // the end, what a session of the 35 runs the search launched 5 times a
     // run by the tuning runs needs would take.
     let lines = progress(&run, "sh");
     assert!(
@@ -347,8 +348,8 @@ fn a_kernel_launched_five_times_per_run_settles_within_three_tuning_runs() {
         end.starts_with(
             "after 1 tuning run, --runs 1 is reached: 1 search still exploring, auto's grid \
              stays for them: __omp_offloading_"
-        ) && end.contains("_step_l16 at class 20 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs would take about ")
-            && end.ends_with(" --runs 18)"),
+        ) && end.contains("_step_l16 at class 20 (launched 5 times a run: 35 tuning runs settle it); a session of 35 tuning runs would take about ")
+            && end.ends_with(" --runs 35)"),
         "{end}"
     );
     let decided = decisions(&out);
@@ -400,13 +401,13 @@ fn a_run_whose_output_changes_or_fails_the_check_writes_nothing() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let log = out.join("sh/tune-1.log");
     let expected = format!(
-        "gridsel: sh, tuning run 1/4: the output differs from the untuned run's at its line 1, column 10 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
+        "gridsel: sh, tuning run 1/8: the output differs from the untuned run's at its line 1, column 10 (lines of gridsel and those --ignore matches left out): `tuned by tune` instead of `tuned by auto` (log: {}); nothing written to {}",
         log.display(),
         store.display()
     );
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
-    // The session stopped at the failed run, the fourth planned: 20
-    // launches a run give 19 warm ones, 4 runs the 72 a whole plan takes.
+    // The session stopped at the failed run, the first of eight planned: 20
+    // launches a run give 19 warm ones, 8 runs the 137 a whole plan takes.
     assert_eq!(progress(&run, "sh").len(), 3, "{}", run.stderr);
     assert_eq!(std::fs::read(&store).unwrap(), before);
     assert!(
@@ -503,7 +504,7 @@ fn ignore_leaves_timing_lines_out_and_the_default_store_is_the_users() {
     assert_eq!(mode & 0o777, 0o700);
 }
 
-/// A session of `weighted(repeat, heavy, 100, trips)` into `store`, in
+/// A session of `weighted(repeat, heavy, 150, trips)` into `store`, in
 /// `out`, with `args`: its run and the decision kernels.csv holds, or
 /// `None` when its search kept auto's grid (no decision to make).
 fn decided(
@@ -513,7 +514,7 @@ fn decided(
     heavy: &str,
     trips: &str,
 ) -> Option<(Run, [String; 5])> {
-    let command = weighted(&repeat(), heavy, "100", trips);
+    let command = weighted(&repeat(), heavy, "150", trips);
     let command: Vec<&str> = command.iter().map(String::as_str).collect();
     let args = [args, &["--check", CHECK]].concat();
     let run = tune(out, store, &args, &command).ok();
@@ -672,7 +673,7 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
     panic!("in every attempt a search kept auto's grid");
 }
 
-/// A session of `alternating(repeat, heavy, 100, trips)` into a fresh
+/// A session of `alternating(repeat, heavy, trips)` into a fresh
 /// store: the first of up to 5 whose search settled away from auto's grid
 /// (the host's searches mostly do; on a loaded machine not always), as its
 /// output folder, store, run and the decision kernels.csv holds.
@@ -719,7 +720,7 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
         [
             "before",
             "plan",
-            "tuning run 1/8",
+            "tuning run 1/16",
             "confirmation 1/1, learned and auto alternating",
             "confirmation 2 (more runs, up to 3), learned and auto alternating",
             "confirmation 3 (more runs, up to 3), learned and auto alternating",
@@ -781,7 +782,7 @@ fn searches_launched_every_step_are_confirmed_by_alternating_launches_within_run
     assert_eq!(classes(&store), Vec::<u32>::new());
 }
 
-/// `weighted(repeat, "auto", "100", "300")` (the learned grid faster in
+/// `weighted(repeat, "auto", "150", "300")` (the learned grid faster in
 /// production) whose tuning runs each first run the program once more
 /// under `GRIDSEL_POLICY=tune` on the session's destination `store`
 /// itself, as a user's program would while the session runs, and count
@@ -806,7 +807,7 @@ if [ "$GRIDSEL_POLICY" = tune ]; then
   fi
 fi
 "#;
-    let mut command = weighted(&repeat(), "auto", "100", "300");
+    let mut command = weighted(&repeat(), "auto", "150", "300");
     let script = format!(
         "S='{}' M='{}' G='{GRIDSEL}' C={}\n{side}{}",
         store.display(),
@@ -1407,6 +1408,10 @@ fn an_output_cut_at_the_cap_does_not_verify() {
     assert!(!store.exists());
 }
 
+/// The caller's own GRIDSEL_* variables reach a session's runs only where
+/// they describe the GPU, the program's opt-ins or the log: a site store
+/// would be judged as the learned set, an alternation of the caller's
+/// would compare auto's grid with itself.
 /// A kernel whose every launch is a `nowait` region is searched and settles
 /// in a session as any other: the session's runs wait for such launches
 /// (`GRIDSEL_TUNE_WAIT`), so they are timed (without it, a `nowait` launch
@@ -1430,12 +1435,6 @@ fn a_kernel_launched_nowait_is_searched_and_settles_in_a_session() {
     assert!(searches[0].1, "settled: {}", run.stderr);
 }
 
-/// The caller's own GRIDSEL_* variables reach a session's runs only where
-/// they describe the GPU, the program's opt-ins or the log: a site store
-/// would be judged as the learned set, an alternation of the caller's
-/// would compare auto's grid with itself, a bound of the caller's has no
-/// say in unbounded runs, and the session's runs always wait for `nowait`
-/// launches.
 #[test]
 fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
     if !clang19_available() {
@@ -1474,8 +1473,6 @@ fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
             ("GRIDSEL_SITE_CACHE", &site),
             ("GRIDSEL_LEARNED_ALTERNATE", "odd"),
             ("GRIDSEL_TUNE_OVERHEAD", "5"),
-            ("GRIDSEL_TUNE_BOUND", "average"),
-            ("GRIDSEL_TUNE_WAIT", "off"),
             ("GRIDSEL_MODEL", "/nonexistent/model.json"),
             ("GRIDSEL_NOT_YET_KNOWN", "1"),
             ("GRIDSEL_TEAMS_REGIONS", "keep"),

@@ -62,6 +62,13 @@ pub struct Args {
     /// trip count of each of its kernels is taken as one size).
     #[arg(long)]
     programs: bool,
+    /// The candidates a live search has: every grid of the prior, not only
+    /// those the sweep measured. A grid the sweep did not measure fails to
+    /// the search (it never leads) and costs a launch on `auto`'s grid, so
+    /// that a grid's place in the live prior, which decides whether a plan
+    /// reaches it, is replayed (bench/results/h100/NOTES.md §43).
+    #[arg(long)]
+    live_prior: bool,
 }
 
 /// `--bound`'s word, as GRIDSEL_TUNE_BOUND takes it.
@@ -89,6 +96,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         bound: args.bound,
         online_plan: args.online_plan,
         programs: args.programs,
+        live_prior: args.live_prior,
     };
     simulate(&args.sweep, &options)
 }
@@ -128,6 +136,7 @@ struct TuneSimOptions<'a> {
     bound: tune::Bound,
     online_plan: bool,
     programs: bool,
+    live_prior: bool,
 }
 
 impl TuneSimOptions<'_> {
@@ -207,12 +216,12 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
             .unwrap_or_else(|| KernelDesc::named(case.kernel.clone()));
         let launch = LaunchDesc::open(case.trip_count);
         let prior = tune::candidates(&device, &kernel, &launch, &[], o.exploring(), |g| {
-            case.times.contains_key(&g)
+            o.live_prior || case.times.contains_key(&g)
         });
         let Some(&(_, auto)) = prior
             .list
             .first()
-            .filter(|(c, _)| *c == tune::search::Candidate::Auto)
+            .filter(|&&(c, g)| c == tune::search::Candidate::Auto && case.time_of(g).is_some())
         else {
             skipped += 1;
             continue;
@@ -323,6 +332,11 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
             "exploring unbounded, session plan".to_string()
         }
     };
+    let prior = if o.live_prior {
+        "live priors (grids the sweep did not measure fail)"
+    } else {
+        "priors of the measured grids"
+    };
     let processes = if o.programs {
         format!("{} programs' kernels together", programs.len())
     } else {
@@ -331,7 +345,7 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
     for (n, s) in summary.iter_mut().enumerate() {
         let replays = s.replays;
         eprintln!(
-            "tune-sim: {} launches per run, {noise}, {allowance}, {processes}: {replays} replays ({skipped} cases skipped: auto's grid not measured)\n{}",
+            "tune-sim: {} launches per run, {noise}, {allowance}, {prior}, {processes}: {replays} replays ({skipped} cases skipped: auto's grid not measured)\n{}",
             PER_RUN[n],
             s.render(o.programs)
         );

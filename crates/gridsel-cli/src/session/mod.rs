@@ -127,7 +127,7 @@ const AFTER: usize = 1;
 pub struct Args {
     /// Tuning runs at most (1 to 100). The session plans the
     /// runs its searches need from the before run's launches (a kernel
-    /// launched once a run: 13; 5 times: 18; 73 times or more: 1), as far as
+    /// launched once a run: 13; 5 times: 35; 138 times or more: 1), as far as
     /// --time allows, and stops early once every search of the program's
     /// kernels has settled.
     #[arg(long, default_value_t = MAX_TUNING_RUNS, value_parser = clap::value_parser!(u32).range(1..=MAX_TUNING_RUNS as i64))]

@@ -36,7 +36,7 @@ pub fn budget(given: Option<Duration>, before_s: f64) -> Duration {
 /// whole plan: once a run (cold samples), as many as [`Params::COLD`] can
 /// take to settle, a launch a run; more often, the fewest runs whose warm
 /// launches (all but each run's first) size its plan to
-/// [`Params::SESSION_WARM`] (`Params::session_warm` is that from 72).
+/// [`Params::SESSION_WARM`] (`Params::session_warm` is that from 137).
 pub fn runs_needed(launches: u32) -> u32 {
     match launches.saturating_sub(1) {
         0 => Params::COLD.most_launches(),
@@ -212,7 +212,7 @@ mod tests {
         // Once a run: the cold plan's 13 launches, a run each.
         assert_eq!(runs_needed(1), 13);
         assert_eq!(runs_needed(0), 13);
-        // Warm: the fewest runs giving the 72 warm launches of the whole
+        // Warm: the fewest runs giving the 137 warm launches of the whole
         // session plan, and no fewer.
         for launches in [2, 5, 9, 20, 26, 73, 100, 1000] {
             let runs = runs_needed(launches);
@@ -226,7 +226,10 @@ mod tests {
                 );
             }
         }
-        assert_eq!((runs_needed(5), runs_needed(100)), (18, 1));
+        assert_eq!(
+            (runs_needed(5), runs_needed(47), runs_needed(100)),
+            (35, 3, 2)
+        );
     }
 
     #[test]
@@ -269,12 +272,12 @@ mod tests {
                 launches: 5,
             },
         ];
-        // 2 s before run and 6 confirmation runs, 18 tuning runs of 3 s.
+        // 2 s before run and 6 confirmation runs, 35 tuning runs of 3 s.
         assert_eq!(
             more_time(&open, (2.0, 3.0), 6, (3, 1)),
             "k_l12 at class 20 (launched once a run: 13 tuning runs settle it), k_l30 at class \
-             21 (launched 5 times a run: 18 tuning runs settle it); a session of 18 tuning runs \
-             would take about 68s (--time 68s --runs 18)"
+             21 (launched 5 times a run: 35 tuning runs settle it); a session of 35 tuning runs \
+             would take about 119s (--time 119s --runs 35)"
         );
         assert!(more_time(&open[..1], (2.0, 3.0), 6, (100, 1)).ends_with("(--time 53s)"));
         // Two GPUs: 7 rounds of 3 s.

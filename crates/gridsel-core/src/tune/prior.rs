@@ -287,7 +287,7 @@ const SESSION_WAVES: [u32; 2] = [1, 2];
 /// measured only 32 x 3200 had 32 threads (bench/results/h100/NOTES.md
 /// §30). Only a tuning session ([`Exploring::Unbounded`]) tries them, at
 /// fewer threads than `auto`'s, ordered among `auto`'s neighbours by
-/// distance: its warm plan's sixteen reach them, while a cold plan's four
+/// distance: a warm plan's sixteen reach them, while a cold plan's four
 /// stay with the nearest (once per run, the replay found them no better).
 /// Fixed grids: the store keys a search by device.
 fn wave_moves(

@@ -74,7 +74,8 @@ pub fn replay(
 }
 
 /// One kernel of a replayed program: its prior, what a launch on a grid
-/// costs, and the best time it is judged against.
+/// costs (infinite for a grid with no time: the search sees it fail), and
+/// the best time it is judged against.
 pub struct ReplayedKernel<'a> {
     pub prior: &'a Prior,
     pub time: &'a dyn Fn(Geometry) -> f64,
@@ -131,9 +132,25 @@ pub fn replay_program(
                 };
                 let cold = if n == 0 { setup.cold } else { 1.0 };
                 let t = (kernels[k].time)(choice.grid) * cold;
-                total[k] += t;
+                // A grid without a time (infinite: one a sweep did not
+                // measure) fails to the search (`u64::MAX`) and is
+                // spent as the first candidate's, `auto`'s grid.
+                total[k] += if t.is_finite() {
+                    t
+                } else {
+                    kernels[k]
+                        .prior
+                        .list
+                        .first()
+                        .map_or(0.0, |&(_, g)| (kernels[k].time)(g))
+                        * cold
+                };
                 if choice.observe {
-                    let ns = (t * noise(n == 0) * 1e3).round().max(1.0) as u64;
+                    let ns = if t.is_finite() {
+                        (t * noise(n == 0) * 1e3).round().max(1.0) as u64
+                    } else {
+                        u64::MAX
+                    };
                     allowance.charge(ns, learner.observe(choice.grid, 1, ns));
                 }
             }
@@ -174,4 +191,51 @@ pub fn replay_program(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::search::Exploring;
+
+    /// A grid the timer has no time for (`tune-sim --live-prior`, a grid
+    /// the sweep did not measure) is launched as the plan says, fails to
+    /// the search, so it never leads, and is spent as `auto`'s grid: the
+    /// replay still finds the measured faster grid after it, and every
+    /// run's spending stays finite.
+    #[test]
+    fn a_grid_without_a_time_fails_to_the_search_and_is_spent_as_autos() {
+        let (auto, unmeasured, fast) = (
+            Geometry::new(128, 3200),
+            Geometry::new(64, 1600),
+            Geometry::new(32, 4224),
+        );
+        let moves = [(64, -1), (32, 0)].map(|(threads, blocks_log2)| Candidate::Move {
+            threads,
+            blocks_log2,
+        });
+        let mut prior = Prior::unpredicted(vec![
+            (Candidate::Auto, auto),
+            (moves[0], unmeasured),
+            (moves[1], fast),
+        ]);
+        prior.exploring = Exploring::UNBOUNDED;
+        let time = |g: Geometry| match (g.threads, g.blocks) {
+            (128, 3200) => 100.0,
+            (32, 4224) => 80.0,
+            _ => f64::INFINITY,
+        };
+        let setup = ReplaySetup {
+            runs: 3,
+            launches: 20,
+            cold: 1.0,
+            overhead: f64::INFINITY,
+        };
+        let r = replay(&prior, setup, time, |_| 1.0, 80.0);
+        assert_eq!(r.kept.last(), Some(&80.0), "{r:?}");
+        assert!(
+            r.spent.iter().all(|&t| (80.0..=100.0).contains(&t)),
+            "{r:?}"
+        );
+    }
 }

@@ -589,7 +589,7 @@ fn by_default_a_process_never_spends_beyond_its_own_share() {
 /// A tuning session tries one and two whole waves of fewer threads than
 /// `auto`'s on a long loop (ts_ocean's 2^20 iterations: 64 x 4224, 64 x 8192
 /// cut to the loop's 8192 chunks, 32 x 4224), among the sixteen candidates
-/// its warm plan measures, after the static answers; online `tune`'s
+/// its warm plan measures at 48 warm launches, after the static answers; online `tune`'s
 /// candidates are unchanged, and a loop of fewer chunks than SMs gets none
 /// (it is spread instead).
 #[test]
@@ -602,7 +602,8 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     assert_eq!(session.exploring, Exploring::UNBOUNDED);
     let head = through_occupancy(&online);
     assert_eq!(session.list[..head], online.list[..head]);
-    let plan = search::Params::SESSION_WARM.candidates;
+    let plan = search::Params::session_warm(48).candidates;
+    assert_eq!(plan, 16);
     let first: Vec<Geometry> = session.list[..plan].iter().map(|&(_, g)| g).collect();
     let limits = Limits::of(&d, &k, &long);
     for (threads, blocks) in [(32, 4224), (64, 4224), (64, 8192)] {
@@ -718,7 +719,8 @@ fn a_session_measures_the_static_answers_first() {
 /// where those are fewer than `auto`'s blocks: ts_advect_diag's searches
 /// (auto 128 x 3200) settled on the fewest blocks the moves reach, 2^-2 of
 /// `auto`'s, where 3 blocks per SM was faster still. They come among the
-/// sixteen candidates of its warm plan, after the four of a cold plan;
+/// sixteen candidates of its warm plan at 48 warm launches, after the four
+/// of a cold plan;
 /// online `tune` lists neither, and a loop whose `auto` has fewer blocks
 /// gets only those below them.
 #[test]
@@ -730,7 +732,8 @@ fn a_session_tries_autos_threads_on_a_few_blocks_per_sm() {
     assert_eq!(auto, Geometry::new(128, 3200));
     let few = [Geometry::new(128, 264), Geometry::new(128, 528)];
     let session = candidates(&d, &k, &long, &[], Exploring::UNBOUNDED, |_| true);
-    let plan = search::Params::SESSION_WARM.candidates;
+    let plan = search::Params::session_warm(48).candidates;
+    assert_eq!(plan, 16);
     let first: Vec<Geometry> = session.list.iter().take(plan).map(|&(_, g)| g).collect();
     for g in few {
         assert!(first.contains(&g), "{g} not in {first:?}");

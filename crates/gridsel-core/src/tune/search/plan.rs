@@ -2,7 +2,7 @@
 //! them and re-measures a close call, within how many exploring launches,
 //! for each [`Kind`] of sample and each way of exploring ([`Exploring`]).
 
-use super::{Kind, SIGNIFICANCE};
+use super::{KEEP, Kind, SIGNIFICANCE};
 
 /// The plan of one kind of search.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,24 +133,35 @@ impl Params {
 
     /// A warm search in a tuning session, where the user asked for
     /// exploring and no allowance bounds it ([`Exploring::Unbounded`]):
-    /// sixteen candidates (the most that three halving rounds of two samples
-    /// each bring to one within [`KEEP`](super::KEEP) samples), and a faster candidate
-    /// the noise holds back is confirmed in pairs with the leader at the
-    /// same significance, so that a leader with one sample is measured
-    /// before the search settles on it.
+    /// thirty-two candidates, halved four times with two samples per
+    /// survivor and round (the last round's two finalists to the
+    /// [`KEEP`](super::KEEP) samples a candidate keeps), and a faster
+    /// candidate the noise holds back is confirmed in pairs with the leader
+    /// at the same significance, so that a leader with one sample is
+    /// measured before the search settles on it.
     ///
-    /// Both from `gridsel tune` on ts_ocean on the H100
-    /// (bench/results/h100/NOTES.md §30): every search settled in its first
-    /// run on `auto`'s grid with twelve candidates measured, none of them
-    /// the 32-thread grids of one or two whole waves that the sweep found
-    /// fastest for four of its kernels (13th and later in the prior's
-    /// order); and `auto`'s grid, dropped after one slow warm sample (65 us
-    /// against the others' 60-63), stayed the leader, since one sample
-    /// cannot be beaten beyond the noise, while the plan went on measuring
-    /// the faster one alone.
+    /// Thirty-two, not sixteen: a session's prior of a loop holds a median
+    /// of 21 candidates (up to 29 on the upstream mini-apps), and on the
+    /// H100 the best grid of three upstream
+    /// kernels was 21st or 22nd (PRK star2 32 x 65536, 1.36x over `auto`'s
+    /// grid; PRK grid3 32 x 2112, 1.42x; LULESH l683 128 x 528, 1.23x),
+    /// past sixteen's reach: the live sessions kept 1.24x, 1.26x and
+    /// `auto`'s grid. Replayed over the live priors (`tune-sim
+    /// --live-prior`, 20 launches per run), the kept grid ends at 98.6 %
+    /// of best instead of 97.7 % on the upstream sweep and 97.4 % instead
+    /// of 96.6 % on the suite's, losing it in no case; the plan takes up
+    /// to 94 warm launches instead of 48 (bench/results/h100/NOTES.md §43).
+    /// (Sixteen had replaced online `tune`'s twelve, which missed
+    /// ts_ocean's 32-thread grids of whole waves, 13th and later: §30.)
+    ///
+    /// The confirm in pairs, from `gridsel tune` on ts_ocean on the H100
+    /// (bench/results/h100/NOTES.md §30): `auto`'s grid, dropped after one
+    /// slow warm sample (65 us against the others' 60-63), stayed the
+    /// leader, since one sample cannot be beaten beyond the noise, while
+    /// the plan went on measuring the faster one alone.
     pub const SESSION_WARM: Params = Params {
-        budget: 64,
-        candidates: 16,
+        budget: 128,
+        candidates: 32,
         confirm: Confirm::Paired {
             samples: 4,
             significance: SIGNIFICANCE,
@@ -158,38 +169,53 @@ impl Params {
         ..Self::WARM
     };
 
+    /// The most candidates a session's plan screens at fewer than two
+    /// samples per survivor and round: sixteen, the most that three halving
+    /// rounds of two samples bring to one within [`KEEP`](super::KEEP)
+    /// samples. More take a fourth round, which at one repeat ranks on
+    /// too few samples: below the 57 warm launches of seventeen at two
+    /// repeats, a plan is what it was when sixteen was the most.
+    const SESSION_ONE_REPEAT_MOST: usize = 16;
+
     /// [`Self::SESSION_WARM`] sized to the `warm_launches` a tuning session
     /// gives the search (its launches per run but the first, times the
-    /// session's tuning runs): the most candidates, at most sixteen, and
-    /// then the most repeats, at most two, whose screening, halving,
-    /// re-measure of the leader and settling launch (`session_launches`)
-    /// fit. Those assume the medians keep their order; noise that reorders
-    /// them draws more survivors into a round, so the budget is what ends
-    /// the plan in time whatever the samples: the exploring launches that
-    /// fit besides `auto`'s own, which are free and at most
-    /// `auto_samples`, and the launch that settles (at most sixteen's 64).
+    /// session's tuning runs): the most candidates, at most thirty-two
+    /// (sixteen at one repeat: `SESSION_ONE_REPEAT_MOST`), and then
+    /// the most repeats, at most two, whose screening, halving, re-measure
+    /// of the leader and settling launch (`session_launches`) fit. Those
+    /// assume the medians keep their order; noise that reorders them draws
+    /// more survivors into a round, so the budget is what ends the plan in
+    /// time whatever the samples: the exploring launches that fit besides
+    /// `auto`'s own, which are free and at most `auto_samples`, and the
+    /// launch that settles (at most thirty-two's 128).
     ///
-    /// Sixteen candidates at two repeats take up to 48 launches (16
-    /// screened, 8, 4 and 2 survivors given two more each: 44; the leader
-    /// of one sample measured to four: 3; the launch that settles: 1), and
-    /// `auto`'s grid up to 7 of them, so from 72 warm launches (a kernel
-    /// launched 25 times or more per run, three runs) the plan is
-    /// [`Self::SESSION_WARM`]; at 64, its budget is 56. At 40 (five runs of
-    /// nine launches) it is sixteen at one repeat (30, 3 and 1), budget 35.
-    /// At 12 (three runs of a kernel launched five times) it is four at one
-    /// repeat: 4 screened, the two best once more (2), a re-measure of up to
-    /// five launches (the leader from one sample to four, a finalist from
-    /// two) and the launch that settles: 12; budget 7. SESSION_WARM's plan
-    /// there needed 50-64 launches and was still exploring when the session
-    /// ended (bench/results/h100/NOTES.md §33). Below 9 launches no plan
-    /// fits: auto's grid and one other are screened, within a budget of
-    /// what is left, at least one; a session leaves such a search's plan
-    /// unsized instead ([`Exploring::in_session`]).
+    /// Thirty-two candidates at two repeats take up to 94 launches (32
+    /// screened; 16, 8 and 4 survivors given two more each and the 2
+    /// finalists one more, to the 8 samples kept: 58; the leader of one
+    /// sample measured to four: 3; the launch that settles: 1), and
+    /// `auto`'s grid up to 8 of them, so from 137 warm launches (a kernel
+    /// launched 47 times or more per run, three runs) the plan is
+    /// [`Self::SESSION_WARM`]. From 57 (seventeen at two repeats) to 94
+    /// the candidates grow with the launches. Sixteen at two repeats take
+    /// up to 48 (16 screened, 8, 4 and 2 survivors given two more each:
+    /// 44; 3; 1), `auto`'s grid up to 7: at 48-56 warm launches the plan
+    /// is sixteen's. At 40 (five runs of nine launches) it is sixteen at
+    /// one repeat (30, 3 and 1), budget 35. At 12 (three runs of a kernel
+    /// launched five times) it is four at one repeat: 4 screened, the two
+    /// best once more (2), a re-measure of up to five launches (the leader
+    /// from one sample to four, a finalist from two) and the launch that
+    /// settles: 12; budget 7. Sixteen's whole plan there needed 50-64
+    /// launches and was still exploring when the session ended
+    /// (bench/results/h100/NOTES.md §33). Below 9 launches no plan fits:
+    /// auto's grid and one other are screened, within a budget of what is
+    /// left, at least one; a session leaves such a search's plan unsized
+    /// instead ([`Exploring::in_session`]).
     pub fn session_warm(warm_launches: u32) -> Params {
         let most = Self::SESSION_WARM;
         let (candidates, repeats) = (2..=most.candidates)
             .rev()
             .flat_map(|c| (1..=most.repeats).rev().map(move |r| (c, r)))
+            .filter(|&(c, r)| c <= Self::SESSION_ONE_REPEAT_MOST || r == most.repeats)
             .find(|&(c, r)| session_launches(c, r, most.confirm) <= warm_launches)
             .unwrap_or((2, 1));
         let auto = auto_samples(candidates, repeats, most.confirm);
@@ -204,7 +230,7 @@ impl Params {
     /// The most launches this plan takes to settle, however the samples
     /// fall: its exploring budget, `auto`'s samples, which the budget does
     /// not count, and the launch that settles. [`Self::COLD`]'s 13 are a
-    /// once-per-run kernel's tuning runs; [`Self::SESSION_WARM`]'s 72 are
+    /// once-per-run kernel's tuning runs; [`Self::SESSION_WARM`]'s 137 are
     /// the warm launches from which [`Self::session_warm`] gives its whole
     /// plan (`gridsel tune` plans its runs from both).
     pub fn most_launches(self) -> u32 {
@@ -237,16 +263,27 @@ impl Params {
     }
 }
 
-/// The halving rounds of a plan of `candidates`, and the survivors they
-/// give more samples to, over all rounds, when the medians keep their order.
-fn halving(candidates: usize) -> (u32, u32) {
-    let (mut survivors, mut rounds, mut measured) = (candidates, 0, 0);
+/// The samples each survivor of halving round `round` (from 1) is brought
+/// to: `repeats` more per round, never more than the [`KEEP`] a candidate
+/// keeps (a round that wanted more would never be met: the oldest sample
+/// goes as each new one comes).
+pub(super) fn round_target(repeats: u32, round: u32) -> u32 {
+    (1 + repeats * round).min(KEEP as u32)
+}
+
+/// The samples the finalists of a plan of `candidates` halved with
+/// `repeats` per round end with, and the launches its rounds give the
+/// survivors, over all rounds, when the medians keep their order.
+fn halving(candidates: usize, repeats: u32) -> (u32, u32) {
+    let (mut survivors, mut round, mut launches, mut target) = (candidates, 0, 0, 1);
     while kept(survivors) > 1 {
         survivors = kept(survivors);
-        rounds += 1;
-        measured += survivors as u32;
+        round += 1;
+        let next = round_target(repeats, round);
+        launches += survivors as u32 * (next - target);
+        target = next;
     }
-    (rounds, measured)
+    (target, launches)
 }
 
 /// The warm launches a plan of `candidates` screened and halved with
@@ -259,10 +296,9 @@ fn halving(candidates: usize) -> (u32, u32) {
 /// more: the launch that finds the plan done marks the search settled, and
 /// production reads only settled ones.
 fn session_launches(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
-    let (rounds, measured) = halving(candidates);
+    let (finalist, rounds) = halving(candidates, repeats);
     let wanted = confirm.samples() as u32;
-    let finalist = 1 + repeats * rounds;
-    candidates as u32 + repeats * measured + (wanted - 1) + wanted.saturating_sub(finalist) + 1
+    candidates as u32 + rounds + (wanted - 1) + wanted.saturating_sub(finalist) + 1
 }
 
 /// The most samples one candidate gets in such a plan, however the medians
@@ -270,8 +306,8 @@ fn session_launches(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
 /// target, and the re-measure up to the confirm's samples. So `auto`'s
 /// launches, which the budget does not count, are at most this many.
 fn auto_samples(candidates: usize, repeats: u32, confirm: Confirm) -> u32 {
-    let (rounds, _) = halving(candidates);
-    (confirm.samples() as u32).max(1 + repeats * rounds)
+    let (finalist, _) = halving(candidates, repeats);
+    (confirm.samples() as u32).max(finalist)
 }
 
 /// How freely a search may explore: what decides its plan
@@ -343,9 +379,10 @@ mod tests {
 
     /// A session's warm plan fits the warm launches the session gives the
     /// search (the arithmetic of [`Params::session_warm`]), and is
-    /// SESSION_WARM's from 64: a kernel launched 50 times per run in three
+    /// SESSION_WARM's from 137: a kernel launched 50 times per run in three
     /// runs, or in a search's first run, when its launches per run are not
-    /// known yet. Online plans and the cold one do not change.
+    /// known yet. Below 57 it is what it was with sixteen candidates at
+    /// most. Online plans and the cold one do not change.
     #[test]
     fn a_sessions_warm_plan_fits_the_launches_its_runs_give() {
         let plan =
@@ -360,27 +397,40 @@ mod tests {
         assert_eq!(session_launches(16, 1, confirm), 34);
         assert_eq!(session_launches(16, 2, confirm), 48);
         assert_eq!(auto_samples(16, 2, confirm), 7);
-        assert_eq!(shape(Params::session_warm(64)), (16, 2, 56));
+        assert_eq!(shape(Params::session_warm(56)), (16, 2, 48));
+        assert_eq!(shape(Params::session_warm(64)), (20, 2, 55));
+        // Past sixteen only at two repeats: a fourth halving round, whose
+        // two finalists stop at the eight samples kept.
+        assert_eq!(session_launches(17, 2, confirm), 57);
+        assert_eq!(shape(Params::session_warm(57)), (17, 2, 48));
+        assert_eq!(session_launches(32, 1, confirm), 66);
+        assert_eq!(session_launches(32, 2, confirm), 94);
+        assert_eq!(auto_samples(32, 2, confirm), KEEP as u32);
+        assert_eq!(shape(Params::session_warm(94)), (32, 2, 85));
+        assert_eq!(shape(Params::session_warm(93)), (31, 2, 84));
         assert_eq!(shape(Params::session_warm(9)), (2, 2, 4));
         assert_eq!(shape(Params::session_warm(8)), (2, 1, 3));
         assert_eq!(shape(Params::session_warm(3)), (2, 1, 1));
-        assert_eq!(plan(Some(3), 50), Params::SESSION_WARM);
+        assert_eq!(plan(Some(3), 47), Params::SESSION_WARM);
+        assert_ne!(plan(Some(3), 46), Params::SESSION_WARM);
         // Below the smallest plan's 9 warm launches the plan stays unsized:
         // sized, it would settle on auto's grid before another could lead.
         assert_eq!(session_launches(2, 1, confirm), 9);
         assert_eq!(plan(Some(3), 4), Params::session_warm(9));
         assert_eq!(plan(Some(2), 5), Params::SESSION_WARM);
         assert_eq!(plan(Some(3), 3), Params::SESSION_WARM);
-        assert_eq!(Params::session_warm(72), Params::SESSION_WARM);
-        assert_eq!(Params::SESSION_WARM.most_launches(), 72);
-        assert_ne!(Params::session_warm(71), Params::SESSION_WARM);
+        assert_eq!(Params::session_warm(137), Params::SESSION_WARM);
+        assert_eq!(Params::SESSION_WARM.most_launches(), 137);
+        assert_ne!(Params::session_warm(136), Params::SESSION_WARM);
         assert_eq!(Params::COLD.most_launches(), 13);
         assert_eq!(plan(Some(3), 0), Params::SESSION_WARM, "first run");
         assert_eq!(plan(None, 5), Params::SESSION_WARM, "outside a session");
         let mut previous = 0;
-        for w in 1..=200 {
+        for w in 1..=300 {
             let p = Params::session_warm(w);
-            assert!(p.candidates >= previous && p.budget <= w.min(64), "{w}");
+            assert!(p.candidates >= previous && p.budget <= w.min(128), "{w}");
+            // No round asks more samples than a candidate keeps.
+            assert!(auto_samples(p.candidates, p.repeats, p.confirm) <= KEEP as u32);
             if w >= 9 {
                 let auto = auto_samples(p.candidates, p.repeats, p.confirm);
                 assert!(

@@ -230,6 +230,7 @@ mod tests {
             launches: 20,
             cold: 1.0,
             overhead: f64::INFINITY,
+            bound: Bound::Run,
         };
         let r = replay(&prior, setup, time, |_| 1.0, 80.0);
         assert_eq!(r.kept.last(), Some(&80.0), "{r:?}");

@@ -1408,10 +1408,6 @@ fn an_output_cut_at_the_cap_does_not_verify() {
     assert!(!store.exists());
 }
 
-/// The caller's own GRIDSEL_* variables reach a session's runs only where
-/// they describe the GPU, the program's opt-ins or the log: a site store
-/// would be judged as the learned set, an alternation of the caller's
-/// would compare auto's grid with itself.
 /// A kernel whose every launch is a `nowait` region is searched and settles
 /// in a session as any other: the session's runs wait for such launches
 /// (`GRIDSEL_TUNE_WAIT`), so they are timed (without it, a `nowait` launch
@@ -1435,6 +1431,12 @@ fn a_kernel_launched_nowait_is_searched_and_settles_in_a_session() {
     assert!(searches[0].1, "settled: {}", run.stderr);
 }
 
+/// The caller's own GRIDSEL_* variables reach a session's runs only where
+/// they describe the GPU, the program's opt-ins or the log: a site store
+/// would be judged as the learned set, an alternation of the caller's
+/// would compare auto's grid with itself, a bound of the caller's has no
+/// say in unbounded runs, and the session's runs always wait for `nowait`
+/// launches.
 #[test]
 fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
     if !clang19_available() {
@@ -1473,6 +1475,8 @@ fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
             ("GRIDSEL_SITE_CACHE", &site),
             ("GRIDSEL_LEARNED_ALTERNATE", "odd"),
             ("GRIDSEL_TUNE_OVERHEAD", "5"),
+            ("GRIDSEL_TUNE_BOUND", "average"),
+            ("GRIDSEL_TUNE_WAIT", "off"),
             ("GRIDSEL_MODEL", "/nonexistent/model.json"),
             ("GRIDSEL_NOT_YET_KNOWN", "1"),
             ("GRIDSEL_TEAMS_REGIONS", "keep"),

@@ -523,19 +523,7 @@ fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
         None
     );
     // A search's bank adds to the budget, and to what is left.
-    let key = Key::for_trip("k", "H100", 90, 1, "");
-    let mut table = Table::default();
-    let mut update = store::Update::new(key.clone());
-    update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
-    update.tally.launches_per_run = 1;
-    update.credit = 600_000;
-    table.apply(&update);
-    let prior = Prior::unpredicted(vec![(Candidate::Auto, AUTO_GRID)]);
-    let learner = Learner::resume(
-        key,
-        &prior,
-        table.get(&Key::for_trip("k", "H100", 90, 1, "")),
-    );
+    let learner = once_per_run_with_credit(600_000);
     assert_eq!(learner.credit(), 600_000);
     let a = Allowance::new(0.05, Bound::Average);
     a.begin(&learner, 1);
@@ -556,6 +544,20 @@ fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
     );
 }
 
+/// A search of a kernel launched once per run, `auto`'s grid measured at
+/// 1 ms, resumed from a record whose runs banked `credit` ns.
+fn once_per_run_with_credit(credit: i64) -> Learner {
+    let key = Key::for_trip("k", "H100", 90, 1, "");
+    let mut table = Table::default();
+    let mut update = store::Update::new(key.clone());
+    update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
+    update.tally.launches_per_run = 1;
+    update.credit = credit;
+    table.apply(&update);
+    let prior = Prior::unpredicted(vec![(Candidate::Auto, AUTO_GRID)]);
+    Learner::resume(key.clone(), &prior, table.get(&key))
+}
+
 /// Under the default bound every process keeps within its own share: a
 /// search's banked credit adds nothing to what a launch may spend, and the
 /// process banks nothing (the store's credit is left as it is); under
@@ -563,15 +565,7 @@ fn what_a_process_leaves_of_its_allowance_is_banked_for_later_runs() {
 #[test]
 fn by_default_a_process_never_spends_beyond_its_own_share() {
     assert_eq!(Bound::default(), Bound::Run);
-    let key = Key::for_trip("k", "H100", 90, 1, "");
-    let mut table = Table::default();
-    let mut update = store::Update::new(key.clone());
-    update.samples = vec![(Candidate::Auto, Kind::Cold, 1_000_000)];
-    update.tally.launches_per_run = 1;
-    update.credit = 600_000;
-    table.apply(&update);
-    let prior = Prior::unpredicted(vec![(Candidate::Auto, AUTO_GRID)]);
-    let learner = Learner::resume(key.clone(), &prior, table.get(&key));
+    let learner = once_per_run_with_credit(600_000);
     let own = Allowance::new(0.05, Bound::default());
     own.begin(&learner, 1);
     assert!(own.admits(50_000.0) && !own.admits(50_001.0));

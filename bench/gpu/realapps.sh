@@ -21,6 +21,9 @@
 #          is not (the sweep's best is its luckiest point);
 #   tune   (TUNE=1) a `gridsel tune` session per entry from an empty store, then production reading
 #          its store judged against auto's grids (tune_entry);
+#   online (ONLINE=N) N rounds of a run under auto and one under online `tune` (GRIDSEL_POLICY=tune,
+#          its store kept from round to round, GRIDSEL_TUNE_BOUND as set), in turns first: what
+#          exploring costs each run against auto's, run by run (realapps.py online);
 #   panel  entries whose kernels launch once or a few times a run (XSBench, RSBench, miniBUDE):
 #          one run per policy and per grid of PANEL, in an order that rotates from round to round,
 #          ROUNDS rounds (a sweep would need ~100 runs of each).
@@ -142,7 +145,19 @@ run() {
       bin=$repo/bench/build/realapps/host/$binary bench=$check sweep_args=$check
     fi
     [[ -n ${STEPS:-} ]] && sweep_args=$(sed -E "s/(^| )(-n|-i) 500/\\1\\2 $STEPS/; s/^500 /$STEPS /" <<<"$sweep_args")
-    if [[ ${TUNE:-0} == 1 ]]; then
+    if [[ -n ${ONLINE:-} ]]; then
+      local args r
+      args=$([[ -v SWEEP_ARGS[$name] ]] && echo "$sweep_args" || echo "$bench")
+      rm -f "$out/$name/online.json"*
+      for ((r = 1; r <= ONLINE; r++)); do
+        local -a sides=(auto tune)
+        ((r % 2 == 0)) && sides=(tune auto)
+        for side in "${sides[@]}"; do
+          run_one "$name" online "$side" "$r" "$bin" "$args" "$verify" GRIDSEL_POLICY="$side" \
+            GRIDSEL_CACHE="$([[ $side == tune ]] && echo "$out/$name/online.json" || echo off)"
+        done
+      done
+    elif [[ ${TUNE:-0} == 1 ]]; then
       tune_entry "$name" "$bin" "$([[ -v SWEEP_ARGS[$name] ]] && echo "$sweep_args" || echo "$bench")" "$verify"
     elif [[ -n ${RETIME_STORE:-} ]]; then
       # Re-timing: auto reading a store that pins each kernel's best grid, alternating launch by

@@ -6,6 +6,7 @@
     python3 bench/harness/realapps.py retime RETIME_RUNS_DIR RESULTS
     python3 bench/harness/realapps.py production TUNE_RUNS_DIR RESULTS
     python3 bench/harness/realapps.py assignment RESULTS [--production DIR]
+    python3 bench/harness/realapps.py online RUNS_DIR OUT_CSV
 
 RUNS_DIR is what realapps.sh wrote ($OUT/realapps: runs.csv, env.txt, ENTRY/*.csv profiles).
 A run made under ncu (TIMER=ncu) is timed by ncu's device time of each launch instead of the
@@ -365,6 +366,39 @@ def assignment(results, production_dir=None, within=None):
     return out
 
 
+ONLINE_HEADER = ["program", "round", "auto_ms", "tune_ms", "tune_over_auto", "tune_trials"]
+
+
+def online(runs_dir, out_csv):
+    """realapps.sh's ONLINE rounds: per entry and round, the GPU time of every launch of the run
+    under auto and of the one under online `tune` (ncu's device time where the run was under
+    ncu, else the profile's), their ratio, and how many of tune's launches were trials (its
+    profile label `tune-trial`: a grid other than its leader, launched to measure it)."""
+    with open(os.path.join(runs_dir, "runs.csv")) as f:
+        runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
+    total, trials = {}, {}
+    for r in runs:
+        stem = os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")
+        prof = list(read_profile(stem + ".csv"))
+        if os.path.exists(stem + ".ncu.csv"):
+            with open(stem + ".ncu.csv", errors="replace") as f:
+                prof = device_timed(prof, f.read())
+        key = (r["entry"], int(r["round"]))
+        total[key + (r["config"],)] = sum(p["ns"] for p in prof) / 1e6
+        trials[key + (r["config"],)] = sum(1 for p in prof if p["policy"] == "tune-trial")
+    out = []
+    for (entry, rnd, config) in sorted(total):
+        if config != "tune" or (entry, rnd, "auto") not in total:
+            continue
+        a, t = total[(entry, rnd, "auto")], total[(entry, rnd, "tune")]
+        out.append([entry, rnd, f"{a:.3f}", f"{t:.3f}", f"{t / a:.4f}", trials[(entry, rnd, "tune")]])
+    with open(out_csv, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(ONLINE_HEADER)
+        w.writerows(out)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -382,7 +416,19 @@ def main(argv=None):
     asg.add_argument("results")
     asg.add_argument("--production", help="the folder of a later session's production.csv")
     asg.add_argument("--within", help="re-timing runs of both stores (best-*, learned-*)")
+    on = sub.add_parser("online", help="online tune's runs against auto's, run by run")
+    on.add_argument("runs_dir")
+    on.add_argument("out_csv")
     a = ap.parse_args(argv)
+    if a.cmd == "online":
+        rows = online(a.runs_dir, a.out_csv)
+        by = defaultdict(list)
+        for r in rows:
+            by[r[0]].append(float(r[4]))
+        for entry, ratios in sorted(by.items()):
+            print(f"{entry}: tune's run over auto's, by round: {' '.join(f'{x:.3f}' for x in ratios)}; "
+                  f"worst {max(ratios):.3f}")
+        return 0
     if a.cmd == "assignment":
         for r in assignment(a.results, a.production, a.within):
             print(f"{r[0]}: best assignment {r[6]}x auto ({'one grid ' + r[4] if r[6] == r[5] else 'each kernel best'}); "

@@ -196,6 +196,26 @@ class RealappsTest(unittest.TestCase):
         self.assertAlmostEqual(float(row[9]), 1.1 / 1.25, places=3)
         self.assertTrue(os.path.exists(os.path.join(out, "assignment.csv")))
 
+    def test_online_compares_each_tune_run_with_the_auto_run_of_its_round(self):
+        # Round 1: tune spends one trial of 3 ms over auto's 2 x 1 ms; round 2 settled, as fast.
+        self.write("runs.csv", 'entry,mode,config,round,rc,check,wall_ms\n'
+                               'app,online,"auto",1,0,pass,10\napp,online,"tune",1,0,pass,10\n'
+                               'app,online,"tune",2,0,pass,10\napp,online,"auto",2,0,pass,10\n'
+                               'app,online,"tune",3,1,fail,10\napp,online,"auto",3,0,pass,10\n')
+        head = "kernel,trip_count,policy,blocks,threads,ns\n"
+        rows = {"auto-r1": [("auto", 1_000_000)] * 3, "tune-r1": [("tune", 1_000_000), ("tune-trial", 3_000_000),
+                                                                  ("tune", 1_000_000)],
+                "auto-r2": [("auto", 1_000_000)] * 3, "tune-r2": [("tune", 1_000_000)] * 3,
+                "auto-r3": [("auto", 1_000_000)] * 3}
+        for tag, launches in rows.items():
+            self.write(f"app/{tag}.csv", head + "".join(f"{K},1000,{p},8448,64,{ns}\n" for p, ns in launches))
+        out = os.path.join(self.dir, "online.csv")
+        got = realapps.online(self.runs, out)
+        # Round 3's tune run failed its check: no ratio for it.
+        self.assertEqual(got, [["app", 1, "3.000", "5.000", "1.6667", 1], ["app", 2, "3.000", "3.000", "1.0000", 0]])
+        with open(out) as f:
+            self.assertEqual(next(csv.reader(f)), realapps.ONLINE_HEADER)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -176,9 +176,7 @@ mod tests {
     /// to remove it, and that program's run with it).
     #[test]
     fn a_refused_search_added_to_meanwhile_is_kept() {
-        let dir = std::env::temp_dir().join(format!("gridsel-refused-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = gridsel_test_support::temp_dir("session-store-refused");
         let to = config::StorePath {
             path: dir.join("tune.json"),
             default: false,
@@ -204,9 +202,7 @@ mod tests {
     /// written with its samples (the delta alone used to drop the mark).
     #[test]
     fn a_verified_mark_the_session_set_is_written() {
-        let dir = std::env::temp_dir().join(format!("gridsel-verified-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = gridsel_test_support::temp_dir("session-store-verified");
         let to = config::StorePath {
             path: dir.join("tune.json"),
             default: false,
@@ -227,9 +223,7 @@ mod tests {
     /// search's delta as an [`Update`], which carries the mark.
     #[test]
     fn a_copys_verified_mark_is_absorbed() {
-        let dir = std::env::temp_dir().join(format!("gridsel-absorb-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = gridsel_test_support::temp_dir("session-store-absorb");
         let (scratch, copy) = (dir.join("scratch.json"), dir.join("copy.json"));
         let patience = Duration::from_secs(5);
         let file = files::StoreFile::new(scratch.clone(), false);

@@ -209,15 +209,20 @@ pub fn temp_dir(test: &str) -> PathBuf {
 /// Runs a build command and returns `out`, panicking with the compiler's
 /// output when it fails.
 pub fn build(out: &Path, program: &str, args: &[&str]) -> PathBuf {
-    let result = Command::new(program)
-        .args(args)
-        .arg("-o")
-        .arg(out)
+    let mut cmd = Command::new(program);
+    cmd.args(args).arg("-o").arg(out);
+    run_build(cmd, out)
+}
+
+/// Runs `cmd`, a build writing `out`, and returns `out`, panicking with the
+/// compiler's output when it fails.
+fn run_build(mut cmd: Command, out: &Path) -> PathBuf {
+    let result = cmd
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         result.status.success(),
-        "{program} {args:?} failed:\n{}{}",
+        "{cmd:?} failed:\n{}{}",
         String::from_utf8_lossy(&result.stdout),
         String::from_utf8_lossy(&result.stderr)
     );
@@ -606,16 +611,7 @@ pub fn build_in_llvm_root(out: &Path, version: u32, args: &[&str]) -> PathBuf {
         .args(args)
         .arg("-o")
         .arg(out);
-    let result = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        result.status.success(),
-        "clang-{version} {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
-    out.to_path_buf()
+    run_build(cmd, out)
 }
 
 /// `run_with` for a program built by `build_in_llvm_root`, run inside the root.

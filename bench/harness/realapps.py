@@ -95,6 +95,16 @@ def device_timed(prof, ncu_text):
     return out
 
 
+def launches(stem):
+    """A run's launches (its profile STEM.csv), each timed by ncu's device time where the run was
+    under ncu (STEM.ncu.csv), else by the profile's time of the forwarded call."""
+    prof = list(read_profile(stem + ".csv"))
+    if os.path.exists(stem + ".ncu.csv"):
+        with open(stem + ".ncu.csv", errors="replace") as f:
+            prof = device_timed(prof, f.read())
+    return prof
+
+
 def convert(runs_dir, results, bin_dir):
     with open(os.path.join(runs_dir, "runs.csv")) as f:
         runs = list(csv.DictReader(f))
@@ -122,11 +132,7 @@ def convert(runs_dir, results, bin_dir):
                 failed.append(f"{r['config']} round {r['round']}")
                 continue
             tag = r["config"].replace(":", "_").replace(",", "_") + f"-r{r['round']}"
-            prof = list(read_profile(os.path.join(runs_dir, entry, f"{tag}.csv")))
-            ncu = os.path.join(runs_dir, entry, f"{tag}.ncu.csv")
-            if os.path.exists(ncu):
-                with open(ncu, errors="replace") as f:
-                    prof = device_timed(prof, f.read())
+            prof = launches(os.path.join(runs_dir, entry, tag))
             per_run = Counter(p["kernel"] for p in prof)
             seen = Counter()
             for p in prof:
@@ -174,10 +180,7 @@ def alternating(runs_dir, prefix):
             stem = os.path.join(runs_dir, entry, f"{prefix}-{side}-r1")
             if not os.path.exists(stem + ".csv"):
                 continue
-            prof = list(read_profile(stem + ".csv"))
-            if os.path.exists(stem + ".ncu.csv"):
-                with open(stem + ".ncu.csv", errors="replace") as f:
-                    prof = device_timed(prof, f.read())
+            prof = launches(stem)
             seen = Counter()
             for p in prof:
                 seen[p["kernel"]] += 1
@@ -379,10 +382,7 @@ def online(runs_dir, out_csv):
     total, trials = {}, {}
     for r in runs:
         stem = os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")
-        prof = list(read_profile(stem + ".csv"))
-        if os.path.exists(stem + ".ncu.csv"):
-            with open(stem + ".ncu.csv", errors="replace") as f:
-                prof = device_timed(prof, f.read())
+        prof = launches(stem)
         key = (r["entry"], int(r["round"]))
         total[key + (r["config"],)] = sum(p["ns"] for p in prof) / 1e6
         trials[key + (r["config"],)] = sum(1 for p in prof if p["policy"] == "tune-trial")

@@ -15,8 +15,8 @@
 //!   that it never settles slower than LLVM beyond the noise; a search of
 //!   cold samples, too noisy to tell, skips it: [`search::Params::COLD`]),
 //!   `occupancy`'s (in a tuning session then the static answers: one wave
-//!   of `occupancy`'s block size, the grids the other rules of `auto`'s
-//!   static rule give the kernel, `lloyd`'s), then the moves
+//!   of `occupancy`'s block size, `forest`'s grid, the grids the other
+//!   rules of `auto`'s static rule give the kernel, `lloyd`'s), then the moves
 //!   (threads, and blocks as a multiple of `auto`'s) that won most often
 //!   for other kernels on this device, then the neighbours of `auto` by
 //!   distance; grids that would starve a launch `auto` keeps under one wave

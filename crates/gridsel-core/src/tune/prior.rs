@@ -361,8 +361,8 @@ fn chunked_rule_thresholds() -> impl Iterator<Item = u64> {
 
 /// The static answers a tuning session measures first, after `auto`'s,
 /// LLVM's and `occupancy`'s grids: one whole wave of `occupancy`'s block
-/// size, then the grids the other rules of `auto`'s static rule
-/// ([`chunked`]) give the kernel, and `lloyd`'s. Those rules change with
+/// size, `forest`'s grid, then the grids the other rules of `auto`'s static
+/// rule ([`chunked`]) give the kernel, and `lloyd`'s. Those rules change with
 /// the trip count (a reduction's waves from 2^20 and 2^23 iterations, the
 /// long loops' from 2^25), so a loop just short of a threshold gets the
 /// grid the next rule would give, and one past it the previous rule's: the
@@ -384,6 +384,17 @@ fn chunked_rule_thresholds() -> impl Iterator<Item = u64> {
 /// per run (`tune-sim`, noiseless) run 2 costs +24 % over `auto`'s grid
 /// (-0.2 % before) and the kept grid ends at 92.5 % of best after 10 runs
 /// (93.0 %); launched 20 times per run, 97.4 % (97.3 %).
+///
+/// `forest`'s grid comes second, within a cold plan's four. Its model
+/// never saw the upstream mini-apps (it was trained on 153 cases of an
+/// older suite); replayed over their live priors (`tune-sim --live-prior`,
+/// 45 cases, 13 runs, §19's cold noise, seeds 1-3), a kernel launched once
+/// per run keeps 95.4-95.5 % of best instead of 94.9-95.1 %, runs 2-13
+/// cost +7 % of a run over `auto`'s grids instead of +19-21 %, and no more
+/// replays end more than 3 % slower than `auto`'s (0.9-1.9 %, against
+/// 0.9-2.2 %). On the suite's sweep (396 cases, partly its training data):
+/// 91.8 % instead of 91.6 %, +3-4 % instead of +7 %. Launched 20 times per
+/// run, unchanged: 98.6 % and 97.4 % (bench/results/h100/NOTES.md §46).
 fn static_answers(
     device: &DeviceDesc,
     kernel: &KernelDesc,
@@ -396,6 +407,8 @@ fn static_answers(
         let wave = resident_blocks(device, kernel, o.geometry.threads);
         answers.push(cut(Geometry::new(o.geometry.threads, wave)));
     }
+    answers
+        .extend(policy::decide(&Policy::Forest, device, kernel, launch).map(|f| cut(f.geometry)));
     let (_, rule) = chunked::grid(device, kernel, launch);
     let rules_apply = matches!(
         rule,

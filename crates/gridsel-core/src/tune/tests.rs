@@ -596,8 +596,8 @@ fn a_session_tries_whole_waves_of_fewer_threads_on_a_long_loop() {
     assert_eq!(session.exploring, Exploring::UNBOUNDED);
     let head = through_occupancy(&online);
     assert_eq!(session.list[..head], online.list[..head]);
-    let plan = search::Params::session_warm(48).candidates;
-    assert_eq!(plan, 16);
+    let plan = search::Params::session_warm(57).candidates;
+    assert_eq!(plan, 17);
     let first: Vec<Geometry> = session.list[..plan].iter().map(|&(_, g)| g).collect();
     let limits = Limits::of(&d, &k, &long);
     for (threads, blocks) in [(32, 4224), (64, 4224), (64, 8192)] {
@@ -658,12 +658,13 @@ fn static_grids(d: &DeviceDesc, k: &KernelDesc, launch: &LaunchDesc) -> Vec<Geom
 }
 
 /// A tuning session measures the static answers first, right after
-/// `auto`'s, LLVM's and `occupancy`'s grids: the grids `auto`'s other rules
-/// give the kernel (on a loop of 2^24 iterations, the long loops' two waves
-/// of 64-thread blocks from 2^25; on a reduction of 2^21, one wave of
-/// 32-thread blocks from 2^23) and `lloyd`'s. A Generic kernel, which
-/// every rule of `auto` leaves at LLVM's grid, gets `lloyd`'s first, and
-/// online `tune` lists none of them among its first four.
+/// `auto`'s, LLVM's and `occupancy`'s grids: `forest`'s, the grids `auto`'s
+/// other rules give the kernel (on a loop of 2^24 iterations, the long
+/// loops' two waves of 64-thread blocks from 2^25; on a reduction of 2^21,
+/// one wave of 32-thread blocks from 2^23) and `lloyd`'s. A Generic kernel,
+/// which every rule of `auto` leaves at LLVM's grid, gets `forest`'s and
+/// `lloyd`'s first, and online `tune` lists none of them among its first
+/// four.
 #[test]
 fn a_session_measures_the_static_answers_first() {
     let d = DeviceDesc::preset("h100").unwrap();
@@ -694,27 +695,35 @@ fn a_session_measures_the_static_answers_first() {
         .unwrap()
         .geometry
     };
+    let forest = |k: &KernelDesc, trip: u64| {
+        crate::policy::forest::with_embedded_model(&d, k, &LaunchDesc::open(trip)).0
+    };
     let k = kernel(ExecMode::Spmd, false);
     let trip = 1 << 24;
     assert_eq!(
         resolve(Candidate::Auto, &d, &k, &LaunchDesc::open(trip)),
         Some(Geometry::new(128, 3200))
     );
-    first_after_occupancy(&k, trip, &[Geometry::new(64, 8448), lloyd(&k, trip)]);
+    let statics = [Geometry::new(64, 8448), forest(&k, trip), lloyd(&k, trip)];
+    first_after_occupancy(&k, trip, &statics);
     let r = reducing();
     let trip = 1 << 21;
-    first_after_occupancy(&r, trip, &[Geometry::new(32, 4224), lloyd(&r, trip)]);
+    let statics = [Geometry::new(32, 4224), forest(&r, trip), lloyd(&r, trip)];
+    first_after_occupancy(&r, trip, &statics);
     let generic = kernel(ExecMode::Generic, false);
     let generic_statics = static_grids(&d, &generic, &LaunchDesc::open(trip));
-    assert_eq!(generic_statics.first(), Some(&lloyd(&generic, trip)));
+    assert_eq!(
+        generic_statics[..2],
+        [forest(&generic, trip), lloyd(&generic, trip)]
+    );
 }
 
 /// A tuning session also tries `auto`'s threads on 2 and 4 blocks per SM
 /// where those are fewer than `auto`'s blocks: ts_advect_diag's searches
 /// (auto 128 x 3200) settled on the fewest blocks the moves reach, 2^-2 of
 /// `auto`'s, where 3 blocks per SM was faster still. They come among the
-/// sixteen candidates of its warm plan at 48 warm launches, after the four
-/// of a cold plan;
+/// seventeen candidates of its warm plan at 57 warm launches, after the
+/// four of a cold plan;
 /// online `tune` lists neither, and a loop whose `auto` has fewer blocks
 /// gets only those below them.
 #[test]
@@ -726,8 +735,8 @@ fn a_session_tries_autos_threads_on_a_few_blocks_per_sm() {
     assert_eq!(auto, Geometry::new(128, 3200));
     let few = [Geometry::new(128, 264), Geometry::new(128, 528)];
     let session = candidates(&d, &k, &long, &[], Exploring::UNBOUNDED, |_| true);
-    let plan = search::Params::session_warm(48).candidates;
-    assert_eq!(plan, 16);
+    let plan = search::Params::session_warm(57).candidates;
+    assert_eq!(plan, 17);
     let first: Vec<Geometry> = session.list.iter().take(plan).map(|&(_, g)| g).collect();
     for g in few {
         assert!(first.contains(&g), "{g} not in {first:?}");

@@ -26,6 +26,17 @@ fn unscale(trip: u64) -> f64 {
     }
 }
 
+/// The warm samples a search's leader needs before an exploring launch is
+/// charged against its median, where exploring is bounded: until it has
+/// them, the leader runs and is sampled. On the H100 a search's first warm
+/// launch in a fresh process ran 15-100 % slower than the kernel's steady
+/// time (LULESH, 15 of 16 kernels); as the only sample of the leader it
+/// made trial after trial look faster than the leader, and that credit let
+/// online `tune` explore on: the first run came out 4.3 % slower than
+/// `auto`'s under a 2.5 % allowance (bench/results/h100/NOTES.md §46).
+/// The median of three is robust to one such launch.
+pub const YARDSTICK_SAMPLES: usize = 3;
+
 /// The profile's label (`GRIDSEL_PROFILE`) of a launch that re-checks the
 /// runner-up ([`Rule::TuneRecheck`]): a grid the search launches on purpose
 /// although it settled elsewhere, which a convergence benchmark must not
@@ -281,8 +292,17 @@ impl Learner {
     /// Whether candidate `i` may be launched to explore it: it is one the
     /// prior lists, and what it is predicted to cost over the leader fits
     /// what `fits` (the process's [`Allowance`](super::Allowance)) has left.
+    /// A warm search whose leader has fewer than [`YARDSTICK_SAMPLES`] warm
+    /// samples has no yardstick yet: nothing but an unbounded allowance (a
+    /// tuning session) fits.
     fn may_explore(&self, i: usize, kind: Kind, trip: u64, fits: impl Fn(f64) -> bool) -> bool {
-        self.cost[i].is_finite() && fits(self.predicted_excess(i, kind, trip).unwrap_or(0.0))
+        let leader = &self.search.samples[self.search.leader(kind)];
+        let excess = if kind == Kind::Warm && leader.warm.len() < YARDSTICK_SAMPLES {
+            f64::INFINITY
+        } else {
+            self.predicted_excess(i, kind, trip).unwrap_or(0.0)
+        };
+        self.cost[i].is_finite() && fits(excess)
     }
 
     /// The kind the search ranks by now.

@@ -56,7 +56,8 @@
 //!   every exploring launch, each search's first in a process too, runs
 //!   only when what the process's exploring has cost plus what this one is
 //!   predicted to cost over its leader fits 2.5 % of the process's kernel
-//!   time (timed, or expected from the store); otherwise the leader runs,
+//!   time (timed, or expected from the store), and once the leader has
+//!   three warm samples (`YARDSTICK_SAMPLES`); otherwise the leader runs,
 //!   and the search goes on in a later run or a tuning session. By default
 //!   every run keeps within its own share ([`Bound::Run`],
 //!   `GRIDSEL_TUNE_BOUND`), so a kernel launched once per run, whose trials

@@ -505,6 +505,36 @@ fn an_exploring_launch_runs_only_when_its_predicted_excess_fits() {
     assert!(Allowance::new(f64::INFINITY, Bound::Run).admits(f64::MAX));
 }
 
+/// Where exploring is bounded, a warm search explores only once its leader
+/// has three warm samples (`YARDSTICK_SAMPLES`): the leader's first warm
+/// launch in a process can run far slower than its kernel's steady time,
+/// and alone it would make every trial look cheaper than it is. Unbounded
+/// (a tuning session), LLVM's grid is explored right after `auto`'s first
+/// warm sample; bounded, after its third, whatever the allowance has left.
+#[test]
+fn a_bounded_search_explores_once_its_leader_has_three_warm_samples() {
+    let (key, prior) = two_grids();
+    let autos_before_llvm = |fits: &dyn Fn(f64) -> bool| {
+        let mut learner = Learner::resume(key.clone(), &prior, None);
+        let mut autos = 0;
+        loop {
+            let choice = learner.next(1, 0, fits, grid).unwrap();
+            if choice.grid == LLVM_GRID {
+                return autos;
+            }
+            autos += 1;
+            if choice.observe {
+                learner.observe(choice.grid, 1, 1000);
+            }
+        }
+    };
+    assert_eq!(autos_before_llvm(&|_| true), 2, "a cold launch, a warm one");
+    assert_eq!(
+        autos_before_llvm(&|e: f64| e.is_finite()),
+        1 + super::learner::YARDSTICK_SAMPLES
+    );
+}
+
 /// What a process leaves of its allowance is shared among its searches
 /// that still explore, for their later runs: the bank it began with, plus
 /// its share of the kernel time it timed or expected, less what it spent,

@@ -391,7 +391,7 @@ fn chunked_rule_thresholds() -> impl Iterator<Item = u64> {
 /// 45 cases, 13 runs, §19's cold noise, seeds 1-3), a kernel launched once
 /// per run keeps 95.4-95.5 % of best instead of 94.9-95.1 %, runs 2-13
 /// cost +7 % of a run over `auto`'s grids instead of +19-21 %, and no more
-/// replays end more than 3 % slower than `auto`'s (0.9-1.9 %, against
+/// replays end more than 3 % slower than `auto`'s (1.1-1.9 %, against
 /// 0.9-2.2 %). On the suite's sweep (396 cases, partly its training data):
 /// 91.8 % instead of 91.6 %, +3-4 % instead of +7 %. Launched 20 times per
 /// run, unchanged: 98.6 % and 97.4 % (bench/results/h100/NOTES.md §46).

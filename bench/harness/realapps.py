@@ -369,29 +369,52 @@ def assignment(results, production_dir=None, within=None):
     return out
 
 
-ONLINE_HEADER = ["program", "round", "auto_ms", "tune_ms", "tune_over_auto", "tune_trials"]
+ONLINE_HEADER = ["program", "round", "auto_ms", "tune_ms", "tune_over_auto", "tune_trials",
+                 "exploring_share"]
+
+
+def exploring_share(prof):
+    """What a run's trials cost within its own process, over its launches' time: each trial's time
+    over the median of its kernel's other launches of the run (its first, cold, left out; all of
+    them where every one was a trial), summed. Runs of the same grids differ by process
+    (BabelStream's by 1-4 %, NOTES.md §46), so the ratio to `auto`'s run of the round holds that
+    too; this does not."""
+    by_kernel = defaultdict(list)
+    for p in prof:
+        by_kernel[p["kernel"]].append(p)
+    excess = 0
+    for ps in by_kernel.values():
+        warm = ps[1:]
+        others = [p["ns"] for p in warm if p["policy"] != "tune-trial"] or [p["ns"] for p in warm]
+        if others:
+            base = statistics.median(others)
+            excess += sum(p["ns"] - base for p in warm if p["policy"] == "tune-trial")
+    return excess / max(sum(p["ns"] for p in prof), 1)
 
 
 def online(runs_dir, out_csv):
     """realapps.sh's ONLINE rounds: per entry and round, the GPU time of every launch of the run
     under auto and of the one under online `tune` (ncu's device time where the run was under
-    ncu, else the profile's), their ratio, and how many of tune's launches were trials (its
-    profile label `tune-trial`: a grid other than its leader, launched to measure it)."""
+    ncu, else the profile's), their ratio, how many of tune's launches were trials (its profile
+    label `tune-trial`: a grid other than its leader, launched to measure it) and what they cost
+    within tune's process (`exploring_share`)."""
     with open(os.path.join(runs_dir, "runs.csv")) as f:
         runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
-    total, trials = {}, {}
+    total, trials, share = {}, {}, {}
     for r in runs:
         stem = os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")
         prof = launches(stem)
-        key = (r["entry"], int(r["round"]))
-        total[key + (r["config"],)] = sum(p["ns"] for p in prof) / 1e6
-        trials[key + (r["config"],)] = sum(1 for p in prof if p["policy"] == "tune-trial")
+        key = (r["entry"], int(r["round"]), r["config"])
+        total[key] = sum(p["ns"] for p in prof) / 1e6
+        trials[key] = sum(1 for p in prof if p["policy"] == "tune-trial")
+        share[key] = exploring_share(prof)
     out = []
     for (entry, rnd, config) in sorted(total):
         if config != "tune" or (entry, rnd, "auto") not in total:
             continue
         a, t = total[(entry, rnd, "auto")], total[(entry, rnd, "tune")]
-        out.append([entry, rnd, f"{a:.3f}", f"{t:.3f}", f"{t / a:.4f}", trials[(entry, rnd, "tune")]])
+        out.append([entry, rnd, f"{a:.3f}", f"{t:.3f}", f"{t / a:.4f}", trials[(entry, rnd, "tune")],
+                    f"{share[(entry, rnd, 'tune')]:.4f}"])
     with open(out_csv, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(ONLINE_HEADER)

@@ -269,11 +269,16 @@ impl Learner {
     /// over the leader of `kind`, in ns: its own median where it has one,
     /// else the model's ratio ([`Prior::cost`]) times `auto`'s median (or
     /// the leader's, over the leader's ratio), times the model's
-    /// [`cost::PREDICTION_MARGIN`]. `None` when the leader has
-    /// no median yet.
+    /// [`cost::PREDICTION_MARGIN`]. Infinite for a warm search whose leader
+    /// has fewer than [`YARDSTICK_SAMPLES`] warm samples: no yardstick yet,
+    /// so that nothing but an unbounded allowance (a tuning session) fits.
+    /// `None` when the leader has no median yet.
     fn predicted_excess(&self, i: usize, kind: Kind, trip: u64) -> Option<f64> {
         let samples = &self.search.samples;
         let leader = self.search.leader(kind);
+        if kind == Kind::Warm && samples[leader].warm.len() < YARDSTICK_SAMPLES {
+            return Some(f64::INFINITY);
+        }
         let lead = samples[leader].median(kind)? as f64;
         let time = match samples[i].median(kind) {
             Some(m) => m as f64,
@@ -292,17 +297,8 @@ impl Learner {
     /// Whether candidate `i` may be launched to explore it: it is one the
     /// prior lists, and what it is predicted to cost over the leader fits
     /// what `fits` (the process's [`Allowance`](super::Allowance)) has left.
-    /// A warm search whose leader has fewer than [`YARDSTICK_SAMPLES`] warm
-    /// samples has no yardstick yet: nothing but an unbounded allowance (a
-    /// tuning session) fits.
     fn may_explore(&self, i: usize, kind: Kind, trip: u64, fits: impl Fn(f64) -> bool) -> bool {
-        let leader = &self.search.samples[self.search.leader(kind)];
-        let excess = if kind == Kind::Warm && leader.warm.len() < YARDSTICK_SAMPLES {
-            f64::INFINITY
-        } else {
-            self.predicted_excess(i, kind, trip).unwrap_or(0.0)
-        };
-        self.cost[i].is_finite() && fits(excess)
+        self.cost[i].is_finite() && fits(self.predicted_excess(i, kind, trip).unwrap_or(0.0))
     }
 
     /// The kind the search ranks by now.

@@ -1369,6 +1369,29 @@ fn tunes_default_store_is_per_user_and_switches_off() {
     assert!(!xdg.exists());
 }
 
+/// repeat.c launching its one kernel once per run (4000 iterations), its
+/// arguments, and its output without gridsel.
+fn once_per_run() -> (PathBuf, [&'static str; 3], String) {
+    let program = host_offload("repeat", "repeat.c", &[]);
+    let args = ["1", "4000", "20"];
+    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    (program, args, expected)
+}
+
+/// Online `tune`'s variables for [`once_per_run`]: the store `cache`, an
+/// allowance of 10 % (which a few runs' banks would cover a trial with),
+/// then `last`.
+fn tune_at_ten_percent<'a>(cache: &'a str, last: (&'a str, &'a str)) -> [(&'a str, &'a str); 6] {
+    [
+        H100,
+        LOG_INFO,
+        ("GRIDSEL_POLICY", "tune"),
+        ("GRIDSEL_CACHE", cache),
+        ("GRIDSEL_TUNE_OVERHEAD", "10"),
+        last,
+    ]
+}
+
 /// A program that launches its kernel once per run, under online `tune`'s
 /// allowance (10 % here, which a few runs' banks would cover a trial with;
 /// 2.5 % by default) and its default bound, `run`: no run's own allowance
@@ -1377,22 +1400,13 @@ fn tunes_default_store_is_per_user_and_switches_off() {
 /// after the first says once why and what explores such a kernel.
 #[test]
 fn tune_keeps_a_once_per_run_kernel_within_each_runs_allowance() {
-    let program = host_offload("repeat", "repeat.c", &[]);
-    let args = ["1", "4000", "20"];
-    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let (program, args, expected) = once_per_run();
     let dir = temp_dir("tune_once_per_run_bound");
     let cache = dir.join("tune.json");
     let profile = dir.join("profile.csv");
     let cache_s = cache.to_string_lossy().into_owned();
     let profile_s = profile.to_string_lossy().into_owned();
-    let env = [
-        H100,
-        LOG_INFO,
-        ("GRIDSEL_POLICY", "tune"),
-        ("GRIDSEL_CACHE", cache_s.as_str()),
-        ("GRIDSEL_TUNE_OVERHEAD", "10"),
-        ("GRIDSEL_PROFILE", profile_s.as_str()),
-    ];
+    let env = tune_at_ten_percent(&cache_s, ("GRIDSEL_PROFILE", &profile_s));
     let runs = 12;
     for i in 0..runs {
         let run = run_gridsel(&program, &args, &env).ok();
@@ -1436,19 +1450,10 @@ fn tune_keeps_a_once_per_run_kernel_within_each_runs_allowance() {
 /// one tune has measured.
 #[test]
 fn tune_explores_a_kernel_launched_once_per_run_from_what_its_runs_bank() {
-    let program = host_offload("repeat", "repeat.c", &[]);
-    let args = ["1", "4000", "20"];
-    let expected = run_plain(&program, &args, &[]).ok().stdout;
+    let (program, args, expected) = once_per_run();
     let cache = temp_dir("tune_once_per_run").join("tune.json");
     let cache_s = cache.to_string_lossy().into_owned();
-    let env = [
-        H100,
-        LOG_INFO,
-        ("GRIDSEL_POLICY", "tune"),
-        ("GRIDSEL_CACHE", cache_s.as_str()),
-        ("GRIDSEL_TUNE_OVERHEAD", "10"),
-        ("GRIDSEL_TUNE_BOUND", "average"),
-    ];
+    let env = tune_at_ten_percent(&cache_s, ("GRIDSEL_TUNE_BOUND", "average"));
     let measured = || {
         let table = gridsel::files::load_store(&cache).unwrap().table;
         let record = table.records().next().unwrap().clone();

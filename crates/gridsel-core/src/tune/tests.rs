@@ -715,19 +715,18 @@ fn a_session_measures_the_static_answers_first() {
             );
         }
     };
-    let lloyd = |k: &KernelDesc, trip: u64| {
-        crate::policy::decide(
-            &crate::policy::Policy::Lloyd,
-            &d,
-            k,
-            &LaunchDesc::open(trip),
-        )
-        .unwrap()
-        .geometry
+    let device = &d;
+    let decided = |policy: crate::policy::Policy| {
+        move |k: &KernelDesc, trip: u64| {
+            crate::policy::decide(&policy, device, k, &LaunchDesc::open(trip))
+                .unwrap()
+                .geometry
+        }
     };
-    let forest = |k: &KernelDesc, trip: u64| {
-        crate::policy::forest::with_embedded_model(&d, k, &LaunchDesc::open(trip)).0
-    };
+    let (lloyd, forest) = (
+        decided(crate::policy::Policy::Lloyd),
+        decided(crate::policy::Policy::Forest),
+    );
     let k = kernel(ExecMode::Spmd, false);
     let trip = 1 << 24;
     assert_eq!(

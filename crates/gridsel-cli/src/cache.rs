@@ -220,7 +220,7 @@ fn explain(r: &Record) -> String {
             v.candidate
         ),
         "settled" => format!(
-            "  settled on {}: the first candidate in the prior's order (auto, llvm, ...) that no other beats beyond the noise, by {which}; later launches get it (re-checked now and then).\n",
+            "  settled on {}: auto's grid unless another beats it beyond the noise, else the fastest that none beats and that was measured enough to tell, by {which}; later launches get it (re-checked now and then).\n",
             v.candidate
         ),
         _ => format!(

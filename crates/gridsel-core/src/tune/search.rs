@@ -232,6 +232,13 @@ pub const MAD_PER_UPPER_QUARTILE_DEVIATION: f64 = 0.6745 / 1.1503;
 /// sqrt(n).
 const MEDIAN_ERROR_PER_MAD: f64 = 1.4826 * 1.2533;
 
+/// Samples from which a candidate's own spread stands for its noise
+/// ([`Search::spreads`]): the samples a plan confirms a close call with.
+/// Replayed over the sweeps with measured warm noise, 4 keeps grids up to
+/// 0.5 points nearer the best than 6 or 8, never farther
+/// (bench/results/h100/NOTES.md §47).
+pub const OWN_SPREAD_SAMPLES: usize = 4;
+
 /// Samples a candidate needs before it may displace an earlier one: one
 /// fast launch is not a measurement.
 pub const MIN_SAMPLES_TO_LEAD: usize = 2;
@@ -407,25 +414,37 @@ impl Search {
         self.spreads(kind).0
     }
 
-    /// [`Self::spread`], and each candidate's own spread in the same units,
-    /// never below it: a candidate whose launches fall in a slow mode now
-    /// and then is judged by its own noise, however quiet the others are.
-    /// On few samples its own spread reads low (two samples deviate alike),
-    /// so the pooled one is what protects a candidate until it has about
-    /// six.
+    /// [`Self::spread`], and each candidate's own spread in the same units:
+    /// a candidate whose launches fall in a slow mode now and then is judged
+    /// by its own noise, however quiet the others are. On fewer than
+    /// [`OWN_SPREAD_SAMPLES`] its own spread reads low (two samples deviate
+    /// alike), so the pooled one is the least it is taken for; from then on
+    /// the kind's [`Params::spread_floor`] is, so that one noisy candidate
+    /// (a session's run explores every search at once) does not make a
+    /// close call between two quiet ones undecidable.
     fn spreads(&self, kind: Kind) -> (f64, Vec<f64>) {
+        let floor = self.params(kind).spread_floor;
         let mut pooled: Vec<f64> = Vec::with_capacity(self.samples.len() * KEEP);
-        let mut own: Vec<f64> = Vec::with_capacity(self.samples.len());
+        let mut own: Vec<(f64, usize)> = Vec::with_capacity(self.samples.len());
         for i in 0..self.samples.len() {
             let (mut deviations, n) = self.deviations(i, kind);
             pooled.extend_from_slice(&deviations[..n]);
-            own.push(upper_quartile(&mut deviations[..n]) * MAD_PER_UPPER_QUARTILE_DEVIATION);
+            own.push((
+                upper_quartile(&mut deviations[..n]) * MAD_PER_UPPER_QUARTILE_DEVIATION,
+                n,
+            ));
         }
-        let pooled = (upper_quartile(&mut pooled) * MAD_PER_UPPER_QUARTILE_DEVIATION)
-            .max(self.params(kind).spread_floor);
-        for s in &mut own {
-            *s = s.max(pooled);
-        }
+        let pooled = (upper_quartile(&mut pooled) * MAD_PER_UPPER_QUARTILE_DEVIATION).max(floor);
+        let own = own
+            .into_iter()
+            .map(|(s, n)| {
+                s.max(if n >= OWN_SPREAD_SAMPLES {
+                    floor
+                } else {
+                    pooled
+                })
+            })
+            .collect();
         (pooled, own)
     }
 
@@ -482,18 +501,32 @@ impl Search {
         mf as f64 * (1.0 + (z * error).max(TIE)) < ms as f64
     }
 
-    /// The candidate to keep if the search stopped now: the earliest in the
+    /// The candidate to keep if the search stopped now. The earliest in the
     /// prior's order (auto, then LLVM, ...) that no measured candidate beats
     /// beyond the noise ([`SIGNIFICANCE`]), among those that may lead: the
     /// earliest candidate measured, and every other with
     /// [`MIN_SAMPLES_TO_LEAD`] samples; never one whose launches failed
-    /// while another ran. So a later candidate takes the lead only once its
-    /// advantage over every earlier one is measured, on two samples at
-    /// least. There is always one: the fastest with two samples is beaten
-    /// by none, and without any, nothing beats the earliest. The first
-    /// candidate when nothing is measured: 0, which names no candidate in
-    /// a search without any (a store's record of processes that timed no
-    /// launch), so callers that may meet one look it up with `get`.
+    /// while another ran. So a later candidate takes the lead from the
+    /// earliest only once its advantage over every earlier one is measured,
+    /// on two samples at least. There is always one: the fastest with two
+    /// samples is beaten by none, and without any, nothing beats the
+    /// earliest.
+    ///
+    /// Once the earliest measured candidate (the grid the launch gets
+    /// without a search) has lost the lead, the prior's order says no more
+    /// than a guess: among the candidates no other beats, one with the
+    /// samples its plan confirms a close call with ([`Params::confirm`]) and a lower
+    /// median takes the lead, the lowest. On the H100 the earliest rule
+    /// kept a grid 3-31 % slower than one measured at least four times, in
+    /// three sessions of the PRK star stencil; replayed over the sweeps,
+    /// the lowest median keeps grids 0.1-0.7 points nearer the best and a
+    /// third as many grids more than 3 % slower than `auto`'s
+    /// (bench/results/h100/NOTES.md §47).
+    ///
+    /// The first candidate when nothing is measured: 0, which names no
+    /// candidate in a search without any (a store's record of processes
+    /// that timed no launch), so callers that may meet one look it up with
+    /// `get`.
     pub fn leader(&self, kind: Kind) -> usize {
         self.leader_of(kind, &self.ranked(kind), &self.spreads(kind).1)
     }
@@ -508,17 +541,33 @@ impl Search {
         }
         by_prior.sort_unstable();
         let first = by_prior.first().map(|&(i, _)| i);
+        let may_lead = |i: usize, samples: usize| {
+            Some(i) == first || self.samples[i].of(kind).len() >= samples
+        };
+        let unbeaten = |c: &(usize, u64)| {
+            !ranked
+                .iter()
+                .any(|&d| d.0 != c.0 && self.beats(kind, d, *c, spreads))
+        };
+        let Some(earliest) = by_prior
+            .iter()
+            .copied()
+            .filter(|&(i, _)| may_lead(i, MIN_SAMPLES_TO_LEAD))
+            .find(unbeaten)
+        else {
+            return 0;
+        };
+        if Some(earliest.0) == first {
+            return earliest.0;
+        }
+        let confirmed = self.params(kind).confirm.samples();
         by_prior
             .iter()
             .copied()
-            .filter(|&(i, _)| {
-                Some(i) == first || self.samples[i].of(kind).len() >= MIN_SAMPLES_TO_LEAD
-            })
-            .find(|&c| {
-                !ranked
-                    .iter()
-                    .any(|&d| d.0 != c.0 && self.beats(kind, d, c, spreads))
-            })
+            .filter(|&(i, m)| m < earliest.1 && may_lead(i, confirmed))
+            .filter(unbeaten)
+            .chain([earliest])
+            .min_by_key(|&(i, m)| (m, i))
             .map_or(0, |(i, _)| i)
     }
 
@@ -1023,6 +1072,59 @@ mod tests {
             with(Kind::Cold, &noisy, &[500, 520, 480]).leader(Kind::Cold),
             3
         );
+        // Measured as often as a plan confirms with, a challenger still
+        // leaves auto a tie it keeps.
+        assert_eq!(
+            with(Kind::Cold, &noisy, &[900, 1100, 700, 900]).leader(Kind::Cold),
+            0
+        );
+    }
+
+    #[test]
+    fn once_auto_is_beaten_the_lowest_median_measured_enough_leads() {
+        // auto quiet at 1000. Occupancy (2) and move 0 (3), eight samples
+        // each with a 5 % spread, both beat it; 900 against 870 is a tie
+        // between them, which the prior's order gave occupancy.
+        let quiet = [1000, 1010, 990, 1000].repeat(2);
+        let mut samples: Vec<(usize, u64)> = quiet.iter().map(|&t| (0, t)).collect();
+        let jitter = [-50, 50, -60, 60, 0, -10, 10, 0];
+        samples.extend(jitter.iter().map(|&d| (2, (900 + d) as u64)));
+        samples.extend(jitter.iter().map(|&d| (3, (870 + d) as u64)));
+        let s = measured(3, Kind::Warm, &samples);
+        assert_eq!(s.leader(Kind::Warm), 3);
+        // A third one at 860 on three samples, fewer than the four a
+        // session's plan confirms with, does not take it.
+        let mut more = samples.clone();
+        more.extend([(4, 840), (4, 880), (4, 860)]);
+        let s = measured(3, Kind::Warm, &more);
+        assert_eq!(s.params(Kind::Warm).confirm.samples(), 3);
+        let mut session = s.clone();
+        session.exploring = Exploring::Unbounded {
+            warm_launches: None,
+        };
+        assert_eq!(session.leader(Kind::Warm), 3);
+        // Online `tune` confirms with three: it leads there.
+        assert_eq!(s.leader(Kind::Warm), 4);
+    }
+
+    #[test]
+    fn a_noisy_candidate_leaves_a_close_call_between_quiet_ones_decidable() {
+        // auto and move 0 quiet (0.5 %), move 0 3 % faster; move 1 swings
+        // by 20 %. Pooled, move 1's deviations would be the spread of all,
+        // and 3 % a tie; each judged by its own eight samples, it is not.
+        let mut samples: Vec<(usize, u64)> = vec![];
+        for (i, centre) in [(0, 1000), (3, 970)] {
+            samples.extend(
+                [-5, 5, 0, 0]
+                    .repeat(2)
+                    .iter()
+                    .map(|&d| (i, (centre + d) as u64)),
+            );
+        }
+        samples.extend([900, 1300, 850, 1350, 950, 1250, 1000, 1200].map(|t| (4, t)));
+        let s = measured(3, Kind::Warm, &samples);
+        assert!(s.spread(Kind::Warm) > 0.05, "{}", s.spread(Kind::Warm));
+        assert_eq!(s.leader(Kind::Warm), 3);
     }
 
     #[test]

@@ -29,10 +29,12 @@
 //!   session adds pairs while that holds, up to three times the pairs
 //!   asked, and refuses what is still undecided then, since auto's grids
 //!   cost nothing and a production run must not be slower than auto.
-//!   The session then confirms the searches that gained most ([`alone`])
-//!   on their own, each against auto's with the program's other searches
-//!   at auto's grids, by this same decision; one kept so is written
-//!   whatever the set's verdict.
+//!   The session then confirms, against auto's with the program's other
+//!   searches at auto's grids and by this same decision, first the set's
+//!   searches launched often enough to alternate, together, where the set
+//!   went to pairs of runs for others launched too rarely ([`together`]),
+//!   then each of the searches that gained most on its own ([`alone`]);
+//!   one kept so is written whatever the set's verdict.
 //! - **A search** (kernel and trip-count class, as the store keys them)
 //!   whose learned grid differs from auto's is refused, even in a kept set,
 //!   when it is slower than auto's grid beyond the noise: its median launch
@@ -366,6 +368,30 @@ pub fn alone(verdict: &Verdict, most: usize) -> Vec<SearchKey> {
         .take(most)
         .map(|(_, k)| k.clone())
         .collect()
+}
+
+/// The searches to confirm together in alternating runs where the set was
+/// confirmed in pairs of runs because some of its searches are launched too
+/// rarely to alternate (a set-up kernel beside a time step's): those the
+/// runs reading the store changed, not refused as slower than auto's, and
+/// launched often enough to alternate ([`can_alternate`]); none unless at
+/// least two are (one is confirmed alone, [`alone`]). Within one process
+/// the few per cent such searches gain together are told from noise that
+/// pairs of runs cannot tell them from (module doc).
+pub fn together(verdict: &Verdict, per_run: &BTreeMap<SearchKey, usize>) -> Vec<SearchKey> {
+    if verdict.by != Confirmed::Pairs {
+        return Vec::new();
+    }
+    let often: Vec<SearchKey> = (verdict.searches.iter())
+        .filter(|d| d.changed && d.kept)
+        .filter(|d| {
+            per_run
+                .get(&d.key)
+                .is_some_and(|&n| n >= MIN_ALTERNATING_LAUNCHES)
+        })
+        .map(|d| d.key.clone())
+        .collect();
+    if often.len() < 2 { Vec::new() } else { often }
 }
 
 /// Decides over `pairs`, at the look `looks` places them, `by` pairs of
@@ -714,6 +740,26 @@ mod tests {
         assert!(verdict.undecided(), "{verdict:?}");
         assert_eq!(alone(&verdict, 3), [key(L64), key(L91)]);
         assert_eq!(alone(&verdict, 1), [key(L64)]);
+        // The pairs were pairs of runs for l52, launched once a run: the
+        // two searches launched every step that the set changed and did
+        // not refuse are confirmed together, in alternating runs.
+        let per_run = |l91| {
+            BTreeMap::from([
+                (key(L64), 50),
+                (key(L91), l91),
+                (key(L52), 1),
+                (key(L70), 50),
+            ])
+        };
+        assert_eq!(together(&verdict, &per_run(50)), [key(L64), key(L91)]);
+        // One of them alone is confirmed alone; an alternating set's
+        // searches were confirmed so already.
+        assert!(together(&verdict, &per_run(2)).is_empty());
+        let alternated = Verdict {
+            by: Confirmed::Alternating,
+            ..verdict.clone()
+        };
+        assert!(together(&alternated, &per_run(50)).is_empty());
         // Confirmed alone and kept, a search is written whatever the set's
         // verdict: its own decides it.
         let l64 = [(L64, (7392, 32), [100.0, 75.0]), (L70, AUTO, [30.0, 30.0])];

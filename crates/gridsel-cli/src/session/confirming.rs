@@ -61,31 +61,50 @@ impl Runner<'_> {
             return Ok(());
         };
         let undecided = verdict.undecided();
+        // The searches that alternate first, together (one store, a few
+        // runs of one process each), then those that gained most, alone.
+        let together = confirm::together(&verdict, &before.per_run);
         let alone = confirm::alone(&verdict, ALONE_MOST);
+        let groups: Vec<Vec<SearchKey>> = (!together.is_empty())
+            .then(|| together.clone())
+            .into_iter()
+            .chain(
+                alone
+                    .into_iter()
+                    .filter(|k| !together.contains(k))
+                    .map(|k| vec![k]),
+            )
+            .collect();
         session.verdict = Some(verdict);
         if undecided {
-            self.confirm_alone(program, folder, (before, clock), &alone, session)?;
+            self.confirm_alone(program, folder, (before, clock), &groups, session)?;
         }
         Ok(())
     }
 
-    /// Confirms each of `searches` on its own, while the budget leaves
-    /// time for the pairs asked: its learned grid against auto's, the
-    /// program's other searches at auto's (a store of it alone, in a
-    /// folder `alone-N` of the program's), with the same decision as the
-    /// set's. Their runs count as the session's (they must verify), their
-    /// samples not in its before and after.
+    /// Confirms each group of `groups` without the program's other
+    /// searches, while the budget leaves time for the pairs asked: their
+    /// learned grids against auto's, the others at auto's (a store of the
+    /// group alone, in a folder `alone-N` of the program's), with the same
+    /// decision as the set's. Their runs count as the session's (they must
+    /// verify), their samples not in its before and after.
     fn confirm_alone(
         &self,
         program: &Program,
         folder: &Path,
         (before, clock): (&Before, &Clock),
-        searches: &[SearchKey],
+        groups: &[Vec<SearchKey>],
         session: &mut ProgramSession,
     ) -> Result<(), String> {
-        for (n, key) in (1..).zip(searches) {
-            let what = format!("{} (class {}) alone", key.0, key.1);
-            let by = match confirm::can_alternate([key].into_iter(), &before.per_run) {
+        for (n, keys) in (1..).zip(groups) {
+            let what = match keys.as_slice() {
+                [key] => format!("{} (class {}) alone", key.0, key.1),
+                _ => format!(
+                    "the {} searches launched often enough to alternate, together",
+                    keys.len()
+                ),
+            };
+            let by = match confirm::can_alternate(keys.iter(), &before.per_run) {
                 true => Confirmed::Alternating,
                 false => Confirmed::Pairs,
             };
@@ -101,7 +120,7 @@ impl Runner<'_> {
             }
             let folder = output::create_subfolder(folder, &format!("alone-{n}"))?;
             let alone = folder.join("store.json");
-            store::alone(self.scratch, &alone, key, &session.kernels)?;
+            store::alone(self.scratch, &alone, keys, &session.kernels)?;
             let set = Confirming {
                 program,
                 folder: &folder,
@@ -115,13 +134,19 @@ impl Runner<'_> {
             else {
                 return Ok(());
             };
-            let said = match (verdict.program_refused(), verdict.action(key)) {
-                (None, confirm::Action::Write) => "kept".to_string(),
+            let kept = (keys.iter())
+                .filter(|k| verdict.action(k) == confirm::Action::Write)
+                .count();
+            let said = match (verdict.program_refused(), kept) {
                 (Some(why), _) => format!("refused: {why}"),
-                (None, _) => "refused: its grid was slower than auto's".to_string(),
+                (None, 0) => "refused: slower than auto's grid".to_string(),
+                (None, k) if k == keys.len() => "kept".to_string(),
+                (None, k) => format!("kept {k}, the others slower than auto's grids"),
             };
             eprintln!("[tune {}] {what}: {said}", program.name);
-            session.alone.push((key.clone(), verdict));
+            session
+                .alone
+                .extend(keys.iter().map(|k| (k.clone(), verdict.clone())));
         }
         Ok(())
     }

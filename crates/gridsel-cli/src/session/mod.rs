@@ -36,9 +36,11 @@
 //!   sides of a pair, so that whole-run noise between processes does not
 //!   enter the comparison, and the sides swapping from run to run turns an
 //!   effect of launch parity itself (ping-pong buffers) into noise;
-//! - where those cannot tell the learned set from auto's, the same for
-//!   each of the searches that gained most ([`ALONE_MOST`]) on its own:
-//!   reading a store of that search alone ([`confirm::alone`]).
+//! - where those cannot tell the learned set from auto's, the same for the
+//!   set's searches launched often enough to alternate, together, where
+//!   pairs of runs were needed for others ([`confirm::together`]), then
+//!   for each of the searches that gained most ([`ALONE_MOST`]) on its own:
+//!   reading a store of those searches alone ([`confirm::alone`]).
 //!
 //! With `--gpus`, the tuning runs go in rounds of one process per GPU
 //! ([`gpus`]); with `--allow-teams-regions`, the runs that explore or
@@ -120,8 +122,10 @@ const AFTER: usize = 1;
     differences between processes. A program's \
     learned grids are written when its GPU time reading the copy was lower in the median pair \
     and in enough pairs to tell from noise, less any grid slower than auto's by over 3 % in the \
-    median pair (over 1 % in the median alternating run); where the pairs cannot tell, the searches that gained most (up to 3) are \
-    confirmed alone, each reading a store of it alone, and kept alone if faster; searches \
+    median pair (over 1 % in the median alternating run); where the pairs cannot tell, the searches launched 3 times a run or more \
+    are confirmed together in alternating runs (where a rarer kernel made them pairs of runs), and \
+    the searches that gained most (up to 3) alone, each reading a store of those searches alone, \
+    and kept so if faster; searches \
     refused are removed from the store."
 )]
 pub struct Args {

@@ -177,8 +177,13 @@ fn decision_lines(session: &ProgramSession) -> Vec<String> {
                     format!("refused: {}", d.map_or("-", |d| d.reason.as_str()))
                 }
             };
+            let with = alone.searches.iter().filter(|d| d.changed).count();
+            let how = match with {
+                0 | 1 => "alone".to_string(),
+                n => format!("together, one of the {n} searches launched often enough to alternate"),
+            };
             format!(
-                "{} (class {}) confirmed alone, the program's other searches at auto's grids: {said}",
+                "{} (class {}) confirmed {how}, the program's other searches at auto's grids: {said}",
                 key.0, key.1
             )
         }));
@@ -485,8 +490,10 @@ pub(super) const METHOD: &str = "## Method\n\n\
     pair and in so many pairs that chance, over every look at the pairs, would keep a set no \
     better than auto's at most 1 time in 8 (at 3 pairs asked: 4 of 4, 5 of 5, 6 of 6, 6 of 7, \
     7 of 8, 8 of 9); refused when it is as surely not below, or still undecided after the extra pairs; \
-    then the searches that gained most (up to 3) are confirmed on their own, each read from a \
-    store of it alone (the program's other kernels at auto's grids, in `alone-N/`), and one \
+    then, where pairs of runs were needed for a kernel launched too rarely to alternate, the \
+    searches launched often enough are confirmed together in alternating runs, and the \
+    searches that gained most (up to 3) on their own, each read from a store of those \
+    searches alone (the program's other kernels at auto's grids, in `alone-N/`), and one \
     kept so is written. \
     In a kept set, a search (kernel and trip-count class) whose grid differs from auto's is \
     refused only when its median launch time is over 3 % above auto's in the median pair \

@@ -31,18 +31,21 @@ pub fn copy(from: &Path, to: &Path) -> Result<Table, String> {
 }
 
 /// Copies the store at `from` as a new file `to` without the records of
-/// `kernels` but those of the search `key`: production runs reading it
-/// launch the search's learned grid and auto's for the program's others,
-/// so that the search is confirmed on its own.
+/// `kernels` but those of the searches `keys`: production runs reading it
+/// launch those searches' learned grids and auto's for the program's
+/// others, so that they are confirmed on their own.
 pub fn alone(
     from: &Path,
     to: &Path,
-    key: &(String, u32),
+    keys: &[(String, u32)],
     kernels: &BTreeSet<String>,
 ) -> Result<(), String> {
     let mut contents = files::load_store(from).map_err(|e| format!("{}: {e}", from.display()))?;
     contents.table.retain(|r| {
-        !kernels.contains(&r.key.kernel) || (&r.key.kernel, r.key.class) == (&key.0, key.1)
+        !kernels.contains(&r.key.kernel)
+            || keys
+                .iter()
+                .any(|k| (&r.key.kernel, r.key.class) == (&k.0, k.1))
     });
     crate::runner::output::write_file(to, &contents.table.render())
 }

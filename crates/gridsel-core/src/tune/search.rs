@@ -237,7 +237,7 @@ const MEDIAN_ERROR_PER_MAD: f64 = 1.4826 * 1.2533;
 /// Replayed over the sweeps with measured warm noise, 4 keeps grids up to
 /// 0.5 points nearer the best than 6 or 8, never farther
 /// (bench/results/h100/NOTES.md §47).
-pub const OWN_SPREAD_SAMPLES: usize = 4;
+const OWN_SPREAD_SAMPLES: usize = 4;
 
 /// Samples a candidate needs before it may displace an earlier one: one
 /// fast launch is not a measurement.

@@ -62,7 +62,8 @@ impl Runner<'_> {
         };
         let undecided = verdict.undecided();
         // The searches that alternate first, together (one store, a few
-        // runs of one process each), then those that gained most, alone.
+        // runs of one process each), then those of the others that gained
+        // most, alone.
         let together = confirm::together(&verdict, &before.per_run);
         let alone = confirm::alone(&verdict, ALONE_MOST);
         let groups: Vec<Vec<SearchKey>> = (!together.is_empty())

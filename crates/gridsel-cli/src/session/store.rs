@@ -221,6 +221,33 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The store a group of searches is confirmed with holds those
+    /// searches of the program's kernels and no other, and every record of
+    /// other kernels (another program's, left as they are).
+    #[test]
+    fn a_groups_store_holds_its_searches_of_the_programs_kernels() {
+        let dir = gridsel_test_support::temp_dir("session-store-alone");
+        let (scratch, group) = (dir.join("scratch.json"), dir.join("group.json"));
+        let patience = Duration::from_secs(5);
+        let file = files::StoreFile::new(scratch.clone(), false);
+        let mut other = run_of(17, 100);
+        other.key.kernel = "other".into();
+        let runs = [run_of(17, 100), run_of(20, 100), run_of(23, 100), other];
+        Store::store(&file, &runs, patience).unwrap();
+        let keys = [("k".to_string(), 17), ("k".to_string(), 23)];
+        let kernels = BTreeSet::from(["k".to_string()]);
+        alone(&scratch, &group, &keys, &kernels).unwrap();
+        let held = files::load_store(&group).unwrap().table;
+        let held: Vec<(String, u32)> = (held.records())
+            .map(|r| (r.key.kernel.clone(), r.key.class))
+            .collect();
+        assert_eq!(
+            held,
+            [("k".into(), 17), ("k".into(), 23), ("other".into(), 17)]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A round of `--gpus` merges each GPU's copy of the store back with
     /// its verified marks, as the session's final write does: both take a
     /// search's delta as an [`Update`], which carries the mark.

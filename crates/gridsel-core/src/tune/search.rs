@@ -515,12 +515,12 @@ impl Search {
     /// Once the earliest measured candidate (the grid the launch gets
     /// without a search) has lost the lead, the prior's order says no more
     /// than a guess: among the candidates no other beats, one with the
-    /// samples its plan confirms a close call with ([`Params::confirm`]) and a lower
-    /// median takes the lead, the lowest. On the H100 the earliest rule
-    /// kept a grid 3-31 % slower than one measured at least four times, in
-    /// three sessions of the PRK star stencil; replayed over the sweeps,
-    /// the lowest median keeps grids 0.1-0.7 points nearer the best and a
-    /// third as many grids more than 3 % slower than `auto`'s
+    /// samples its plan confirms a close call with ([`Params::confirm`])
+    /// and a lower median takes the lead, the lowest. On the H100 the
+    /// earliest rule kept a grid 3-31 % slower than one measured at least
+    /// four times, in three sessions of the PRK star stencil; replayed over
+    /// the sweeps, the lowest median keeps grids 0.1-0.7 points nearer the
+    /// best and a third as many grids more than 3 % slower than `auto`'s
     /// (bench/results/h100/NOTES.md §47).
     ///
     /// The first candidate when nothing is measured: 0, which names no

@@ -186,9 +186,14 @@ pub fn can_alternate<'a>(
     mut changed: impl Iterator<Item = &'a SearchKey>,
     per_run: &BTreeMap<SearchKey, usize>,
 ) -> bool {
-    let often = |n: usize| n >= MIN_ALTERNATING_LAUNCHES;
     per_run.values().any(|&n| often(n))
         && changed.all(|key| per_run.get(key).is_none_or(|&n| often(n)))
+}
+
+/// Whether a search launched `n` times a run is launched often enough to
+/// alternate ([`MIN_ALTERNATING_LAUNCHES`]).
+fn often(n: usize) -> bool {
+    n >= MIN_ALTERNATING_LAUNCHES
 }
 
 /// What was decided for one search.
@@ -373,8 +378,8 @@ pub fn alone(verdict: &Verdict, most: usize) -> Vec<SearchKey> {
 /// The searches to confirm together in alternating runs where the set was
 /// confirmed in pairs of runs because some of its searches are launched too
 /// rarely to alternate (a set-up kernel beside a time step's): those the
-/// runs reading the store changed and launched often enough to alternate
-/// ([`can_alternate`]); none unless at least two are (one is confirmed
+/// runs reading the store changed and that the run counted launched often
+/// enough to alternate ([`often`]); none unless at least two are (one is confirmed
 /// alone, [`alone`]). Also those the pairs found slower than auto's: on
 /// the H100 a whole-run shift made every search of a miniWeather session
 /// 9-11 % slower in the median pair, `auto`'s own grid too
@@ -387,11 +392,7 @@ pub fn together(verdict: &Verdict, per_run: &BTreeMap<SearchKey, usize>) -> Vec<
     }
     let often: Vec<SearchKey> = (verdict.searches.iter())
         .filter(|d| d.changed)
-        .filter(|d| {
-            per_run
-                .get(&d.key)
-                .is_some_and(|&n| n >= MIN_ALTERNATING_LAUNCHES)
-        })
+        .filter(|d| per_run.get(&d.key).is_some_and(|&n| often(n)))
         .map(|d| d.key.clone())
         .collect();
     if often.len() < 2 { Vec::new() } else { often }

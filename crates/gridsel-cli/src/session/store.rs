@@ -159,6 +159,14 @@ mod tests {
     use gridsel_core::tune::search::Kind;
     use gridsel_core::tune::store::Key;
 
+    /// A store at `dir`/scratch.json holding `runs`.
+    fn stored(dir: &Path, runs: &[Update]) -> std::path::PathBuf {
+        let scratch = dir.join("scratch.json");
+        let file = files::StoreFile::new(scratch.clone(), false);
+        Store::store(&file, runs, Duration::from_secs(5)).unwrap();
+        scratch
+    }
+
     /// One process's run of the search of `class`, with one sample.
     fn run_of(class: u32, ns: u64) -> Update {
         let key = Key {
@@ -227,13 +235,10 @@ mod tests {
     #[test]
     fn a_groups_store_holds_its_searches_of_the_programs_kernels() {
         let dir = gridsel_test_support::temp_dir("session-store-alone");
-        let (scratch, group) = (dir.join("scratch.json"), dir.join("group.json"));
-        let patience = Duration::from_secs(5);
-        let file = files::StoreFile::new(scratch.clone(), false);
         let mut other = run_of(17, 100);
         other.key.kernel = "other".into();
         let runs = [run_of(17, 100), run_of(20, 100), run_of(23, 100), other];
-        Store::store(&file, &runs, patience).unwrap();
+        let (scratch, group) = (stored(&dir, &runs), dir.join("group.json"));
         let keys = [("k".to_string(), 17), ("k".to_string(), 23)];
         let kernels = BTreeSet::from(["k".to_string()]);
         alone(&scratch, &group, &keys, &kernels).unwrap();
@@ -254,10 +259,7 @@ mod tests {
     #[test]
     fn a_copys_verified_mark_is_absorbed() {
         let dir = gridsel_test_support::temp_dir("session-store-absorb");
-        let (scratch, copy) = (dir.join("scratch.json"), dir.join("copy.json"));
-        let patience = Duration::from_secs(5);
-        let file = files::StoreFile::new(scratch.clone(), false);
-        Store::store(&file, &[run_of(0, 100)], patience).unwrap();
+        let (scratch, copy) = (stored(&dir, &[run_of(0, 100)]), dir.join("copy.json"));
         let mut table = files::load_store(&scratch).unwrap().table;
         let grid = Candidate::Grid(gridsel_core::geometry::Geometry::new(64, 7));
         let mut marked = table.records().next().unwrap().clone();

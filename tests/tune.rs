@@ -15,7 +15,7 @@ use gridsel::tune::store::{
     Contents, JOURNAL_COMPACT_BYTES, Key, MAX_JOURNAL_BYTES, StoreError, Table, Update,
 };
 use gridsel::tune::{
-    Bound, Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store,
+    Bound, Clock, Prior, RECHECK_LABEL, RECHECK_RUNS, ReplaySetup, ReplayedKernel, Saver, Store,
     TRIAL_LABEL, TunePolicy, candidates, replay, replay_program, resolve,
 };
 use gridsel::writer::{EXIT_PATIENCE, SAVE_INTERVAL, StoreWriter};
@@ -1922,4 +1922,69 @@ fn a_session_finds_a_whole_wave_of_fewer_threads_on_a_long_loop() {
     }
     assert_eq!(last[45..], [wave; 5], "{last:?}");
     let _ = std::fs::remove_file(&path);
+}
+
+/// Samples of two clocks are never ranked together (`GRIDSEL_TUNE_CLOCK`):
+/// a search a tuning session timed on the GPU is followed, not re-ranked,
+/// by an online process timing on the host, whose launch times would all
+/// look slower than the GPU's; and a session timing on the GPU measures
+/// afresh a search online `tune` timed on the host.
+#[test]
+fn a_search_timed_by_another_clock_is_followed_online_and_measured_afresh_by_a_session() {
+    let k = spmd();
+    let trip = 1 << 22;
+    let best = Geometry::new(64, 1 << 14);
+    let gpu_time = bowl(best);
+    // The host's time: the kernel's plus a grid-blind 80 us around it.
+    let host_time = |g: Geometry| gpu_time(g) + 80_000.0;
+    let session = |path: &Path| {
+        let store = Box::new(files::StoreFile::new(path.to_path_buf(), false));
+        let tune = unbounded(store)
+            .with_session_runs(Some(1))
+            .with_clock(Clock::Gpu);
+        process_on(tune, &k, trip, 200, &gpu_time, || {})
+    };
+    let online = |path: &Path| {
+        let store = Box::new(files::StoreFile::new(path.to_path_buf(), false));
+        let tune = TunePolicy::new(Some(Box::new(StoreWriter::new(store))), 0.025);
+        process_on(tune, &k, trip, 50, &host_time, || {})
+    };
+
+    let path = temp("clock_gpu_then_host");
+    session(&path);
+    let timed = record(&path, &k, trip);
+    assert_eq!(timed.clock, Clock::Gpu);
+    assert!(timed.search.settled(Kind::Warm));
+    let learned = gridsel::tune::learned(&timed).unwrap();
+    let learned_grid = resolve(learned, &h100(), &k, &LaunchDesc::open(trip)).unwrap();
+    let launched = online(&path);
+    assert!(
+        launched
+            .iter()
+            .all(|p| p.grid == learned_grid && !p.observe),
+        "{launched:?}"
+    );
+    let after = record(&path, &k, trip);
+    assert_eq!((after.clock, &after.search), (Clock::Gpu, &timed.search));
+    assert_eq!(after.tally.runs, timed.tally.runs + 1);
+
+    let path = temp("clock_host_then_gpu");
+    online(&path);
+    let host = record(&path, &k, trip);
+    assert_eq!(host.clock, Clock::Host);
+    assert!(host.measured());
+    session(&path);
+    let gpu = record(&path, &k, trip);
+    assert_eq!(gpu.clock, Clock::Gpu);
+    // Every sample is the session's: none of the host's, each 80 us more.
+    let all = |r: &gridsel::tune::store::Record| -> Vec<u64> {
+        let samples = r.search.samples.iter();
+        samples
+            .flat_map(|s| s.warm.iter().chain(&s.cold))
+            .copied()
+            .collect()
+    };
+    let (host_ns, gpu_ns) = (all(&host), all(&gpu));
+    assert!(gpu_ns.iter().all(|ns| !host_ns.contains(ns)), "{gpu_ns:?}");
+    assert!(gpu_ns.iter().min() < host_ns.iter().min());
 }

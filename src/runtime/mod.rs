@@ -19,12 +19,15 @@ mod pipeline;
 mod policies;
 mod registry;
 
-use crate::config::{Config, ENV_OVERRIDE_CLAUSES, ENV_PROFILE, ENV_SAFE_RANGE, ENV_TEAMS_REGIONS};
+use crate::config::{
+    Config, ENV_OVERRIDE_CLAUSES, ENV_PROFILE, ENV_SAFE_RANGE, ENV_TEAMS_REGIONS, ENV_TUNE_CLOCK,
+};
 use crate::device::DeviceDesc;
 use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
 use crate::policy::{GridPolicy, Policy};
 use crate::profile::Profile;
+use crate::tune::Clock;
 use crate::{Reported, clauses::Keep};
 use devices::{Devices, Process};
 pub use pipeline::LaunchRequest;
@@ -41,6 +44,8 @@ enum Once {
     KeptWithOptIn(usize, Keep),
     /// A `fixed:T,B` grid was cut to a launch's limits.
     FixedCut,
+    /// A launch timed on the GPU got no kernel record back.
+    NoKernelRecord,
 }
 
 /// All of gridsel's state in one process.
@@ -55,13 +60,39 @@ pub struct Runtime {
     devices: Devices,
     reported: Reported<Once>,
     profile: Option<Profile>,
+    /// What timed launches are timed with ([`clock`]).
+    clock: Clock,
+    /// Launches timed on the GPU waiting for their kernels' records.
+    awaiting: pipeline::Awaiting,
+}
+
+/// What this process times launches with: the GPU where
+/// `GRIDSEL_TUNE_CLOCK=gpu` asks it, something is timed (`tune`'s
+/// searches, or the profile), the device is the driver's (a forced one
+/// runs no kernel on it) and CUPTI starts; else the host, the launch call's
+/// wall time. A missing CUPTI is one warning.
+fn clock(config: &Config) -> Clock {
+    let timed = config.policy == Policy::Tune || config.profile.is_some();
+    if config.tune_clock != Clock::Gpu || !timed || config.device.is_some() {
+        return Clock::Host;
+    }
+    match gridsel_host::ffi::cupti::start() {
+        Ok(()) => Clock::Gpu,
+        Err(e) => {
+            log::warn!(
+                "{ENV_TUNE_CLOCK}=gpu: {e}; launches are timed on the host (the launch call's wall time)"
+            );
+            Clock::Host
+        }
+    }
 }
 
 impl Runtime {
     /// Builds the runtime from settings; reports a profile it cannot open.
     pub fn new(mut config: Config) -> Self {
         let llvm_release = llvm::identify();
-        let policy = policies::build(&mut config);
+        let clock = clock(&config);
+        let policy = policies::build(&mut config, clock);
         let profile = config
             .profile
             .as_ref()
@@ -84,6 +115,8 @@ impl Runtime {
             devices: Devices::default(),
             reported: Reported::new(),
             profile,
+            clock,
+            awaiting: pipeline::Awaiting::default(),
         }
     }
 
@@ -138,6 +171,7 @@ impl Runtime {
     /// at exit, off the launch path).
     pub fn unregister(&self, entries: &[(usize, String)]) {
         self.registry.unregister(entries);
+        self.time_awaiting();
         if let Some(p) = &self.profile {
             p.flush();
         }

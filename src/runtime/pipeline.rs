@@ -5,14 +5,17 @@
 use super::log_line::{Decided, describe};
 use super::{KernelEntry, Once, Runtime};
 use crate::clauses::{self, Keep};
-use crate::config::{ENV_LOG, ENV_POLICY};
+use crate::config::{ENV_LOG, ENV_POLICY, ENV_TUNE_CLOCK};
 use crate::device::DeviceDesc;
 use crate::geometry::{Geometry, LaunchDesc};
 use crate::guard::boundary;
 use crate::kernel::KernelDesc;
+use crate::lock;
 use crate::policy::{Launch, Limits, Policy, Proposal, llvm};
-use std::sync::Arc;
-use std::time::Instant;
+use crate::tune::Clock;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// One `__tgt_target_kernel` call, as the export read it.
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +68,28 @@ impl Staged {
     }
 }
 
+/// Launches timed on the GPU waiting for their kernels' records
+/// ([`Runtime::timed`]).
+#[derive(Default)]
+pub(super) struct Awaiting(Mutex<VecDeque<Waiting>>);
+
+/// One launch waiting for its kernel's record.
+struct Waiting {
+    staged: Staged,
+    /// The launch call's wall time, for a launch that failed.
+    host_ns: u64,
+    rc: i32,
+    since: Instant,
+}
+
+/// Launches that wait before CUPTI is flushed for their times: a flush
+/// every 256 launches at most, about 1 us a launch at 0.25 ms a flush.
+const MAX_AWAITING: usize = 256;
+
+/// How long a launch waits at most before CUPTI is flushed for it, so that
+/// a profile's rows come within a fraction of a second.
+const MAX_AWAIT: Duration = Duration::from_millis(50);
+
 /// A profile row's label: the policy's name, shared, or a fixed one (`llvm` for
 /// LLVM's grid, or one a proposal set).
 enum Label {
@@ -104,9 +129,75 @@ impl Runtime {
         let rc = forward(staged.write);
         if let Some(start) = start {
             let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            boundary(|| self.finish(&staged, ns, rc));
+            boundary(|| self.timed(staged, ns, rc));
         }
         rc
+    }
+
+    /// A timed launch's feedback, by the process's clock: at once with
+    /// `host_ns`, the launch call's wall time; on the GPU, once its
+    /// kernel's record is back. A flush of CUPTI's records costs a wait, so
+    /// launches only profiled wait in [`Awaiting`] and are timed together
+    /// (every [`MAX_AWAITING`] launches or [`MAX_AWAIT`], and at exit),
+    /// while a launch whose time the policy needs now flushes them all. A
+    /// launch on the GPU clock that did not wait for its kernel (`nowait`)
+    /// is not timed: a host time beside the GPU's would rank a grid by the
+    /// clock that timed it.
+    fn timed(&self, staged: Staged, host_ns: u64, rc: i32) {
+        match self.clock {
+            Clock::Host => self.finish(&staged, host_ns, rc),
+            Clock::Gpu if !staged.request.waits => {}
+            Clock::Gpu => {
+                let now = staged.observe;
+                let mut queue = lock(&self.awaiting.0);
+                queue.push_back(Waiting {
+                    staged,
+                    host_ns,
+                    rc,
+                    since: Instant::now(),
+                });
+                let due = now
+                    || queue.len() >= MAX_AWAITING
+                    || queue
+                        .front()
+                        .is_some_and(|w| w.since.elapsed() >= MAX_AWAIT);
+                if due {
+                    let batch = std::mem::take(&mut *queue);
+                    drop(queue);
+                    self.time_on_gpu(batch);
+                }
+            }
+        }
+    }
+
+    /// Flushes CUPTI's records and gives each launch of `batch` its
+    /// kernel's time, in launch order; a launch whose record did not come
+    /// back is left untimed (one warning per process).
+    fn time_on_gpu(&self, batch: VecDeque<Waiting>) {
+        gridsel_host::ffi::cupti::flush();
+        for w in batch {
+            let (name, grid) = (&w.staged.entry.name, w.staged.grid);
+            if w.rc != 0 {
+                // A failed launch ranks last whatever its time.
+                self.finish(&w.staged, w.host_ns, w.rc);
+            } else if let Some(ns) = gridsel_host::ffi::cupti::take(name, grid.blocks, grid.threads)
+            {
+                self.finish(&w.staged, ns, w.rc);
+            } else if self.report_once(Once::NoKernelRecord) {
+                log::warn!(
+                    "{ENV_TUNE_CLOCK}=gpu: no GPU time came back for a launch of {name}; such launches are left untimed"
+                );
+            }
+        }
+    }
+
+    /// Times the launches still waiting for their kernels' records (at
+    /// exit, before the profile is written).
+    pub(super) fn time_awaiting(&self) {
+        let batch = std::mem::take(&mut *lock(&self.awaiting.0));
+        if !batch.is_empty() {
+            self.time_on_gpu(batch);
+        }
     }
 
     /// The decision half of [`Self::launch`], which stages the launch for the

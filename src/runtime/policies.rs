@@ -6,13 +6,13 @@ use crate::config::{Config, ENV_POLICY};
 use crate::files;
 use crate::policy::forest::ForestPolicy;
 use crate::policy::{DEFAULT_POLICY, FixedBeyondSafeRange, GridPolicy, Policy, Stateless};
-use crate::tune::{LearnedPolicy, Saver, Store, TunePolicy};
+use crate::tune::{Clock, LearnedPolicy, Saver, Store, TunePolicy};
 use crate::writer::StoreWriter;
 
-/// The policy `config` names, built with its settings. A `forest` model
-/// that cannot be loaded is one error line and the default policy (which
-/// `config` then names).
-pub(super) fn build(config: &mut Config) -> Box<dyn GridPolicy> {
+/// The policy `config` names, built with its settings (`tune`'s searches
+/// timed with `clock`). A `forest` model that cannot be loaded is one error
+/// line and the default policy (which `config` then names).
+pub(super) fn build(config: &mut Config, clock: Clock) -> Box<dyn GridPolicy> {
     match &config.policy {
         Policy::Tune => Box::new(
             TunePolicy::new(
@@ -23,7 +23,8 @@ pub(super) fn build(config: &mut Config) -> Box<dyn GridPolicy> {
                 config.tune_overhead,
             )
             .with_bound(config.tune_bound)
-            .with_session_runs(config.tune_session_runs),
+            .with_session_runs(config.tune_session_runs)
+            .with_clock(clock),
         ),
         // `auto` reads the grids tuning learned: the user's store, then the
         // site's, each only read (a `StoreFile` is written only through its

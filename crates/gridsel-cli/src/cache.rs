@@ -8,6 +8,7 @@
 
 use clap::{Args, Subcommand};
 use gridsel_cli::csv;
+use gridsel_core::tune::Clock;
 use gridsel_core::tune::search::{Candidate, Exploring, Kind, Params};
 use gridsel_core::tune::store::{Record, StoreError, Table};
 use gridsel_host::config::{Config, ENV_CACHE};
@@ -238,7 +239,14 @@ fn explain(r: &Record) -> String {
             r.search.spread(kind) * 100.0
         );
     }
-    out += "  candidate: median ns (samples)\n";
+    out += match r.clock {
+        Clock::Host => {
+            "  candidate: median ns (samples), timed on the host (the launch call's wall time)\n"
+        }
+        Clock::Gpu => {
+            "  candidate: median ns (samples), timed on the GPU (the kernel's own time, CUPTI)\n"
+        }
+    };
     for (i, m) in r.search.ranked(kind) {
         out += &format!(
             "    {}: {m} ({})\n",

@@ -334,11 +334,14 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     let mut u = update("__omp_offloading_fe00_1_main_l7", 1000, &settled);
     u.settled = [false, true];
     table.apply(&u);
-    table.apply(&update(
+    // This one a tuning session timed on the GPU.
+    let mut u = update(
         "__omp_offloading_fe00_1_main_l7",
         4096,
         &[(Candidate::Auto, 700)],
-    ));
+    );
+    u.clock = gridsel_core::tune::Clock::Gpu;
+    table.apply(&u);
     // Past the online plan's 40 exploring launches, but no process marked
     // it settled: production does not read it, so it is still exploring.
     let mut u = update(
@@ -411,6 +414,14 @@ fn cache_lists_explains_and_clears_what_tune_saved() {
     assert!(out.contains("settled on move:64,1"), "{out}");
     assert!(out.contains("the runner-up's median is +76.3 %"), "{out}");
     assert!(out.contains("    move:64,1: 5120 (3)"), "{out}");
+    // What timed each search's samples: two on the host, one on the GPU.
+    let host = "median ns (samples), timed on the host (the launch call's wall time)";
+    let gpu = "median ns (samples), timed on the GPU (the kernel's own time, CUPTI)";
+    assert_eq!(
+        (out.matches(host).count(), out.matches(gpu).count()),
+        (2, 1),
+        "{out}"
+    );
     // The store does not say which plan ran a search: both budgets are told.
     assert!(
         out.contains("still exploring (")

@@ -1505,6 +1505,7 @@ fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
             "GRIDSEL_POLICY",
             "GRIDSEL_PROFILE",
             "GRIDSEL_TEAMS_REGIONS",
+            "GRIDSEL_TUNE_CLOCK",
             "GRIDSEL_TUNE_WAIT",
         ];
         if stem.starts_with("tune-") {
@@ -1518,6 +1519,7 @@ fn a_sessions_runs_get_only_the_gridsel_environment_it_sets() {
         assert_eq!(names, expected, "{stem}: {}", run.stderr);
         assert!(log.contains("GRIDSEL_DEVICE=h100\n"), "{log}");
         assert!(log.contains("GRIDSEL_TUNE_WAIT=on\n"), "{log}");
+        assert!(log.contains("GRIDSEL_TUNE_CLOCK=gpu\n"), "{log}");
     }
     assert!(logs >= 3, "{}", run.stderr);
 }

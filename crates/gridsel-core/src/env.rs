@@ -22,6 +22,7 @@ pub const ENV_TUNE_BOUND: &str = "GRIDSEL_TUNE_BOUND";
 pub const ENV_TUNE_SESSION_RUNS: &str = "GRIDSEL_TUNE_SESSION_RUNS";
 pub const ENV_LEARNED_ALTERNATE: &str = "GRIDSEL_LEARNED_ALTERNATE";
 pub const ENV_TUNE_WAIT: &str = "GRIDSEL_TUNE_WAIT";
+pub const ENV_TUNE_CLOCK: &str = "GRIDSEL_TUNE_CLOCK";
 /// Not a setting: a library built with the `fault-injection` feature, for
 /// the tests only, panics at every launch while it is set.
 pub const ENV_INJECT_PANIC: &str = "GRIDSEL_INJECT_PANIC";

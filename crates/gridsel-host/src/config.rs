@@ -18,7 +18,7 @@ use gridsel_core::clauses::OptIn;
 use gridsel_core::device::{DeviceDesc, MAX_THREADS_PER_BLOCK};
 use gridsel_core::policy::{DEFAULT_POLICY, POLICY_NAMES, Policy};
 use gridsel_core::text::shown;
-use gridsel_core::tune::{Bound, LearnedLaunches};
+use gridsel_core::tune::{Bound, Clock, LearnedLaunches};
 use log::LevelFilter;
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
@@ -336,6 +336,18 @@ pub static PROTOCOL: &[Setting] = &[
             Ok(())
         },
     },
+    Setting {
+        name: ENV_TUNE_CLOCK,
+        values: "gpu or host",
+        default: DefaultValue::Written("host"),
+        help: "Set to gpu by `gridsel tune` on every run of a session: `tune` times its launches by the kernel's own time on the GPU (CUPTI's activity records), not the wall time of the launch call, whose mapping and launch work hides a short kernel's differences. Without CUPTI (libcupti.so on the library path or in a CUDA toolkit's extras/CUPTI/lib64 or lib64, under $CUDA_HOME, $CUDA_PATH or /usr/local), or on a forced device, the launch call's wall time, as with host. A search keeps the clock that timed it: a process timing with another adds no sample to it.",
+        if_bad: None,
+        read: |config, value| {
+            let word = text(value).trim().to_ascii_lowercase();
+            config.tune_clock = Clock::named(&word).ok_or(Refused::NotOneOf)?;
+            Ok(())
+        },
+    },
 ];
 
 /// Every variable gridsel reads: the settings, then the session's protocol.
@@ -444,6 +456,9 @@ pub struct Config {
     /// `GRIDSEL_TUNE_WAIT`: launches of `nowait` regions wait for their
     /// kernel (a `gridsel tune` session's runs), so that they are timed.
     pub tune_wait: bool,
+    /// `GRIDSEL_TUNE_CLOCK`: what `tune` times launches with, where the
+    /// process can ([`Clock`]).
+    pub tune_clock: Clock,
     /// `GRIDSEL_LOG`: the level of gridsel's own logger ([`crate::logging`]).
     pub log: LevelFilter,
 }
@@ -465,6 +480,7 @@ impl Default for Config {
             tune_session_runs: None,
             learned_alternate: None,
             tune_wait: false,
+            tune_clock: Clock::Host,
             log: crate::logging::DEFAULT_LEVEL,
         }
     }
@@ -771,7 +787,7 @@ mod tests {
                 written += 1;
             }
         }
-        assert_eq!(written, 9);
+        assert_eq!(written, 10);
         let threads = setting(ENV_THREADS_PER_BLOCK).values;
         assert!(threads.ends_with(&format!("1-{MAX_THREADS_PER_BLOCK}")));
         let devices = setting(ENV_DEVICE).values;
@@ -798,6 +814,7 @@ mod tests {
             (ENV_TUNE_SESSION_RUNS, "0", "a run count in 1-1000"),
             (ENV_LEARNED_ALTERNATE, "sometimes", "odd, even or off"),
             (ENV_TUNE_WAIT, "maybe", ON_OFF),
+            (ENV_TUNE_CLOCK, "wall", "gpu or host"),
             (ENV_SAFE_RANGE, "please", ON_OFF),
             (ENV_LOG, "loud", "off, error, warn, info, debug or trace"),
         ];

@@ -69,7 +69,9 @@ use gridsel_cli::launches::{Launches, SearchKey};
 use gridsel_core::tune::learned;
 use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{Record, Table};
-use gridsel_host::config::{self, Config, ENV_CACHE, ENV_POLICY, ENV_TEAMS_REGIONS, ENV_TUNE_WAIT};
+use gridsel_host::config::{
+    self, Config, ENV_CACHE, ENV_POLICY, ENV_TEAMS_REGIONS, ENV_TUNE_CLOCK, ENV_TUNE_WAIT,
+};
 use gridsel_host::ffi::cuda;
 use plan::Plan;
 use regex::Regex;
@@ -108,8 +110,10 @@ const AFTER: usize = 1;
 #[derive(clap::Args)]
 #[command(
     after_help = "Example: gridsel tune --time 10m --ignore '^time' -- ./gemm 1024\n\n\
-    Each run gets LD_PRELOAD=libgridsel.so, a fresh GRIDSEL_PROFILE and GRIDSEL_TUNE_WAIT=on \
-    (launches of nowait regions wait for their kernel, so that they are timed); the untuned run \
+    Each run gets LD_PRELOAD=libgridsel.so, a fresh GRIDSEL_PROFILE, GRIDSEL_TUNE_WAIT=on \
+    (launches of nowait regions wait for their kernel, so that they are timed) and \
+    GRIDSEL_TUNE_CLOCK=gpu (launches timed by their kernel's time on the GPU, where CUPTI is \
+    there); the untuned run \
     GRIDSEL_POLICY=auto GRIDSEL_CACHE=off; the tuning runs GRIDSEL_POLICY=tune \
     GRIDSEL_TUNE_OVERHEAD=off, GRIDSEL_TUNE_SESSION_RUNS=the tuning runs planned and GRIDSEL_CACHE=a copy of the \
     store in the output folder; then --confirm pairs of runs under GRIDSEL_POLICY=auto, one \
@@ -650,8 +654,14 @@ impl Runner<'_> {
             log: folder.join(format!("{stem}.log")),
         };
         let mut settings = settings.to_vec();
-        // Every run of a session times its `nowait` launches as the others.
+        // Every run of a session times its `nowait` launches as the others,
+        // and on the GPU where CUPTI is there (the before run's kernel
+        // times and the tuning runs' samples are then of one clock).
         settings.push((ENV_TUNE_WAIT, OsStr::new("on")));
+        settings.push((
+            ENV_TUNE_CLOCK,
+            OsStr::new(gridsel_core::tune::Clock::Gpu.name()),
+        ));
         settings.extend(gpu.map(|gpu| (gpus::VISIBLE, OsStr::new(gpu))));
         let inherit = Inherit::Only(preflight::KEPT);
         let ended = runs::run(program, &settings, inherit, self.lib, &files, self.limits);

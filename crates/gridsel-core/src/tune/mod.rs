@@ -94,6 +94,7 @@
 //! replayed on sweep results, research only: feature `research`),
 //! [`search`] (the ranking of samples), [`store`] (the store's format).
 
+mod clock;
 pub mod cost;
 mod learned;
 mod learner;
@@ -107,6 +108,7 @@ pub mod store;
 #[cfg(test)]
 mod tests;
 
+pub use clock::Clock;
 pub use learned::{LEARNED_LABEL, LearnedLaunches, LearnedPolicy, learned};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch, TRIAL_LABEL,

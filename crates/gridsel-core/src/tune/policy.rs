@@ -6,9 +6,11 @@
 //! nanoseconds the pipeline measured and handed in ([`GridPolicy::observe`]):
 //! the clock is the preload library's, never read here.
 
+use super::Clock;
+use super::learned::learned;
 use super::learner::{Learner, RECHECK_LABEL, TRIAL_LABEL};
 use super::prior::{candidates, resolve};
-use super::search::Exploring;
+use super::search::{Candidate, Exploring};
 use super::session::{Saver, Session};
 use super::store::{self, Key};
 use crate::env::{ENV_TUNE_BOUND, ENV_TUNE_OVERHEAD};
@@ -17,6 +19,7 @@ use crate::kernel::KernelDesc;
 use crate::libomptarget::LlvmRelease;
 use crate::policy::per_launch::PerLaunch;
 use crate::policy::{GridPolicy, Launch, Proposal, Rule, chunked};
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// `tune` as the launch pipeline runs it: one [`Learner`] per (kernel,
@@ -288,6 +291,13 @@ impl TunePolicy {
         self
     }
 
+    /// Timing its launches with `clock` (`GRIDSEL_TUNE_CLOCK`, where the
+    /// process can: [`Clock`]).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.session.clock = clock;
+        self
+    }
+
     /// Every run within its own allowance, or the runs on average
     /// (`GRIDSEL_TUNE_BOUND`; [`Bound`]).
     pub fn with_bound(mut self, bound: Bound) -> Self {
@@ -300,7 +310,11 @@ impl TunePolicy {
         let key = Key::of_launch(l);
         let loaded = self.session.loaded();
         let learned = loaded.learned_moves(l.device);
-        let record = loaded.table.for_launch(&key);
+        let record = match loaded.table.for_launch(&key) {
+            Some(r) if r.clock != self.session.clock && r.measured() => self.foreign(r),
+            r => r.map(Cow::Borrowed),
+        };
+        let record = record.as_deref();
         let exploring = if self.allowance.unbounded() {
             let launches_per_run = record.map_or(0, |r| r.tally.launches_per_run);
             Exploring::in_session(self.session_runs, launches_per_run)
@@ -311,6 +325,24 @@ impl TunePolicy {
         let learner = Learner::resume(key.clone(), &prior, record);
         self.allowance.begin(&learner, l.desc.trip_count);
         learner
+    }
+}
+
+impl TunePolicy {
+    /// What a search of `record`, timed with another clock than this
+    /// process's, is to this process. A tuning session's run measures it
+    /// afresh (`None`: a search of no record), and its samples replace the
+    /// record's ([`store::Record::merge`]). Any other run adds no sample to
+    /// it and follows it: its learned grid, else `auto`'s, pinned for this
+    /// process alone (a store of GPU-timed searches, read by online `tune`
+    /// timing on the host, is not re-ranked by host-timed samples).
+    fn foreign<'a>(&self, record: &'a store::Record) -> Option<Cow<'a, store::Record>> {
+        if self.session_runs.is_some() {
+            return None;
+        }
+        let mut followed = record.clone();
+        followed.pinned = Some(learned(record).unwrap_or(Candidate::Auto));
+        Some(Cow::Owned(followed))
     }
 }
 

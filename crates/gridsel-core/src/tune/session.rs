@@ -8,6 +8,7 @@
 //! the preload library's `writer::StoreWriter`). Core keeps no clock and
 //! opens no file.
 
+use super::Clock;
 use super::prior::learned_moves;
 use super::search::Candidate;
 use super::store::{self, Table, Update};
@@ -114,6 +115,9 @@ pub(super) struct Session {
     /// ([`store::Record::llvm_release`]): one libomptarget per process,
     /// told by each search's first launch ([`Self::launches_go_to`]).
     llvm_release: AtomicU32,
+    /// What this process times its launches with, which every update
+    /// carries to its record ([`store::Record::clock`]).
+    pub(super) clock: Clock,
 }
 
 impl Session {
@@ -122,6 +126,7 @@ impl Session {
             store,
             records: OnceLock::new(),
             llvm_release: AtomicU32::new(0),
+            clock: Clock::Host,
         }
     }
 
@@ -189,6 +194,7 @@ impl Session {
         };
         store.save(Update {
             llvm_release: self.llvm_release.load(Ordering::Relaxed),
+            clock: self.clock,
             ..update
         });
         format!("; queued for {}", store.location())
@@ -202,7 +208,11 @@ impl Session {
             store.flush(
                 updates
                     .into_iter()
-                    .map(|u| Update { llvm_release, ..u })
+                    .map(|u| Update {
+                        llvm_release,
+                        clock: self.clock,
+                        ..u
+                    })
                     .collect(),
             );
         }

@@ -1,6 +1,7 @@
 //! A record, one process's update to it, and a record's fields in the file.
 
 use super::{Key, later_use};
+use crate::tune::Clock;
 use crate::tune::search::{Candidate, Kind, Samples, Search};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -57,6 +58,9 @@ pub struct Record {
     /// search's learned grid ([`super::super::learned`]). Written only when set.
     pub verified: Option<Candidate>,
     pub search: Search,
+    /// What timed the search's samples: a process timing with another
+    /// clock adds none to them ([`super::super::TunePolicy`]).
+    pub clock: Clock,
     /// Exploring allowance online `tune` banked for this search's later
     /// runs, in ns (negative: owed): [`super::super::Allowance`].
     pub credit: i64,
@@ -74,13 +78,29 @@ impl Record {
             pinned: None,
             verified: None,
             search: Search::default(),
+            clock: Clock::Host,
             credit: 0,
             unknown: Map::new(),
         }
     }
 
-    /// Adds one process's additions.
+    /// Whether any candidate has a sample.
+    pub fn measured(&self) -> bool {
+        let mut samples = self.search.samples.iter();
+        samples.any(|s| !s.cold.is_empty() || !s.warm.is_empty())
+    }
+
+    /// Adds one process's additions. Samples of another clock than the
+    /// record's replace its search (a tuning session timing on the GPU
+    /// measures afresh a search timed on the host): the two are never
+    /// ranked together.
     pub fn merge(&mut self, u: &Update) {
+        if u.clock != self.clock && !u.samples.is_empty() {
+            if self.measured() {
+                self.search = Search::default();
+            }
+            self.clock = u.clock;
+        }
         self.tally.add(&u.tally);
         if u.llvm_release != 0 {
             self.llvm_release = u.llvm_release;
@@ -127,6 +147,8 @@ pub struct Update {
     /// Kinds whose plan this process saw finish.
     pub settled: [bool; 2],
     pub samples: Vec<(Candidate, Kind, u64)>,
+    /// What timed them ([`Record::clock`]).
+    pub clock: Clock,
     pub pinned: Option<Candidate>,
     /// The verified mark where a tuning session changed it
     /// ([`Record::verified`]; `Some(None)`: cleared). A journal line, the
@@ -146,6 +168,7 @@ impl Update {
             explored: [0; 2],
             settled: [false; 2],
             samples: Vec::new(),
+            clock: Clock::Host,
             pinned: None,
             verified: None,
             credit: 0,
@@ -163,9 +186,11 @@ impl Update {
     /// longest tail of the old list that the new list starts with.
     /// Counts are differences, `settled`, `pinned` and `verified` count
     /// where they changed, and the tally's times and LLVM are `after`'s.
+    /// A record of another clock than `after`'s counts as none: `after`'s
+    /// samples replace its search ([`Record::merge`]).
     pub fn between(before: Option<&Record>, after: &Record) -> Self {
         let none = Record::new(after.key.clone());
-        let before = before.unwrap_or(&none);
+        let before = before.filter(|b| b.clock == after.clock).unwrap_or(&none);
         let old = |c: Candidate, kind: Kind| {
             let at = before.search.candidates.iter().position(|&x| x == c);
             at.map_or(&[][..], |i| before.search.samples[i].of(kind))
@@ -188,6 +213,7 @@ impl Update {
             explored: [0, 1].map(|i| a.explored[i].saturating_sub(b.explored[i])),
             settled: [0, 1].map(|i| a.settled[i] && !b.settled[i]),
             samples,
+            clock: after.clock,
             pinned: after.pinned.filter(|_| after.pinned != before.pinned),
             verified: (after.verified != before.verified).then_some(after.verified),
             credit: after.credit.saturating_sub(before.credit),
@@ -241,6 +267,9 @@ pub(super) struct RecordFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     verified: Option<String>,
     grids: BTreeMap<String, SamplesFile>,
+    /// Absent for the host clock, as every store before it was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    clock: Option<String>,
     /// Absent where 0: stores written before it are read as they were.
     #[serde(default, skip_serializing_if = "is_zero")]
     credit: i64,
@@ -288,6 +317,7 @@ impl RecordFile {
             pinned: r.pinned.map(|c| c.to_string()),
             verified: r.verified.map(|c| c.to_string()),
             grids,
+            clock: (r.clock != Clock::Host).then(|| r.clock.name().to_string()),
             credit: r.credit,
             unknown: r.unknown.clone(),
         }
@@ -338,6 +368,10 @@ impl RecordFile {
             pinned: self.pinned.map(|p| p.parse()).transpose()?,
             verified: self.verified.map(|p| p.parse()).transpose()?,
             search,
+            clock: match self.clock {
+                None => Clock::Host,
+                Some(word) => Clock::named(&word).ok_or_else(|| format!("`{word}` is no clock"))?,
+            },
             credit: self.credit,
             unknown: self.unknown,
         })

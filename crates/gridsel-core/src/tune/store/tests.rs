@@ -1,5 +1,6 @@
 use super::*;
 use crate::Geometry;
+use crate::tune::Clock;
 use crate::tune::search::Step;
 use crate::tune::search::{Candidate, Kind};
 
@@ -745,4 +746,85 @@ fn an_update_carries_the_verified_mark_where_it_changed() {
     let mut fresh = Record::new(k);
     fresh.merge(&Update::between(None, &marked));
     assert_eq!(fresh, marked);
+}
+
+/// A search keeps the clock that timed it: written as `"clock": "gpu"`
+/// (absent for the host, as every store before it), a clock this gridsel
+/// does not know costs that record alone, and an update timed by another
+/// clock replaces the record's samples when it brings some, and leaves
+/// them when it brings none.
+#[test]
+fn samples_of_another_clock_replace_a_search_and_are_never_ranked_with_it() {
+    let k = key(21);
+    let mut host = Record::new(k.clone());
+    host.merge(&busy_update("k"));
+    assert_eq!(host.clock, Clock::Host);
+    // A host process's follow-only update (no samples) leaves a GPU record.
+    let mut gpu = Update::new(k.clone());
+    gpu.clock = Clock::Gpu;
+    gpu.tally.runs = 1;
+    gpu.samples = vec![
+        (Candidate::Auto, Kind::Warm, 90_000),
+        (Candidate::Occupancy, Kind::Warm, 85_000),
+    ];
+    let mut record = host.clone();
+    record.merge(&gpu);
+    assert_eq!(record.clock, Clock::Gpu);
+    let measured: Vec<(Candidate, Vec<u64>)> = record
+        .search
+        .candidates
+        .iter()
+        .zip(&record.search.samples)
+        .filter(|(_, s)| !s.cold.is_empty() || !s.warm.is_empty())
+        .map(|(c, s)| (*c, [s.cold.clone(), s.warm.clone()].concat()))
+        .collect();
+    assert_eq!(
+        measured,
+        [
+            (Candidate::Auto, vec![90_000]),
+            (Candidate::Occupancy, vec![85_000])
+        ]
+    );
+    assert_eq!(record.tally.runs, host.tally.runs + 1);
+    let mut follower = Update::new(k.clone());
+    follower.tally.runs = 1;
+    let before = record.clone();
+    record.merge(&follower);
+    assert_eq!((record.clock, &record.search), (Clock::Gpu, &before.search));
+    // Between records of two clocks: all of the later one's samples.
+    let delta = Update::between(Some(&host), &before);
+    assert_eq!(delta.clock, Clock::Gpu);
+    assert_eq!(delta.samples.len(), 2);
+    let mut again = host.clone();
+    again.merge(&delta);
+    assert_eq!(again.search, before.search);
+    // The file: written and read back; a journal line too.
+    let table = Table::parse(&store(&[line("k", 21, "\"clock\":\"gpu\",")])).unwrap();
+    assert_eq!(table.records().next().unwrap().clock, Clock::Gpu);
+    assert!(table.render().contains("\"clock\":\"gpu\""));
+    assert!(
+        !Table::parse(&store(&[line("k", 21, "")]))
+            .unwrap()
+            .render()
+            .contains("clock")
+    );
+    let text = journal_header(JournalId(7)) + &journal_line(&gpu);
+    let journal = parse_journal(text.as_bytes()).unwrap();
+    assert_eq!(
+        journal.updates[0].clock,
+        Clock::Gpu,
+        "{:?}",
+        journal.dropped
+    );
+    let contents = parse(&store(&[
+        line("a", 21, "\"clock\":\"sundial\","),
+        line("b", 21, ""),
+    ]))
+    .unwrap();
+    assert_eq!(contents.table.len(), 1);
+    assert!(
+        contents.dropped[0].starts_with("record 1 (kernel a): `sundial` is no clock"),
+        "{:?}",
+        contents.dropped
+    );
 }

@@ -83,7 +83,7 @@ struct Waiting {
 }
 
 /// Launches that wait before CUPTI is flushed for their times: a flush
-/// every 256 launches at most, about 1 us a launch at 0.25 ms a flush.
+/// every 256 launches at most, about 1 us a launch at 0.26 ms a flush.
 const MAX_AWAITING: usize = 256;
 
 /// How long a launch waits at most before CUPTI is flushed for it, so that

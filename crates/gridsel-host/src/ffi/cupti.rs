@@ -6,7 +6,7 @@
 //! full, or when [`flush`]ed; each kernel record's fixed head is read, its
 //! name and time kept for [`take`], and the buffer freed at once. A flush
 //! is what costs: it waits for CUPTI to write out what the GPU stamped
-//! (on the H100 about 0.25 ms a flush, where a record costs microseconds),
+//! (on the H100 about 0.26 ms a flush: bench/results/h100/NOTES.md §48),
 //! so a caller flushes only when it needs a time now. The library is
 //! loaded by hand (`dlopen`, `dlsym`), from the library path or a CUDA
 //! toolkit's folders, since a program's library path seldom names them.

@@ -23,6 +23,7 @@ use crate::runner::manifest::Program;
 use crate::runner::{output, shell_words};
 use gridsel_cli::csv::field;
 use gridsel_cli::launches::grid_label;
+use gridsel_core::tune::Clock;
 use gridsel_core::tune::search::Candidate;
 use gridsel_core::tune::store::{self, Record};
 use std::fmt::Write;
@@ -111,20 +112,39 @@ fn store_line(summary: &Summary) -> String {
                 n => format!("; {n} removed from the store, an earlier session's copy"),
             };
             format!(
-                "store: {} written to {}{}",
+                "store: {} written to {}{}{}",
                 counted(n, "search", "searches"),
                 summary.store.display(),
                 if dropped > 0 {
                     format!(" ({dropped} left out: not confirmed in production{removed})")
                 } else {
                     String::new()
-                }
+                },
+                timed_by(summary)
             )
         }
         Err(why) => format!(
             "store: nothing written to {}: {why}",
             summary.store.display()
         ),
+    }
+}
+
+/// What timed the sessions' searches, for the store's line: the GPU
+/// (`GRIDSEL_TUNE_CLOCK=gpu` with CUPTI there), or the host where a run
+/// could not load CUPTI or the device was forced, which the user should
+/// know: host-timed samples hide short kernels' differences.
+fn timed_by(summary: &Summary) -> &'static str {
+    let searches = summary.sessions.iter().flat_map(|s| &s.searches);
+    let (gpu, host) = searches.fold((0, 0), |(g, h), r| match r.clock {
+        Clock::Gpu => (g + 1, h),
+        Clock::Host => (g, h + 1),
+    });
+    match (gpu, host) {
+        (0, 0) => "",
+        (_, 0) => "; timed on the GPU (CUPTI)",
+        (0, _) => "; timed on the host (the launch call's wall time: no CUPTI, or a forced device)",
+        _ => "; some timed on the GPU (CUPTI), some on the host (the launch call's wall time)",
     }
 }
 

@@ -326,9 +326,7 @@ impl TunePolicy {
         self.allowance.begin(&learner, l.desc.trip_count);
         learner
     }
-}
 
-impl TunePolicy {
     /// What a search of `record`, timed with another clock than this
     /// process's, is to this process. A tuning session's run measures it
     /// afresh (`None`: a search of no record), and its samples replace the

@@ -157,6 +157,11 @@ impl Samples {
         }
     }
 
+    /// Whether it holds no sample of either kind.
+    pub fn is_empty(&self) -> bool {
+        self.cold.is_empty() && self.warm.is_empty()
+    }
+
     /// Adds a sample, dropping the oldest past [`KEEP`].
     pub fn push(&mut self, kind: Kind, ns: u64) {
         let list = match kind {

@@ -24,10 +24,12 @@ const KIND_CONCURRENT_KERNEL: u32 = 10;
 /// `CUPTI_ACTIVITY_FLAG_FLUSH_FORCED`: flush buffers not yet full.
 const FLUSH_FORCED: u32 = 1;
 /// The bytes of each buffer handed to CUPTI (8-byte aligned, as its records
-/// are): a few hundred kernel records; a flush returns one per launch.
+/// are): a thousand kernel records or so; each flush returns the one being
+/// filled.
 const BUFFER_BYTES: usize = 256 << 10;
-/// Kernel times kept until a launch takes its own: what concurrent threads'
-/// flushes can leave between two of one thread's.
+/// Kernel times kept until a launch takes its own: more than the launches
+/// that wait for a flush together (the preload library's 256), and the
+/// oldest go first, so that records of launches nobody times cannot pile up.
 const MAX_KEPT: usize = 1024;
 
 /// The head of a kernel record, the same in `CUpti_ActivityKernel4` to
@@ -47,11 +49,11 @@ impl KernelHead {
 
 /// One kernel's time on the GPU, as a record gave it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelTime {
-    pub name: String,
-    pub blocks: u32,
-    pub threads: u32,
-    pub ns: u64,
+struct KernelTime {
+    name: String,
+    blocks: u32,
+    threads: u32,
+    ns: u64,
 }
 
 /// A kernel record's time, from the record's first [`KernelHead::LEN`]

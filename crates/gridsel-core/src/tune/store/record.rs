@@ -86,8 +86,7 @@ impl Record {
 
     /// Whether any candidate has a sample.
     pub fn measured(&self) -> bool {
-        let mut samples = self.search.samples.iter();
-        samples.any(|s| !s.cold.is_empty() || !s.warm.is_empty())
+        self.search.samples.iter().any(|s| !s.is_empty())
     }
 
     /// Adds one process's additions. Samples of another clock than the
@@ -290,7 +289,7 @@ impl RecordFile {
             .candidates
             .iter()
             .zip(&r.search.samples)
-            .filter(|(_, s)| !s.cold.is_empty() || !s.warm.is_empty())
+            .filter(|(_, s)| !s.is_empty())
             .map(|(c, s)| {
                 (
                     c.to_string(),

@@ -775,7 +775,7 @@ fn samples_of_another_clock_replace_a_search_and_are_never_ranked_with_it() {
         .candidates
         .iter()
         .zip(&record.search.samples)
-        .filter(|(_, s)| !s.cold.is_empty() || !s.warm.is_empty())
+        .filter(|(_, s)| !s.is_empty())
         .map(|(c, s)| (*c, [s.cold.clone(), s.warm.clone()].concat()))
         .collect();
     assert_eq!(

@@ -829,6 +829,11 @@ fi
 /// runs of each session that wrote its search), and nothing cleared comes
 /// back (four runs from before, which a session's copy holds). A session's write used to replace the store's search with its
 /// copy's, losing the others' runs and bringing cleared ones back.
+///
+/// Which grid the search learns does not matter here, and on host offload
+/// nothing decides it but noise (this loop's launches take 5-7 us or 40-50
+/// us by process, whatever the grid): the test asks only that a session
+/// wrote its search, in one of three attempts.
 #[test]
 fn two_sessions_tune_processes_and_a_clear_on_one_store_lose_nothing() {
     if !clang19_available() {
@@ -865,12 +870,10 @@ fn two_sessions_tune_processes_and_a_clear_on_one_store_lose_nothing() {
             .collect();
         assert!(marks.join("cleared").exists(), "the store was not cleared");
         let mut written_runs = 0;
-        let mut differs = false;
         for (out, run) in sessions {
             let run = run.ok();
             let decided = decisions(&out);
             assert_eq!(decided.len(), 1, "{decided:?}");
-            differs |= decided[0][1] != decided[0][2];
             if decided[0][3] == "yes" {
                 assert!(
                     run.stdout.contains("store: 1 search written to"),
@@ -890,11 +893,11 @@ fn two_sessions_tune_processes_and_a_clear_on_one_store_lose_nothing() {
             side_runs + written_runs,
             "{side_runs} runs after the clear, {written_runs} tuning runs written"
         );
-        if differs && written_runs > 0 {
+        if written_runs > 0 {
             return;
         }
     }
-    panic!("no session wrote a learned grid other than auto's in 3 attempts");
+    panic!("no session wrote its search in 3 attempts");
 }
 
 /// The tuning runs of a session's progress lines.

@@ -382,8 +382,13 @@ fn a_kernel_launched_five_times_per_run_settles_within_a_three_run_session() {
     assert_eq!(last.last(), Some(&kept), "{last:?}");
 }
 
+/// Twenty launches a run: the plan measures in two runs, and at the latest
+/// in the third run's first warm launches `auto`'s grid, which lost the
+/// lead on one sample, brought to the four a close call gets (where those
+/// fall depends on the process's pick among a round's candidates); from
+/// then on the third run launches the best grid.
 #[test]
-fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
+fn a_kernel_launched_twenty_times_per_run_settles_early_in_its_third_run() {
     let path = temp("twenty_per_run");
     let k = spmd();
     let trip = 1 << 22;
@@ -392,8 +397,8 @@ fn a_kernel_launched_twenty_times_per_run_settles_within_two_runs() {
     process(&path, &k, trip, 20, &time);
     let second = process(&path, &k, trip, 20, &time);
     let third = process(&path, &k, trip, 20, &time);
-    assert_eq!(second.last(), Some(&want), "{second:?}");
-    assert!(third.iter().all(|g| *g == want), "{third:?}");
+    assert!(second.contains(&want), "{second:?}");
+    assert!(third[5..].iter().all(|g| *g == want), "{third:?}");
     let r = record(&path, &k, trip);
     assert_eq!(
         (r.tally.runs, r.tally.launches_per_run, r.kind()),

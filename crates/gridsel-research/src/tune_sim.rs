@@ -29,6 +29,12 @@ pub struct Args {
     /// given).
     #[arg(long)]
     warm_noise: Option<PathBuf>,
+    /// The first warm launch's noise in a run, in the same form, in place
+    /// of `--warm-noise` there: some programs run their first steps slow
+    /// (bench/results/h100/NOTES.md §49), and that launch gives a warm
+    /// search its first sample, `auto`'s grid's.
+    #[arg(long)]
+    first_warm_noise: Option<PathBuf>,
     /// Replays of every case, each with its own draws of the noise.
     #[arg(long, default_value_t = 1)]
     replications: u32,
@@ -80,6 +86,9 @@ fn bound(word: &str) -> Result<tune::Bound, String> {
 pub fn run(args: &Args) -> Result<(), String> {
     let ratios = args.cold_noise.as_deref().map(read_ratios).transpose()?;
     let warm_ratios = args.warm_noise.as_deref().map(read_ratios).transpose()?;
+    let first_warm_ratios = (args.first_warm_noise.as_deref())
+        .map(read_ratios)
+        .transpose()?;
     let overhead = match args.overhead {
         Some(p) if p.is_finite() && p >= 0.0 => p / 100.0,
         Some(p) => return Err(format!("--overhead {p}: not a percentage")),
@@ -88,6 +97,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     let options = TuneSimOptions {
         cold_noise: ratios.as_deref(),
         warm_noise: warm_ratios.as_deref(),
+        first_warm_noise: first_warm_ratios.as_deref(),
         replications: args.replications.max(1),
         runs: args.runs as usize,
         seed: args.seed,
@@ -127,6 +137,7 @@ fn read_ratios(path: &Path) -> Result<Vec<f64>, String> {
 struct TuneSimOptions<'a> {
     cold_noise: Option<&'a [f64]>,
     warm_noise: Option<&'a [f64]>,
+    first_warm_noise: Option<&'a [f64]>,
     replications: u32,
     runs: usize,
     seed: u64,
@@ -266,7 +277,11 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                     overhead: o.overhead,
                     bound: o.bound,
                 };
-                let noise = |cold: bool| match if cold { o.cold_noise } else { o.warm_noise } {
+                let noise = |n: u32| match match n {
+                    0 => o.cold_noise,
+                    1 => o.first_warm_noise.or(o.warm_noise),
+                    _ => o.warm_noise,
+                } {
                     Some(ratios) => ratios[draws.below(ratios.len())],
                     None => 1.0,
                 };
@@ -315,8 +330,11 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
         ),
         None => format!("{kind} samples noiseless"),
     };
+    let first_warm = o.first_warm_noise.map_or_else(String::new, |r| {
+        format!(", {}", through("a run's first warm", Some(r)))
+    });
     let noise = format!(
-        "{}, {}, {} replications",
+        "{}, {}{first_warm}, {} replications",
         through("cold", o.cold_noise),
         through("warm", o.warm_noise),
         o.replications

@@ -61,7 +61,7 @@ pub fn replay(
     prior: &Prior,
     setup: ReplaySetup,
     time: impl Fn(Geometry) -> f64,
-    noise: impl FnMut(bool) -> f64,
+    noise: impl FnMut(u32) -> f64,
     best_time: f64,
 ) -> Replay {
     let kernel = ReplayedKernel {
@@ -88,14 +88,15 @@ pub struct ReplayedKernel<'a> {
 /// `setup.launches` times over, as a time-stepping loop does (a kernel
 /// launched once per run: the program's kernels once each, in order). A
 /// launch costs `time` of its grid; its search sees that times a draw of
-/// `noise`, told whether the launch is the kernel's first of the run (cold;
-/// 1.0 for a noiseless replay), so that a plan is judged against the
-/// run-to-run noise it has to rank through. No learned moves: each prior is
+/// `noise`, told the launch's place among the kernel's launches of the run
+/// (0: its first, cold; 1: its first warm one; 1.0 for a noiseless
+/// replay), so that a plan is judged against the run-to-run noise it has
+/// to rank through. No learned moves: each prior is
 /// the caller's.
 pub fn replay_program(
     kernels: &[ReplayedKernel<'_>],
     setup: ReplaySetup,
-    mut noise: impl FnMut(bool) -> f64,
+    mut noise: impl FnMut(u32) -> f64,
 ) -> Vec<Replay> {
     let key = |k: usize| Key::for_trip(format!("replay{k}"), "replay", 0, 1, "");
     let grids: Vec<HashMap<Candidate, Geometry>> = kernels
@@ -147,7 +148,7 @@ pub fn replay_program(
                 };
                 if choice.observe {
                     let ns = if t.is_finite() {
-                        (t * noise(n == 0) * 1e3).round().max(1.0) as u64
+                        (t * noise(n) * 1e3).round().max(1.0) as u64
                     } else {
                         u64::MAX
                     };
@@ -238,5 +239,51 @@ mod tests {
             r.spent.iter().all(|&t| (80.0..=100.0).contains(&t)),
             "{r:?}"
         );
+    }
+
+    /// The noise is told each timed launch's place in its run, so that a
+    /// replay can give a run's first warm launch its own (`tune-sim
+    /// --first-warm-noise`): where that launch, `auto`'s grid's first warm
+    /// sample, runs 1.5x slow, the search still keeps `auto`'s grid over
+    /// two grids 1-2 % slower.
+    #[test]
+    fn the_noise_is_told_each_launchs_place_in_its_run() {
+        let grid = |threads| Geometry::new(threads, 3200);
+        let moves = [64, 32].map(|threads| Candidate::Move {
+            threads,
+            blocks_log2: 0,
+        });
+        let mut prior = Prior::unpredicted(vec![
+            (Candidate::Auto, grid(128)),
+            (moves[0], grid(64)),
+            (moves[1], grid(32)),
+        ]);
+        prior.exploring = Exploring::UNBOUNDED;
+        let setup = ReplaySetup {
+            runs: 2,
+            launches: 20,
+            cold: 1.0,
+            overhead: f64::INFINITY,
+            bound: Bound::Run,
+        };
+        let time = |g: Geometry| match g.threads {
+            128 => 100.0,
+            64 => 101.0,
+            _ => 102.0,
+        };
+        let mut places = Vec::new();
+        let r = replay(
+            &prior,
+            setup,
+            time,
+            |n| {
+                places.push(n);
+                if n == 1 { 1.5 } else { 1.0 }
+            },
+            100.0,
+        );
+        assert_eq!(&places[..3], [0, 1, 2]);
+        assert!(places.iter().all(|&n| n < 20), "{places:?}");
+        assert_eq!(r.kept.last(), Some(&100.0), "{r:?}");
     }
 }

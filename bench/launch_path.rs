@@ -46,10 +46,17 @@ const HOST_PTR: usize = 0x1000;
 const FIXTURE: &[u8] = include_bytes!("../tests/fixtures/images/kernels.sm_90.cubin");
 
 fn runtime(policy: Policy) -> Runtime {
-    let config = Config {
+    runtime_with(Config {
         policy,
-        device: DeviceDesc::preset("h100"),
         ..Config::default()
+    })
+}
+
+/// [`runtime`] with the settings of `config` (its device the H100's).
+fn runtime_with(config: Config) -> Runtime {
+    let config = Config {
+        device: DeviceDesc::preset("h100"),
+        ..config
     };
     let rt = Runtime::new(config);
     let info = gridsel::image::parse_image(FIXTURE).expect("fixture cubin parses");
@@ -104,6 +111,16 @@ fn launch(c: &mut Criterion) {
             b.iter(|| launch_once(&rt))
         });
     }
+    // Online `tune` whose allowance admits no trial: every launch runs the
+    // search's leader, held back, and is timed (one in 16 a sample).
+    let held_back = runtime_with(Config {
+        policy: Policy::Tune,
+        tune_overhead: 0.0,
+        ..Config::default()
+    });
+    c.bench_function("launch_path/tune-held-back", |b| {
+        b.iter(|| launch_once(&held_back))
+    });
     // The first launch of a (kernel, trip count): a fresh runtime, so an
     // empty cache, for every iteration (its set-up, the binary's
     // registration included, is not timed). `tune`'s is its search's start:

@@ -9,7 +9,14 @@ use crate::geometry::Geometry;
 use crate::policy::Rule;
 use std::fmt::Write;
 
-/// After settling, one launch in this many is timed and sampled.
+/// After settling, one launch in this many is timed and sampled; while the
+/// allowance holds a search back, once its leader has [`YARDSTICK_SAMPLES`],
+/// every launch is timed (the process's kernel time, which the allowance is
+/// a share of) and one in this many sampled. A held-back launch that became
+/// a sample made the next one rank the search again: on the H100, online
+/// `tune` held miniWeather's searches back for most of their 3 700 launches
+/// a run, and the launches ran 6-11 % longer than `auto`'s on the very same
+/// grids (bench/results/h100/NOTES.md §49).
 pub const SAMPLE_EVERY: u32 = 16;
 /// After settling, one launch in this many (one run in
 /// [`RECHECK_RUNS`] for kernels ranked by cold samples) measures the
@@ -131,6 +138,9 @@ struct Pending {
     candidate: usize,
     kind: Kind,
     exploring: bool,
+    /// The time becomes a sample of the search; otherwise it only counts
+    /// towards the process's kernel time ([`SAMPLE_EVERY`]).
+    sample: bool,
 }
 
 /// Launches of one search that may be in flight at once (threads of one
@@ -167,6 +177,12 @@ pub struct Learner {
     kept: Option<(Kind, usize)>,
     /// [`Search::step`]'s last answer for a kind, until the next sample.
     step: Option<(Kind, Step)>,
+    /// [`Search::leader`] of a kind, until the next sample: a launch the
+    /// allowance holds back asks for it twice, and ranking a search's
+    /// candidates takes microseconds.
+    leader: Option<(Kind, usize)>,
+    /// Launches the allowance held back ([`SAMPLE_EVERY`]).
+    held_back_launches: u32,
     pending: Vec<Pending>,
     /// The last candidate resolved, for its trip count.
     resolved: Option<(usize, u64, Geometry)>,
@@ -212,6 +228,8 @@ impl Learner {
             cost,
             kept: None,
             step: None,
+            leader: None,
+            held_back_launches: 0,
             pending: Vec::new(),
             resolved: None,
         }
@@ -273,9 +291,8 @@ impl Learner {
     /// has fewer than [`YARDSTICK_SAMPLES`] warm samples: no yardstick yet,
     /// so that nothing but an unbounded allowance (a tuning session) fits.
     /// `None` when the leader has no median yet.
-    fn predicted_excess(&self, i: usize, kind: Kind, trip: u64) -> Option<f64> {
+    fn predicted_excess(&self, i: usize, kind: Kind, leader: usize, trip: u64) -> Option<f64> {
         let samples = &self.search.samples;
-        let leader = self.search.leader(kind);
         if kind == Kind::Warm && samples[leader].warm.len() < YARDSTICK_SAMPLES {
             return Some(f64::INFINITY);
         }
@@ -297,8 +314,28 @@ impl Learner {
     /// Whether candidate `i` may be launched to explore it: it is one the
     /// prior lists, and what it is predicted to cost over the leader fits
     /// what `fits` (the process's [`Allowance`](super::Allowance)) has left.
-    fn may_explore(&self, i: usize, kind: Kind, trip: u64, fits: impl Fn(f64) -> bool) -> bool {
-        self.cost[i].is_finite() && fits(self.predicted_excess(i, kind, trip).unwrap_or(0.0))
+    fn may_explore(
+        &self,
+        i: usize,
+        kind: Kind,
+        leader: usize,
+        trip: u64,
+        fits: impl Fn(f64) -> bool,
+    ) -> bool {
+        self.cost[i].is_finite()
+            && fits(self.predicted_excess(i, kind, leader, trip).unwrap_or(0.0))
+    }
+
+    /// [`Search::leader`] of `kind`, ranked once per sample.
+    fn leader(&mut self, kind: Kind) -> usize {
+        match self.leader {
+            Some((k, i)) if k == kind => i,
+            _ => {
+                let i = self.search.leader(kind);
+                self.leader = Some((kind, i));
+                i
+            }
+        }
     }
 
     /// The kind the search ranks by now.
@@ -360,16 +397,21 @@ impl Learner {
         } else if sample == Kind::Cold && rank == Kind::Warm {
             // A kernel known to run many times: its first launch gives no
             // warm sample; it runs the leader and samples it cold.
-            Turn::Leader(self.search.leader(Kind::Warm))
+            Turn::Leader(self.leader(Kind::Warm))
         } else {
             match self.step(rank, salt) {
                 // Held back: the leader runs and is timed like an exploring
                 // launch (its time is what reopens the allowance, and a
                 // sample of the leader), until the search may go on: in a
                 // later launch, a later run, or a tuning session.
-                Step::Explore(i) if i != 0 && !self.may_explore(i, rank, trip, &fits) => {
-                    held_back = true;
-                    Turn::Leader(self.search.leader(rank))
+                Step::Explore(i) if i != 0 => {
+                    let leader = self.leader(rank);
+                    if self.may_explore(i, rank, leader, trip, &fits) {
+                        Turn::Explore(i)
+                    } else {
+                        held_back = true;
+                        Turn::Leader(leader)
+                    }
                 }
                 Step::Explore(i) => Turn::Explore(i),
                 Step::Settled(leader) => {
@@ -415,11 +457,17 @@ impl Learner {
             if self.pending.len() == MAX_PENDING {
                 self.pending.remove(0);
             }
+            let sampled = !held_back || {
+                self.held_back_launches = self.held_back_launches.saturating_add(1);
+                self.search.samples[candidate].of(sample).len() < YARDSTICK_SAMPLES
+                    || self.held_back_launches % SAMPLE_EVERY == 1
+            };
             self.pending.push(Pending {
                 grid,
                 candidate,
                 kind: sample,
                 exploring: matches!(turn, Turn::Explore(_)),
+                sample: sampled,
             });
         }
         let settled_now = settled && !self.announced;
@@ -446,6 +494,11 @@ impl Learner {
     pub fn observe(&mut self, grid: Geometry, trip: u64, ns: u64) -> Option<i64> {
         let at = self.pending.iter().position(|p| p.grid == grid)?;
         let p = self.pending.remove(at);
+        if !p.sample && ns != u64::MAX {
+            // A held-back launch of the leader between samples: its time
+            // counts towards the process's kernel time, nothing more.
+            return None;
+        }
         let raw = ns;
         let ns = if ns == u64::MAX {
             ns
@@ -454,7 +507,8 @@ impl Learner {
         };
         let excess = (p.exploring && p.candidate != 0 && ns != u64::MAX)
             .then(|| {
-                let lead = &self.search.samples[self.search.leader(p.kind)];
+                let leader = self.leader(p.kind);
+                let lead = &self.search.samples[leader];
                 // A leader whose launches failed is no yardstick.
                 if lead.of(p.kind).contains(&u64::MAX) {
                     return None;
@@ -469,6 +523,7 @@ impl Learner {
             .flatten();
         self.search.record(p.candidate, p.kind, ns, p.exploring);
         self.step = None;
+        self.leader = None;
         if self.kept.is_some_and(|(kind, i)| {
             i == p.candidate && (ns == u64::MAX || self.search.far_behind(i, kind))
         }) {

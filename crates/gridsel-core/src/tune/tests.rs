@@ -535,6 +535,35 @@ fn a_bounded_search_explores_once_its_leader_has_three_warm_samples() {
     );
 }
 
+/// A search the allowance holds back runs its leader, every launch timed
+/// for the process's kernel time: until the leader has its yardstick each
+/// is a sample; from then on one in `SAMPLE_EVERY`, so that the launches
+/// between samples neither change the search nor rank it again.
+#[test]
+fn a_held_back_search_samples_its_leader_one_launch_in_sixteen() {
+    use super::learner::{SAMPLE_EVERY, YARDSTICK_SAMPLES};
+    let (key, prior) = two_grids();
+    let mut learner = Learner::resume(key, &prior, None);
+    let launches: u32 = 2000;
+    for _ in 0..launches {
+        let choice = learner.next(1, 0, |_| false, grid).unwrap();
+        assert_eq!(choice.grid, AUTO_GRID, "held back: the leader runs");
+        assert!(choice.observe, "every launch is timed");
+        learner.observe(choice.grid, 1, 1000);
+    }
+    // The cold launch, then the first warm one, which measures `auto`'s
+    // grid (free); every later launch is held back: the first two sampled,
+    // which give the leader its yardstick of three, then those numbered 1
+    // modulo SAMPLE_EVERY among the held-back launches.
+    let held = 3..=launches - 2;
+    let yardstick = YARDSTICK_SAMPLES as u32;
+    let expected = yardstick + held.filter(|n| n % SAMPLE_EVERY == 1).count() as u32;
+    let update = learner.take_update(0).unwrap();
+    let warm = update.samples.iter().filter(|s| s.1 == Kind::Warm).count() as u32;
+    assert_eq!(warm, expected);
+    assert!(warm < launches / 10, "{warm}");
+}
+
 /// What a process leaves of its allowance is shared among its searches
 /// that still explore, for their later runs: the bank it began with, plus
 /// its share of the kernel time it timed or expected, less what it spent,

@@ -10,7 +10,7 @@ use crate::policy::Rule;
 use std::fmt::Write;
 
 /// After settling, one launch in this many is timed and sampled; while the
-/// allowance holds a search back, once its leader has [`YARDSTICK_SAMPLES`],
+/// allowance holds a search back, once its leader has `YARDSTICK_SAMPLES`,
 /// every launch is timed (the process's kernel time, which the allowance is
 /// a share of) and one in this many sampled. A held-back launch that became
 /// a sample made the next one rank the search again: on the H100, online

@@ -13,10 +13,11 @@ use std::fmt::Write;
 /// allowance holds a search back, once its leader has `YARDSTICK_SAMPLES`,
 /// every launch is timed (the process's kernel time, which the allowance is
 /// a share of) and one in this many sampled. A held-back launch that became
-/// a sample made the next one rank the search again: on the H100, online
-/// `tune` held miniWeather's searches back for most of their 3 700 launches
-/// a run, and the launches ran 6-11 % longer than `auto`'s on the very same
-/// grids (bench/results/h100/NOTES.md §49).
+/// a sample made the next one rank the search again, about 1 us a launch on
+/// the development machine: online `tune` held miniWeather's searches back
+/// for most of their 3 700 launches a run, on the H100 its launches ran
+/// `auto`'s very grids 6-11 % slower, and one in 16 brings a held-back
+/// launch to a quarter of that cost (bench/results/h100/NOTES.md §50).
 pub const SAMPLE_EVERY: u32 = 16;
 /// After settling, one launch in this many (one run in
 /// [`RECHECK_RUNS`] for kernels ranked by cold samples) measures the
@@ -401,9 +402,10 @@ impl Learner {
         } else {
             match self.step(rank, salt) {
                 // Held back: the leader runs and is timed like an exploring
-                // launch (its time is what reopens the allowance, and a
-                // sample of the leader), until the search may go on: in a
-                // later launch, a later run, or a tuning session.
+                // launch (its time is what reopens the allowance; one in
+                // `SAMPLE_EVERY` a sample of the leader once it has its
+                // yardstick), until the search may go on: in a later
+                // launch, a later run, or a tuning session.
                 Step::Explore(i) if i != 0 => {
                     let leader = self.leader(rank);
                     if self.may_explore(i, rank, leader, trip, &fits) {

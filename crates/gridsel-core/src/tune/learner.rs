@@ -9,10 +9,12 @@ use crate::geometry::Geometry;
 use crate::policy::Rule;
 use std::fmt::Write;
 
-/// After settling, one launch in this many is timed and sampled; while the
-/// allowance holds a search back, once its leader has `YARDSTICK_SAMPLES`,
-/// every launch is timed (the process's kernel time, which the allowance is
-/// a share of) and one in this many sampled. A held-back launch that became
+/// After settling, one launch in this many is timed and sampled, the
+/// process's 16th, its 32nd, and so on. While the
+/// allowance holds a search back every launch is timed (the process's
+/// kernel time, which the allowance is a share of), each a sample until the
+/// leader has `YARDSTICK_SAMPLES`, then the process's 16th held-back launch,
+/// its 32nd, and so on. A held-back launch that became
 /// a sample made the next one rank the search again, about 1 us a launch on
 /// the development machine: online `tune` held miniWeather's searches back
 /// for most of their 3 700 launches a run, on the H100 its launches ran
@@ -439,7 +441,9 @@ impl Learner {
                     match recheck.then(|| self.search.runner_up(rank)).flatten() {
                         Some(r) => Turn::Recheck(r),
                         None => {
-                            let observe = rank == Kind::Cold || n % SAMPLE_EVERY == 1;
+                            // From the 16th: a process's first settled
+                            // launch is mostly its first warm one.
+                            let observe = rank == Kind::Cold || n.is_multiple_of(SAMPLE_EVERY);
                             Turn::Settled(i, observe)
                         }
                     }
@@ -459,10 +463,13 @@ impl Learner {
             if self.pending.len() == MAX_PENDING {
                 self.pending.remove(0);
             }
+            // Between samples the count's phase leaves out a process's
+            // first held-back launch, mostly its first warm one, which
+            // some programs run slow (NOTES §49).
             let sampled = !held_back || {
-                self.held_back_launches = self.held_back_launches.saturating_add(1);
+                self.held_back_launches = self.held_back_launches.wrapping_add(1);
                 self.search.samples[candidate].of(sample).len() < YARDSTICK_SAMPLES
-                    || self.held_back_launches % SAMPLE_EVERY == 1
+                    || self.held_back_launches.is_multiple_of(SAMPLE_EVERY)
             };
             self.pending.push(Pending {
                 grid,

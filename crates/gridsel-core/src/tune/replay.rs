@@ -88,10 +88,10 @@ pub struct ReplayedKernel<'a> {
 /// `setup.launches` times over, as a time-stepping loop does (a kernel
 /// launched once per run: the program's kernels once each, in order). A
 /// launch costs `time` of its grid; its search sees that times a draw of
-/// `noise`, told the launch's place among the kernel's launches of the run
-/// (0: its first, cold; 1: its first warm one; 1.0 for a noiseless
-/// replay), so that a plan is judged against the run-to-run noise it has
-/// to rank through. No learned moves: each prior is
+/// `noise` (1.0 for a noiseless replay), told the launch's place among the
+/// kernel's launches of the run (0: its first, cold; 1: its first warm
+/// one), so that a plan is judged against the run-to-run noise it has to
+/// rank through. No learned moves: each prior is
 /// the caller's.
 pub fn replay_program(
     kernels: &[ReplayedKernel<'_>],

@@ -651,7 +651,8 @@ impl Search {
         let leader = self.leader(kind);
         let wanted = p.confirm.samples() as u32;
         // A warm search leaves its first candidate (`auto`'s grid) only on
-        // as many samples of it as a close call gets: the first is the
+        // as many samples of it as a close call gets (unless its budget
+        // ran out first, which settles it above): the first is the
         // process's first warm launch of the kernel, which some programs
         // run slow (miniWeather's first launches took 1.5-1.7x their steady
         // time on the H100, and one such sample made a session keep a grid

@@ -553,15 +553,47 @@ fn a_held_back_search_samples_its_leader_one_launch_in_sixteen() {
     }
     // The cold launch, then the first warm one, which measures `auto`'s
     // grid (free); every later launch is held back: the first two sampled,
-    // which give the leader its yardstick of three, then those numbered 1
-    // modulo SAMPLE_EVERY among the held-back launches.
+    // which give the leader its yardstick of three, then the 16th, the
+    // 32nd, ... of the held-back launches (never a process's first).
     let held = 3..=launches - 2;
     let yardstick = YARDSTICK_SAMPLES as u32;
-    let expected = yardstick + held.filter(|n| n % SAMPLE_EVERY == 1).count() as u32;
+    let expected = yardstick + held.filter(|n| n % SAMPLE_EVERY == 0).count() as u32;
     let update = learner.take_update(0).unwrap();
     let warm = update.samples.iter().filter(|s| s.1 == Kind::Warm).count() as u32;
     assert_eq!(warm, expected);
     assert!(warm < launches / 10, "{warm}");
+}
+
+/// A process's first held-back launch is mostly its first warm one, which
+/// some programs run slow: once the leader has its yardstick, that launch
+/// is never a sample, nor a settled search's first.
+#[test]
+fn a_processs_first_warm_launch_is_no_sample_once_the_leader_has_its_yardstick() {
+    let (key, prior) = two_grids();
+    // Held back by an allowance that admits nothing, or settled.
+    for admits in [false, true] {
+        let mut table = Table::default();
+        for slow_first in [false, true] {
+            let mut learner = Learner::resume(key.clone(), &prior, table.get(&key));
+            for n in 0..40 {
+                let choice = learner.next(1, 0, |_| admits, grid).unwrap();
+                let ns = if slow_first && n == 1 { 1500 } else { 1000 };
+                if choice.observe {
+                    learner.observe(choice.grid, 1, ns);
+                }
+            }
+            let update = learner.take_update(0).unwrap();
+            if slow_first {
+                assert!(
+                    update.samples.iter().all(|s| s.2 != 1500),
+                    "admits {admits}: {:?}",
+                    update.samples
+                );
+                assert_eq!(learner.search().settled(Kind::Warm), admits);
+            }
+            table.apply(&update);
+        }
+    }
 }
 
 /// What a process leaves of its allowance is shared among its searches

@@ -9,18 +9,25 @@ use crate::geometry::Geometry;
 use crate::policy::Rule;
 use std::fmt::Write;
 
-/// After settling, one launch in this many is timed and sampled, the
-/// process's 16th, its 32nd, and so on. While the
-/// allowance holds a search back every launch is timed (the process's
-/// kernel time, which the allowance is a share of), each a sample until the
-/// leader has `YARDSTICK_SAMPLES`, then the process's 16th held-back launch,
-/// its 32nd, and so on. A held-back launch that became
-/// a sample made the next one rank the search again, about 1 us a launch on
-/// the development machine: online `tune` held miniWeather's searches back
-/// for most of their 3 700 launches a run, on the H100 its launches ran
-/// `auto`'s very grids 6-11 % slower, and one in 16 brings a held-back
-/// launch to a quarter of that cost (bench/results/h100/NOTES.md §50).
+/// After settling, one launch in this many is timed and sampled (from the
+/// 16th on, never the first). While the allowance holds a search back,
+/// every launch is timed (the process's kernel time, which the allowance is
+/// a share of) and each is a sample until the leader has
+/// `YARDSTICK_SAMPLES`, then one in this many. A held-back launch that became a sample made the next one
+/// rank the search again, about 1 us a launch on the development machine:
+/// online `tune` held miniWeather's searches back for most of their 3 700
+/// launches a run, on the H100 its launches ran `auto`'s very grids 6-11 %
+/// slower, and one in 16 brings a held-back launch to a quarter of that
+/// cost (bench/results/h100/NOTES.md §50).
 pub const SAMPLE_EVERY: u32 = 16;
+
+/// Whether the `n`th launch (from 1) of a process's settled or held-back
+/// launches of a search is a sample: its 16th, 32nd, ... ([`SAMPLE_EVERY`]),
+/// never its first, which is mostly the process's first warm launch, and
+/// some programs run that slow (bench/results/h100/NOTES.md §49).
+fn is_sample(n: u32) -> bool {
+    n.is_multiple_of(SAMPLE_EVERY)
+}
 /// After settling, one launch in this many (one run in
 /// [`RECHECK_RUNS`] for kernels ranked by cold samples) measures the
 /// runner-up.
@@ -441,9 +448,7 @@ impl Learner {
                     match recheck.then(|| self.search.runner_up(rank)).flatten() {
                         Some(r) => Turn::Recheck(r),
                         None => {
-                            // From the 16th: a process's first settled
-                            // launch is mostly its first warm one.
-                            let observe = rank == Kind::Cold || n.is_multiple_of(SAMPLE_EVERY);
+                            let observe = rank == Kind::Cold || is_sample(n);
                             Turn::Settled(i, observe)
                         }
                     }
@@ -463,14 +468,12 @@ impl Learner {
             if self.pending.len() == MAX_PENDING {
                 self.pending.remove(0);
             }
-            // Between samples the count's phase leaves out a process's
-            // first held-back launch, mostly its first warm one, which
-            // some programs run slow (NOTES §49).
-            let sampled = !held_back || {
+            if held_back {
                 self.held_back_launches = self.held_back_launches.wrapping_add(1);
-                self.search.samples[candidate].of(sample).len() < YARDSTICK_SAMPLES
-                    || self.held_back_launches.is_multiple_of(SAMPLE_EVERY)
-            };
+            }
+            let sampled = !held_back
+                || self.search.samples[candidate].of(sample).len() < YARDSTICK_SAMPLES
+                || is_sample(self.held_back_launches);
             self.pending.push(Pending {
                 grid,
                 candidate,

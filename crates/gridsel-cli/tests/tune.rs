@@ -526,18 +526,55 @@ fn decided(
     (decided[0][1] != decided[0][2]).then(|| (run, decided[0].clone()))
 }
 
+/// Runs `repeat 20 TRIPS` once under online `tune` on `store`, then marks
+/// `auto`'s grid measured far slower in the search it began: on host
+/// offload the grids run alike, and a session must settle away from
+/// `auto`'s grid for there to be a learned grid to confirm. (Before
+/// sessions measured `auto`'s grid again before leaving it, the slow first
+/// warm launch of a host process did that by chance.)
+fn autos_grid_measured_slow(store: &Path, trips: &str) {
+    use gridsel_core::tune::search::{Candidate, KEEP, Samples};
+    let path = store.to_string_lossy();
+    let env = [
+        ("GRIDSEL_DEVICE", "h100"),
+        ("GRIDSEL_POLICY", "tune"),
+        ("GRIDSEL_CACHE", &*path),
+    ];
+    run_gridsel(&repeat(), &["20", trips, "1"], &env).ok();
+    let patience = std::time::Duration::from_secs(5);
+    let on_invalid = gridsel_host::files::OnInvalid::Refuse;
+    gridsel_host::files::edit_store(store, patience, on_invalid, |table| {
+        let class = gridsel_core::tune::store::class(trips.parse().unwrap());
+        let mut begun: Vec<_> = (table.records())
+            .filter(|r| r.key.class == class)
+            .cloned()
+            .collect();
+        assert_eq!(begun.len(), 1, "{begun:?}");
+        let mut r = begun.remove(0);
+        let auto = r.search.index_of(Candidate::Auto);
+        let slow = vec![1 << 40; KEEP];
+        r.search.samples[auto] = Samples {
+            cold: slow.clone(),
+            warm: slow,
+        };
+        table.insert(r);
+    })
+    .unwrap();
+}
+
 #[test]
 fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
     if !clang19_available() {
         return;
     }
-    // The host's searches mostly settle away from auto's grid (its first
-    // launches are measured cold), but not always on a loaded machine: then
-    // the sessions are tried again, afresh.
+    // With `auto`'s grid measured slow, the searches settle away from it
+    // (`autos_grid_measured_slow`); should one not (a loaded machine), the
+    // sessions are tried again, afresh.
     for attempt in 1..=5 {
         let dir = temp_dir(&format!("tune-confirm-{attempt}"));
         let store = dir.join("tune.json");
         empty_store(&store, 0o600);
+        autos_grid_measured_slow(&store, "300");
 
         // 300 iterations (class 17), the runs without the store heavier:
         // the learned grid is faster in every pair. One pair asked cannot
@@ -589,7 +626,9 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
 
         // 1000 iterations (class 20), the runs reading the store heavier:
         // the learned grid is slower in every pair; the session verified,
-        // but the search is not written, nor anything else of the program.
+        // but the search is not written, nor anything else of the program,
+        // and the search it began from leaves the store with it.
+        autos_grid_measured_slow(&store, "1000");
         let Some((run, [class, _, _, kept, reason])) =
             decided(&dir.join("dropped"), &store, &[], "learned", "1000")
         else {
@@ -606,8 +645,10 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
         assert!(
             run.stdout.contains(&format!(
                 // The store's search of class 17, which these runs did not
-                // reach, is not this session's: left as it is.
-                "store: 0 searches written to {} (1 left out: not confirmed in production)",
+                // reach, is not this session's: left as it is. Its own
+                // class 20, begun before it and unchanged since, goes.
+                "store: 0 searches written to {} (1 left out: not confirmed in production; \
+                 1 removed from the store, an earlier session's copy)",
                 store.display()
             )),
             "{}",
@@ -677,14 +718,15 @@ fn a_learned_grid_faster_in_production_is_kept_and_removed_once_refused() {
 }
 
 /// A session of `alternating(repeat, heavy, trips)` into a fresh
-/// store: the first of up to 5 whose search settled away from auto's grid
-/// (the host's searches mostly do; on a loaded machine not always), as its
-/// output folder, store, run and the decision kernels.csv holds.
+/// store where `auto`'s grid is measured slow (`autos_grid_measured_slow`):
+/// the first of up to 5 whose search settled away from it, as its output
+/// folder, store, run and the decision kernels.csv holds.
 fn alternated(dir: &Path, heavy: &str, trips: &str) -> (PathBuf, PathBuf, Run, [String; 5]) {
     for attempt in 1..=5 {
         let out = dir.join(format!("{heavy}-{attempt}"));
         let store = dir.join(format!("{heavy}-{attempt}.json"));
         empty_store(&store, 0o600);
+        autos_grid_measured_slow(&store, trips);
         let command = alternating(&repeat(), heavy, trips);
         let command: Vec<&str> = command.iter().map(String::as_str).collect();
         let run = tune(
@@ -1030,11 +1072,13 @@ fn a_search_the_undecided_pairs_hide_is_confirmed_alone_and_kept() {
     if !clang19_available() {
         return;
     }
-    // As above: the host's search mostly settles away from auto's grid.
+    // As above: `auto`'s grid measured slow, the search settles away from it.
     for attempt in 1..=5 {
         let dir = temp_dir(&format!("tune-alone-{attempt}"));
         let (out, store, counts) = (dir.join("out"), dir.join("tune.json"), dir.join("counts"));
         std::fs::create_dir_all(&counts).unwrap();
+        empty_store(&store, 0o600);
+        autos_grid_measured_slow(&store, "300");
         let command = undecided_then_alone(&repeat(), &counts);
         let command: Vec<&str> = command.iter().map(String::as_str).collect();
         let args = ["--confirm", "1", "--check", CHECK];

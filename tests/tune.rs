@@ -118,7 +118,7 @@ fn process_on(
         let p = tune.decide(&launch).unwrap();
         assert!(limits.contains(p.grid), "{} outside {limits}", p.grid);
         let cold = if n == 0 { 3.0 } else { 1.0 };
-        if p.observe {
+        if p.observe.timed() {
             tune.observe(&launch, p.grid, (time(p.grid) * cold) as u64);
         }
         proposals.push(p);
@@ -475,7 +475,7 @@ fn a_settling_launch_never_waits_for_the_store_to_be_written() {
         let start = Instant::now();
         let p = tune.decide(&launch).unwrap();
         longest = longest.max(start.elapsed());
-        if p.observe {
+        if p.observe.timed() {
             tune.observe(&launch, p.grid, time(p.grid) as u64);
         }
     }
@@ -584,7 +584,7 @@ fn a_solvers_shrinking_loop_shares_one_search_per_class() {
     for trip in (725..1024u64).rev() {
         let launch = timed_launch(&k, &device, trip);
         let p = tune.decide(&launch).unwrap();
-        if p.observe {
+        if p.observe.timed() {
             tune.observe(&launch, p.grid, time(p.grid) as u64);
         }
         last = Some((p.grid, p.rule));
@@ -1966,7 +1966,7 @@ fn a_search_timed_by_another_clock_is_followed_online_and_measured_afresh_by_a_s
     assert!(
         launched
             .iter()
-            .all(|p| p.grid == learned_grid && !p.observe),
+            .all(|p| p.grid == learned_grid && !p.observe.timed()),
         "{launched:?}"
     );
     let after = record(&path, &k, trip);

@@ -23,7 +23,8 @@
 #          its store judged against auto's grids (tune_entry);
 #   online (ONLINE=N) N rounds of a run under auto and one under online `tune` (GRIDSEL_POLICY=tune,
 #          its store kept from round to round, GRIDSEL_TUNE_BOUND as set), in turns first: what
-#          exploring costs each run against auto's, run by run (realapps.py online);
+#          exploring costs each run against auto's, run by run (realapps.py online); ONLINE_CLOCK=gpu
+#          sets GRIDSEL_TUNE_CLOCK for both runs (the profiles' times then the kernels' own, CUPTI's);
 #   panel  entries whose kernels launch once or a few times a run (XSBench, RSBench, miniBUDE):
 #          one run per policy and per grid of PANEL, in an order that rotates from round to round,
 #          ROUNDS rounds (a sweep would need ~100 runs of each).
@@ -154,7 +155,8 @@ run() {
         ((r % 2 == 0)) && sides=(tune auto)
         for side in "${sides[@]}"; do
           run_one "$name" online "$side" "$r" "$bin" "$args" "$verify" GRIDSEL_POLICY="$side" \
-            GRIDSEL_CACHE="$([[ $side == tune ]] && echo "$out/$name/online.json" || echo off)"
+            GRIDSEL_CACHE="$([[ $side == tune ]] && echo "$out/$name/online.json" || echo off)" \
+            GRIDSEL_TUNE_CLOCK="${ONLINE_CLOCK:-host}"
         done
       done
     elif [[ ${TUNE:-0} == 1 ]]; then

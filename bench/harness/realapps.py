@@ -369,8 +369,8 @@ def assignment(results, production_dir=None, within=None):
     return out
 
 
-ONLINE_HEADER = ["program", "round", "auto_ms", "tune_ms", "tune_over_auto", "tune_trials",
-                 "exploring_share"]
+ONLINE_HEADER = ["program", "round", "auto_ms", "tune_ms", "tune_over_auto", "median_based_ratio",
+                 "wall_ratio", "tune_trials", "exploring_share"]
 
 
 def exploring_share(prof):
@@ -392,29 +392,43 @@ def exploring_share(prof):
     return excess / max(sum(p["ns"] for p in prof), 1)
 
 
+def median_based(prof):
+    """A run's launches' time with each kernel's median launch standing for all of its launches
+    (the median times the count, summed over kernels): one slow launch, or a process's slow
+    first steps, do not move it as they move the sum."""
+    by_kernel = defaultdict(list)
+    for p in prof:
+        by_kernel[p["kernel"]].append(p["ns"])
+    return sum(statistics.median(ns) * len(ns) for ns in by_kernel.values())
+
+
 def online(runs_dir, out_csv):
     """realapps.sh's ONLINE rounds: per entry and round, the GPU time of every launch of the run
     under auto and of the one under online `tune` (ncu's device time where the run was under
-    ncu, else the profile's), their ratio, how many of tune's launches were trials (its profile
-    label `tune-trial`: a grid other than its leader, launched to measure it) and what they cost
-    within tune's process (`exploring_share`)."""
+    ncu, else the profile's), their ratio, the same with each kernel's median launch
+    (`median_based`), the whole runs' wall times' ratio, how many of tune's launches were trials
+    (its profile label `tune-trial`: a grid other than its leader, launched to measure it) and
+    what they cost within tune's process (`exploring_share`)."""
     with open(os.path.join(runs_dir, "runs.csv")) as f:
         runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
-    total, trials, share = {}, {}, {}
+    total, medians, wall, trials, share = {}, {}, {}, {}, {}
     for r in runs:
         stem = os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")
         prof = launches(stem)
         key = (r["entry"], int(r["round"]), r["config"])
         total[key] = sum(p["ns"] for p in prof) / 1e6
+        medians[key] = median_based(prof)
+        wall[key] = float(r["wall_ms"])
         trials[key] = sum(1 for p in prof if p["policy"] == "tune-trial")
         share[key] = exploring_share(prof)
     out = []
     for (entry, rnd, config) in sorted(total):
         if config != "tune" or (entry, rnd, "auto") not in total:
             continue
-        a, t = total[(entry, rnd, "auto")], total[(entry, rnd, "tune")]
-        out.append([entry, rnd, f"{a:.3f}", f"{t:.3f}", f"{t / a:.4f}", trials[(entry, rnd, "tune")],
-                    f"{share[(entry, rnd, 'tune')]:.4f}"])
+        a, t = (entry, rnd, "auto"), (entry, rnd, "tune")
+        out.append([entry, rnd, f"{total[a]:.3f}", f"{total[t]:.3f}", f"{total[t] / total[a]:.4f}",
+                    f"{medians[t] / medians[a]:.4f}", f"{wall[t] / wall[a]:.4f}", trials[t],
+                    f"{share[t]:.4f}"])
     with open(out_csv, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(ONLINE_HEADER)
@@ -447,10 +461,12 @@ def main(argv=None):
         rows = online(a.runs_dir, a.out_csv)
         by = defaultdict(list)
         for r in rows:
-            by[r[0]].append(float(r[4]))
+            by[r[0]].append((float(r[4]), float(r[5]), float(r[6])))
         for entry, ratios in sorted(by.items()):
-            print(f"{entry}: tune's run over auto's, by round: {' '.join(f'{x:.3f}' for x in ratios)}; "
-                  f"worst {max(ratios):.3f}")
+            for i, what in enumerate(("sum", "median-based", "wall")):
+                xs = [x[i] for x in ratios]
+                print(f"{entry}: tune's run over auto's ({what}), by round: {' '.join(f'{x:.3f}' for x in xs)}; "
+                      f"geomean {statistics.geometric_mean(xs):.3f}, worst {max(xs):.3f}")
         return 0
     if a.cmd == "assignment":
         for r in assignment(a.results, a.production, a.within):

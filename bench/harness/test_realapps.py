@@ -199,8 +199,8 @@ class RealappsTest(unittest.TestCase):
     def test_online_compares_each_tune_run_with_the_auto_run_of_its_round(self):
         # Round 1: tune spends one trial of 3 ms over auto's 2 x 1 ms; round 2 settled, as fast.
         self.write("runs.csv", 'entry,mode,config,round,rc,check,wall_ms\n'
-                               'app,online,"auto",1,0,pass,10\napp,online,"tune",1,0,pass,10\n'
-                               'app,online,"tune",2,0,pass,10\napp,online,"auto",2,0,pass,10\n'
+                               'app,online,"auto",1,0,pass,10\napp,online,"tune",1,0,pass,12\n'
+                               'app,online,"tune",2,0,pass,10\napp,online,"auto",2,0,pass,8\n'
                                'app,online,"tune",3,1,fail,10\napp,online,"auto",3,0,pass,10\n')
         head = "kernel,trip_count,policy,blocks,threads,ns\n"
         rows = {"auto-r1": [("auto", 1_000_000)] * 3, "tune-r1": [("tune", 1_000_000), ("tune-trial", 3_000_000),
@@ -212,9 +212,10 @@ class RealappsTest(unittest.TestCase):
         out = os.path.join(self.dir, "online.csv")
         got = realapps.online(self.runs, out)
         # Round 3's tune run failed its check: no ratio for it. Round 1's trial cost 2 ms over the
-        # kernel's other launch after the first, of the run's 5 ms.
-        self.assertEqual(got, [["app", 1, "3.000", "5.000", "1.6667", 1, "0.4000"],
-                               ["app", 2, "3.000", "3.000", "1.0000", 0, "0.0000"]])
+        # kernel's other launch after the first, of the run's 5 ms; the median launch (1 ms) stands
+        # for all three in the median-based ratio. The runs' wall times: 12 / 10 and 10 / 8.
+        self.assertEqual(got, [["app", 1, "3.000", "5.000", "1.6667", "1.0000", "1.2000", 1, "0.4000"],
+                               ["app", 2, "3.000", "3.000", "1.0000", "1.0000", "1.2500", 0, "0.0000"]])
         with open(out) as f:
             self.assertEqual(next(csv.reader(f)), realapps.ONLINE_HEADER)
 

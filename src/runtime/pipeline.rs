@@ -11,7 +11,7 @@ use crate::geometry::{Geometry, LaunchDesc};
 use crate::guard::boundary;
 use crate::kernel::KernelDesc;
 use crate::lock;
-use crate::policy::{Launch, Limits, Policy, Proposal, llvm};
+use crate::policy::{Launch, Limits, MAX_LATE_LAUNCHES, Observe, Policy, Proposal, llvm};
 use crate::tune::Clock;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -46,8 +46,8 @@ struct Staged {
     grid: Geometry,
     /// The profile row's label, when profiling.
     label: Option<Label>,
-    /// Hand the launch's time to the policy.
-    observe: bool,
+    /// Hand the launch's time to the policy, and how soon.
+    observe: Observe,
 }
 
 impl Staged {
@@ -83,8 +83,9 @@ struct Waiting {
 }
 
 /// Launches that wait before CUPTI is flushed for their times: a flush
-/// every 256 launches at most, about 1 us a launch at 0.26 ms a flush.
-const MAX_AWAITING: usize = 256;
+/// every 256 launches at most, about 1 us a launch at 0.26 ms a flush (and
+/// as late as a policy's [`Observe::Later`] time may come).
+const MAX_AWAITING: usize = MAX_LATE_LAUNCHES;
 
 /// How long a launch waits at most before CUPTI is flushed for it, so that
 /// a profile's rows come within a fraction of a second.
@@ -124,7 +125,7 @@ impl Runtime {
         let Some(staged) = staged else {
             return forward(None);
         };
-        let timed = staged.observe || staged.label.is_some();
+        let timed = staged.observe.timed() || staged.label.is_some();
         let start = timed.then(Instant::now);
         let rc = forward(staged.write);
         if let Some(start) = start {
@@ -137,9 +138,10 @@ impl Runtime {
     /// A timed launch's feedback, by the process's clock: at once with
     /// `host_ns`, the launch call's wall time; on the GPU, once its
     /// kernel's record is back. A flush of CUPTI's records costs a wait, so
-    /// launches only profiled wait in [`Awaiting`] and are timed together
-    /// (every [`MAX_AWAITING`] launches or [`MAX_AWAIT`], and at exit),
-    /// while a launch whose time the policy needs now flushes them all. A
+    /// launches only profiled or observed [`Observe::Later`] wait in
+    /// [`Awaiting`] and are timed together (every [`MAX_AWAITING`] launches
+    /// or [`MAX_AWAIT`], and at exit), while a launch whose time the policy
+    /// needs now ([`Observe::Now`]) flushes them all. A
     /// launch on the GPU clock that did not wait for its kernel (`nowait`)
     /// is not timed: a host time beside the GPU's would rank a grid by the
     /// clock that timed it.
@@ -148,7 +150,7 @@ impl Runtime {
             Clock::Host => self.finish(&staged, host_ns, rc),
             Clock::Gpu if !staged.request.waits => {}
             Clock::Gpu => {
-                let now = staged.observe;
+                let now = staged.observe == Observe::Now;
                 let mut queue = lock(&self.awaiting.0);
                 queue.push_back(Waiting {
                     staged,
@@ -228,7 +230,7 @@ impl Runtime {
             // the profile or the log.
             grid: Geometry::new(0, 0),
             label: None,
-            observe: false,
+            observe: Observe::No,
         };
         match self.proposal(&staged) {
             Some(proposal) => self.cut(&mut staged, proposal),
@@ -324,7 +326,11 @@ impl Runtime {
         }
         staged.write = Some((num_teams, thread_limit));
         staged.grid = grid;
-        staged.observe = proposal.observe && staged.request.waits;
+        staged.observe = if staged.request.waits {
+            proposal.observe
+        } else {
+            Observe::No
+        };
         if self.profile.is_some() {
             staged.label = Some(match proposal.label {
                 Some(label) => Label::Static(label),
@@ -358,7 +364,7 @@ impl Runtime {
                 ns,
             );
         }
-        if staged.observe {
+        if staged.observe.timed() {
             let ns = if rc == 0 { ns } else { u64::MAX };
             self.policy.observe(&staged.launch(), staged.grid, ns);
         }

@@ -294,8 +294,9 @@ pub struct Launch<'a> {
 pub struct Proposal {
     pub grid: Geometry,
     pub rule: Rule,
-    /// Time this launch and hand it to [`GridPolicy::observe`].
-    pub observe: bool,
+    /// Whether to time this launch for [`GridPolicy::observe`], and how
+    /// soon the time is wanted.
+    pub observe: Observe,
     /// The profile's label for this launch when it is not the policy's name
     /// (the sweep labels each point with the policy it reproduces).
     pub label: Option<&'static str>,
@@ -304,12 +305,41 @@ pub struct Proposal {
     pub beyond_safe_range: bool,
 }
 
+/// Whether a launch is timed for the policy that proposed it, and how soon
+/// its time must come back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Observe {
+    /// Not timed for the policy.
+    No,
+    /// Before the kernel's next launch is decided: the time decides it (a
+    /// search's trial). On the GPU clock this costs a flush of CUPTI's
+    /// records, about 0.26 ms.
+    Now,
+    /// With the clock's next batch: the time adds to what the policy knows
+    /// but decides no launch soon (a settled search's sample, a held-back
+    /// launch). Comes at most [`MAX_LATE_LAUNCHES`] launches of the process
+    /// late, so that a policy can keep what it needs to match it.
+    Later,
+}
+
+impl Observe {
+    /// The launch is timed for the policy.
+    pub fn timed(self) -> bool {
+        self != Self::No
+    }
+}
+
+/// How many launches of the process an [`Observe::Later`] time may come
+/// after its own, at most: the GPU clock times launches in batches of this
+/// many.
+pub const MAX_LATE_LAUNCHES: usize = 256;
+
 impl Proposal {
     pub fn new(grid: Geometry, rule: Rule) -> Self {
         Self {
             grid,
             rule,
-            observe: false,
+            observe: Observe::No,
             label: None,
             beyond_safe_range: false,
         }

@@ -6,7 +6,8 @@ use super::prior::Prior;
 use super::search::{Candidate, Kind, Search, Step};
 use super::store::{self, Key, Record, Update};
 use crate::geometry::Geometry;
-use crate::policy::Rule;
+use crate::policy::{MAX_LATE_LAUNCHES, Observe, Rule};
+use std::collections::VecDeque;
 use std::fmt::Write;
 
 /// After settling, one launch in this many is timed and sampled (from the
@@ -72,8 +73,8 @@ pub const TRIAL_LABEL: &str = "tune-trial";
 pub struct SearchLaunch {
     pub grid: Geometry,
     pub rule: Rule,
-    /// Time the launch and hand it to [`Learner::observe`].
-    pub observe: bool,
+    /// Time the launch and hand it to [`Learner::observe`], and how soon.
+    pub observe: Observe,
     /// The search settled at this launch (or was settled when this process
     /// first launched it): time to say so, and to save what the process
     /// measured before it ([`Learner::take_measured`]).
@@ -114,12 +115,14 @@ impl Turn {
     }
 
     /// Whether the launch is timed and its time handed to
-    /// [`Learner::observe`].
-    fn observe(self) -> bool {
+    /// [`Learner::observe`], and how soon: a trial's or a re-check's time
+    /// decides what the search launches next; a leader's or a settled
+    /// grid's only adds a sample (or, held back, the process's kernel time).
+    fn observe(self) -> Observe {
         match self {
-            Self::Pinned(_) => false,
-            Self::Settled(_, observe) => observe,
-            Self::Leader(_) | Self::Explore(_) | Self::Recheck(_) => true,
+            Self::Pinned(_) | Self::Settled(_, false) => Observe::No,
+            Self::Settled(_, true) | Self::Leader(_) => Observe::Later,
+            Self::Explore(_) | Self::Recheck(_) => Observe::Now,
         }
     }
 
@@ -153,9 +156,11 @@ struct Pending {
     sample: bool,
 }
 
-/// Launches of one search that may be in flight at once (threads of one
-/// process launching the same kernel).
-const MAX_PENDING: usize = 8;
+/// Launches of one search whose times may be outstanding at once: threads of
+/// one process launching the same kernel, and the [`Observe::Later`] ones
+/// the GPU clock hands over in a batch. Beyond it the oldest is dropped (a
+/// launch whose time never came: `nowait`, or no CUPTI record).
+const MAX_PENDING: usize = MAX_LATE_LAUNCHES + 8;
 
 /// One search in one process: the store's record, what this process
 /// measured, and what it has not saved yet.
@@ -193,7 +198,7 @@ pub struct Learner {
     leader: Option<(Kind, usize)>,
     /// Launches the allowance held back ([`SAMPLE_EVERY`]).
     held_back_launches: u32,
-    pending: Vec<Pending>,
+    pending: VecDeque<Pending>,
     /// The last candidate resolved, for its trip count.
     resolved: Option<(usize, u64, Geometry)>,
     update: Update,
@@ -240,7 +245,7 @@ impl Learner {
             step: None,
             leader: None,
             held_back_launches: 0,
-            pending: Vec::new(),
+            pending: VecDeque::new(),
             resolved: None,
         }
     }
@@ -464,17 +469,17 @@ impl Learner {
                 g
             }
         };
-        if observe {
+        if observe.timed() {
             if self.pending.len() == MAX_PENDING {
-                self.pending.remove(0);
+                self.pending.pop_front();
             }
             if held_back {
                 self.held_back_launches = self.held_back_launches.wrapping_add(1);
             }
             let sampled = !held_back
-                || self.search.samples[candidate].of(sample).len() < YARDSTICK_SAMPLES
+                || self.yardstick_short(candidate, sample)
                 || is_sample(self.held_back_launches);
-            self.pending.push(Pending {
+            self.pending.push_back(Pending {
                 grid,
                 candidate,
                 kind: sample,
@@ -499,13 +504,29 @@ impl Learner {
         })
     }
 
+    /// Whether `candidate` has fewer samples of `kind` than the yardstick,
+    /// counting those still to come: on the GPU clock a held-back launch's
+    /// time comes with a later batch ([`Observe::Later`]), and the launches
+    /// meanwhile must not all become samples.
+    fn yardstick_short(&self, candidate: usize, kind: Kind) -> bool {
+        let have = self.search.samples[candidate].of(kind).len();
+        have < YARDSTICK_SAMPLES
+            && have
+                + self
+                    .pending
+                    .iter()
+                    .filter(|p| p.sample && p.candidate == candidate && p.kind == kind)
+                    .count()
+                < YARDSTICK_SAMPLES
+    }
+
     /// The time of a launch of `grid` at trip count `trip` (`u64::MAX` when
     /// it failed: it ranks last). Times nobody asked for are ignored.
     /// Returns what an exploring launch cost over the search's leader, in
     /// ns (negative when it was faster), where the leader has a median.
     pub fn observe(&mut self, grid: Geometry, trip: u64, ns: u64) -> Option<i64> {
         let at = self.pending.iter().position(|p| p.grid == grid)?;
-        let p = self.pending.remove(at);
+        let p = self.pending.remove(at)?;
         if !p.sample && ns != u64::MAX {
             // A held-back launch of the leader between samples: its time
             // counts towards the process's kernel time, nothing more.

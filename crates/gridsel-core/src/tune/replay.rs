@@ -146,7 +146,7 @@ pub fn replay_program(
                         .map_or(0.0, |&(_, g)| (kernels[k].time)(g))
                         * cold
                 };
-                if choice.observe {
+                if choice.observe.timed() {
                     let ns = if t.is_finite() {
                         (t * noise(n) * 1e3).round().max(1.0) as u64
                     } else {

@@ -161,7 +161,7 @@ fn one_process(learner: &mut Learner, ns: impl Fn(Geometry, usize) -> u64) -> Ve
     for n in 0..2000 {
         let choice = learner.next(1, 0, |_| true, grid).unwrap();
         ran.push(choice.grid);
-        if choice.observe {
+        if choice.observe.timed() {
             learner.observe(choice.grid, 1, ns(choice.grid, n));
         }
     }
@@ -523,7 +523,7 @@ fn a_bounded_search_explores_once_its_leader_has_three_warm_samples() {
                 return autos;
             }
             autos += 1;
-            if choice.observe {
+            if choice.observe.timed() {
                 learner.observe(choice.grid, 1, 1000);
             }
         }
@@ -548,7 +548,7 @@ fn a_held_back_search_samples_its_leader_one_launch_in_sixteen() {
     for _ in 0..launches {
         let choice = learner.next(1, 0, |_| false, grid).unwrap();
         assert_eq!(choice.grid, AUTO_GRID, "held back: the leader runs");
-        assert!(choice.observe, "every launch is timed");
+        assert!(choice.observe.timed(), "every launch is timed");
         learner.observe(choice.grid, 1, 1000);
     }
     // The cold launch, then the first warm one, which measures `auto`'s
@@ -562,6 +562,57 @@ fn a_held_back_search_samples_its_leader_one_launch_in_sixteen() {
     let warm = update.samples.iter().filter(|s| s.1 == Kind::Warm).count() as u32;
     assert_eq!(warm, expected);
     assert!(warm < launches / 10, "{warm}");
+}
+
+/// On the GPU clock a launch observed `Later` gets its time with the
+/// clock's next batch, up to `MAX_LATE_LAUNCHES` launches late, and a trial's
+/// at once, after every time queued before it: each time still reaches its
+/// own launch, and the search keeps the very samples it keeps when every
+/// time comes at once.
+#[test]
+fn times_handed_over_in_batches_reach_their_own_launches() {
+    use crate::policy::{MAX_LATE_LAUNCHES, Observe};
+    let (key, prior) = two_grids();
+    for admits in [false, true] {
+        let run = |batched: bool| {
+            let mut learner = Learner::resume(key.clone(), &prior, None);
+            let (mut queue, mut observed) = (Vec::new(), Vec::new());
+            for n in 0..2000u64 {
+                let choice = learner.next(1, 0, |_| admits, grid).unwrap();
+                observed.push(choice.observe);
+                if !choice.observe.timed() {
+                    continue;
+                }
+                // Each launch its own time, so that a time handed to
+                // another launch shows.
+                queue.push((choice.grid, 1000 + n % 97));
+                if !batched || choice.observe == Observe::Now || queue.len() == MAX_LATE_LAUNCHES {
+                    for (g, ns) in queue.drain(..) {
+                        learner.observe(g, 1, ns);
+                    }
+                }
+            }
+            for (g, ns) in queue {
+                learner.observe(g, 1, ns);
+            }
+            (learner.take_update(0).unwrap().samples, observed)
+        };
+        let (at_once, observed) = run(false);
+        let (batched, _) = run(true);
+        assert_eq!(batched, at_once, "admits {admits}");
+        let later = observed.iter().filter(|&&o| o == Observe::Later).count();
+        let now = observed.iter().filter(|&&o| o == Observe::Now).count();
+        if admits {
+            // The search explores (its trials at once) and settles: its
+            // grid sampled one launch in 16, later.
+            assert!((1..40).contains(&now), "{now}");
+            assert!((100..200).contains(&later), "{later}");
+        } else {
+            // Held back: the leader runs, every launch timed later.
+            assert!(now <= 2, "{now}");
+            assert!(later >= 1998, "{later}");
+        }
+    }
 }
 
 /// A process's first held-back launch is mostly its first warm one, which
@@ -578,7 +629,7 @@ fn a_processs_first_warm_launch_is_no_sample_once_the_leader_has_its_yardstick()
             for n in 0..40 {
                 let choice = learner.next(1, 0, |_| admits, grid).unwrap();
                 let ns = if slow_first && n == 1 { 1500 } else { 1000 };
-                if choice.observe {
+                if choice.observe.timed() {
                     learner.observe(choice.grid, 1, ns);
                 }
             }

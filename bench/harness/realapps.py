@@ -436,6 +436,38 @@ def online(runs_dir, out_csv):
     return out
 
 
+ONLINE_KERNELS_HEADER = ["program", "kernel", "rounds", "auto_us", "tune_us", "tune_over_auto"]
+
+
+def online_kernels(runs_dir, out_csv):
+    """realapps.sh's ONLINE rounds kernel by kernel: each run's median launch of the kernel (its
+    first, cold, left out), and the median of those over the rounds, under auto and under online
+    `tune`. Where `tune` runs `auto`'s very grids, the ratio is what its launch path costs the
+    kernel's launches, which a whole run's sum hides in the process's noise."""
+    with open(os.path.join(runs_dir, "runs.csv")) as f:
+        runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
+    per_run = defaultdict(list)
+    for r in runs:
+        by_kernel = defaultdict(list)
+        for p in launches(os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")):
+            by_kernel[p["kernel"]].append(p["ns"])
+        for kernel, ns in by_kernel.items():
+            per_run[(r["entry"], kernel, r["config"])].append(statistics.median(ns[1:] or ns))
+    out = []
+    for (entry, kernel, config), medians in sorted(per_run.items()):
+        auto = per_run.get((entry, kernel, "auto"))
+        if config != "tune" or not auto:
+            continue
+        a, t = statistics.median(auto), statistics.median(medians)
+        out.append([entry, kernel, min(len(auto), len(medians)), f"{a / 1e3:.2f}", f"{t / 1e3:.2f}",
+                    f"{t / a:.4f}"])
+    with open(out_csv, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(ONLINE_KERNELS_HEADER)
+        w.writerows(out)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -456,8 +488,11 @@ def main(argv=None):
     on = sub.add_parser("online", help="online tune's runs against auto's, run by run")
     on.add_argument("runs_dir")
     on.add_argument("out_csv")
+    on.add_argument("--kernels", help="also each kernel's median launch under both, into this CSV")
     a = ap.parse_args(argv)
     if a.cmd == "online":
+        if a.kernels:
+            online_kernels(a.runs_dir, a.kernels)
         rows = online(a.runs_dir, a.out_csv)
         by = defaultdict(list)
         for r in rows:

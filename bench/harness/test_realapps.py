@@ -218,6 +218,10 @@ class RealappsTest(unittest.TestCase):
                                ["app", 2, "3.000", "3.000", "1.0000", "1.0000", "1.2500", 0, "0.0000"]])
         with open(out) as f:
             self.assertEqual(next(csv.reader(f)), realapps.ONLINE_HEADER)
+        # Kernel by kernel: each run's median launch after the first (round 1's tune run: 3 ms and
+        # 1 ms, median 2 ms; round 2's 1 ms), then the median over the passing rounds' runs.
+        got = realapps.online_kernels(self.runs, os.path.join(self.dir, "kernels.csv"))
+        self.assertEqual(got, [["app", K, 2, "1000.00", "1500.00", "1.5000"]])
 
 
 if __name__ == "__main__":

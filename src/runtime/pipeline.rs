@@ -14,6 +14,7 @@ use crate::lock;
 use crate::policy::{Launch, Limits, MAX_LATE_LAUNCHES, Observe, Policy, Proposal, llvm};
 use crate::tune::Clock;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,9 +70,28 @@ impl Staged {
 }
 
 /// Launches timed on the GPU waiting for their kernels' records
-/// ([`Runtime::timed`]).
-#[derive(Default)]
-pub(super) struct Awaiting(Mutex<VecDeque<Waiting>>);
+/// ([`Runtime::timed`]), and the process's launches counted against the
+/// oldest one's: CUPTI keeps the records of every kernel, timed or not, and
+/// a flush must come before the waiting launches' records are the oldest of
+/// more than it keeps.
+pub(super) struct Awaiting {
+    queue: Mutex<VecDeque<Waiting>>,
+    /// The process's launches on the GPU clock so far.
+    launches: AtomicU64,
+    /// The launch count at which the queue is due: its oldest launch's
+    /// plus [`MAX_AWAITING`]; `u64::MAX` while it is empty.
+    due_at: AtomicU64,
+}
+
+impl Default for Awaiting {
+    fn default() -> Self {
+        Self {
+            queue: Mutex::default(),
+            launches: AtomicU64::new(0),
+            due_at: AtomicU64::new(u64::MAX),
+        }
+    }
+}
 
 /// One launch waiting for its kernel's record.
 struct Waiting {
@@ -82,9 +102,11 @@ struct Waiting {
     since: Instant,
 }
 
-/// Launches that wait before CUPTI is flushed for their times: a flush
-/// every 256 launches at most, about 1 us a launch at 0.26 ms a flush (and
-/// as late as a policy's [`Observe::Later`] time may come).
+/// The process's launches, timed or not, after which a waiting launch's
+/// record is flushed: a flush every 256 launches at most, about 1 us a
+/// launch at 0.26 ms a flush, well within the records CUPTI's side keeps
+/// (`MAX_KEPT`), and as late as a policy's [`Observe::Later`] time may
+/// come.
 const MAX_AWAITING: usize = MAX_LATE_LAUNCHES;
 
 /// How long a launch waits at most before CUPTI is flushed for it, so that
@@ -122,6 +144,9 @@ impl Runtime {
             return forward(None);
         }
         let staged = boundary(|| self.stage(request)).flatten();
+        if self.clock == Clock::Gpu {
+            boundary(|| self.count_gpu_launch());
+        }
         let Some(staged) = staged else {
             return forward(None);
         };
@@ -151,7 +176,13 @@ impl Runtime {
             Clock::Gpu if !staged.request.waits => {}
             Clock::Gpu => {
                 let now = staged.observe == Observe::Now;
-                let mut queue = lock(&self.awaiting.0);
+                let mut queue = lock(&self.awaiting.queue);
+                if queue.is_empty() {
+                    let launches = self.awaiting.launches.load(Ordering::Relaxed);
+                    self.awaiting
+                        .due_at
+                        .store(launches + MAX_AWAITING as u64, Ordering::Relaxed);
+                }
                 queue.push_back(Waiting {
                     staged,
                     host_ns,
@@ -164,9 +195,8 @@ impl Runtime {
                         .front()
                         .is_some_and(|w| w.since.elapsed() >= MAX_AWAIT);
                 if due {
-                    let batch = std::mem::take(&mut *queue);
                     drop(queue);
-                    self.time_on_gpu(batch);
+                    self.time_awaiting();
                 }
             }
         }
@@ -193,10 +223,24 @@ impl Runtime {
         }
     }
 
-    /// Times the launches still waiting for their kernels' records (at
-    /// exit, before the profile is written).
+    /// Counts a launch on the GPU clock, and times the waiting launches
+    /// once [`MAX_AWAITING`] launches, timed or not, came after the oldest:
+    /// a launch's record must not be among those CUPTI's side drops.
+    fn count_gpu_launch(&self) {
+        let launches = self.awaiting.launches.fetch_add(1, Ordering::Relaxed) + 1;
+        if launches >= self.awaiting.due_at.load(Ordering::Relaxed) {
+            self.time_awaiting();
+        }
+    }
+
+    /// Times the launches still waiting for their kernels' records (when
+    /// due, and at exit, before the profile is written).
     pub(super) fn time_awaiting(&self) {
-        let batch = std::mem::take(&mut *lock(&self.awaiting.0));
+        let batch = {
+            let mut queue = lock(&self.awaiting.queue);
+            self.awaiting.due_at.store(u64::MAX, Ordering::Relaxed);
+            std::mem::take(&mut *queue)
+        };
         if !batch.is_empty() {
             self.time_on_gpu(batch);
         }

@@ -317,8 +317,10 @@ pub enum Observe {
     Now,
     /// With the clock's next batch: the time adds to what the policy knows
     /// but decides no launch soon (a settled search's sample, a held-back
-    /// launch). Comes at most [`MAX_LATE_LAUNCHES`] launches of the process
-    /// late, so that a policy can keep what it needs to match it.
+    /// launch once its leader has a yardstick). Comes before the process
+    /// has launched [`MAX_LATE_LAUNCHES`] more kernels, timed or not, or
+    /// with the next timed launch after 50 ms, so that a policy can keep
+    /// what it needs to match it.
     Later,
 }
 
@@ -330,8 +332,8 @@ impl Observe {
 }
 
 /// How many launches of the process an [`Observe::Later`] time may come
-/// after its own, at most: the GPU clock times launches in batches of this
-/// many.
+/// after its own, at most: the GPU clock times the launches waiting for
+/// their records once this many launches came after the oldest.
 pub const MAX_LATE_LAUNCHES: usize = 256;
 
 impl Proposal {

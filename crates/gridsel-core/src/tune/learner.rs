@@ -158,8 +158,8 @@ struct Pending {
 
 /// Launches of one search whose times may be outstanding at once: threads of
 /// one process launching the same kernel, and the [`Observe::Later`] ones
-/// the GPU clock hands over in a batch. Beyond it the oldest is dropped (a
-/// launch whose time never came: `nowait`, or no CUPTI record).
+/// the GPU clock hands over in a batch. Beyond it the oldest is dropped:
+/// a launch whose time never came (its CUPTI record did not come back).
 const MAX_PENDING: usize = MAX_LATE_LAUNCHES + 8;
 
 /// One search in one process: the store's record, what this process
@@ -460,7 +460,7 @@ impl Learner {
                 }
             }
         };
-        let (candidate, observe, settled) = (turn.candidate(), turn.observe(), turn.settled());
+        let (candidate, mut observe, settled) = (turn.candidate(), turn.observe(), turn.settled());
         let grid = match self.resolved {
             Some((c, t, g)) if c == candidate && t == trip => g,
             _ => {
@@ -476,9 +476,14 @@ impl Learner {
             if held_back {
                 self.held_back_launches = self.held_back_launches.wrapping_add(1);
             }
-            let sampled = !held_back
-                || self.yardstick_short(candidate, sample)
-                || is_sample(self.held_back_launches);
+            let short = held_back && self.yardstick_short(candidate, sample);
+            if short {
+                // Until the leader has its yardstick the search cannot
+                // reckon what a trial would cost: these times decide
+                // when it may explore.
+                observe = Observe::Now;
+            }
+            let sampled = !held_back || short || is_sample(self.held_back_launches);
             self.pending.push_back(Pending {
                 grid,
                 candidate,

@@ -76,6 +76,10 @@ impl Staged {
 /// more than it keeps.
 pub(super) struct Awaiting {
     queue: Mutex<VecDeque<Waiting>>,
+    /// Held while a batch is timed: batches are timed one at a time, in
+    /// the order they were taken, since records are matched to launches by
+    /// kernel and grid, oldest first.
+    timing: Mutex<()>,
     /// The process's launches on the GPU clock so far.
     launches: AtomicU64,
     /// The launch count at which the queue is due: its oldest launch's
@@ -87,6 +91,7 @@ impl Default for Awaiting {
     fn default() -> Self {
         Self {
             queue: Mutex::default(),
+            timing: Mutex::default(),
             launches: AtomicU64::new(0),
             due_at: AtomicU64::new(u64::MAX),
         }
@@ -236,6 +241,7 @@ impl Runtime {
     /// Times the launches still waiting for their kernels' records (when
     /// due, and at exit, before the profile is written).
     pub(super) fn time_awaiting(&self) {
+        let _timing = lock(&self.awaiting.timing);
         let batch = {
             let mut queue = lock(&self.awaiting.queue);
             self.awaiting.due_at.store(u64::MAX, Ordering::Relaxed);

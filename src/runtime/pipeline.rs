@@ -15,7 +15,7 @@ use crate::policy::{Launch, Limits, MAX_LATE_LAUNCHES, Observe, Policy, Proposal
 use crate::tune::Clock;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// One `__tgt_target_kernel` call, as the export read it.
@@ -73,9 +73,10 @@ impl Staged {
 /// ([`Runtime::timed`]), and the process's launches counted against the
 /// oldest one's: CUPTI keeps the records of every kernel, timed or not, and
 /// a flush must come before the waiting launches' records are the oldest of
-/// more than it keeps.
-pub(super) struct Awaiting {
-    queue: Mutex<VecDeque<Waiting>>,
+/// more than it keeps. Generic over what waits, so that when a batch is due
+/// is checked on its own.
+pub(super) struct Awaiting<T = Waiting> {
+    queue: Mutex<VecDeque<(Instant, T)>>,
     /// Held while a batch is timed: batches are timed one at a time, in
     /// the order they were taken, since records are matched to launches by
     /// kernel and grid, oldest first.
@@ -87,7 +88,7 @@ pub(super) struct Awaiting {
     due_at: AtomicU64,
 }
 
-impl Default for Awaiting {
+impl<T> Default for Awaiting<T> {
     fn default() -> Self {
         Self {
             queue: Mutex::default(),
@@ -98,13 +99,48 @@ impl Default for Awaiting {
     }
 }
 
+impl<T> Awaiting<T> {
+    /// Counts a launch of the process, timed or not; true when the waiting
+    /// launches are due: [`MAX_AWAITING`] launches came after the oldest.
+    fn count_launch(&self) -> bool {
+        let launches = self.launches.fetch_add(1, Ordering::Relaxed) + 1;
+        launches >= self.due_at.load(Ordering::Relaxed)
+    }
+
+    /// Queues a launch (after [`Self::count_launch`] counted it); true when
+    /// the waiting launches are due: its time is wanted `now`, or
+    /// [`MAX_AWAITING`] wait, or the oldest has waited [`MAX_AWAIT`].
+    fn push(&self, launch: T, now: bool) -> bool {
+        let mut queue = lock(&self.queue);
+        if queue.is_empty() {
+            let launches = self.launches.load(Ordering::Relaxed);
+            self.due_at
+                .store(launches + MAX_AWAITING as u64, Ordering::Relaxed);
+        }
+        queue.push_back((Instant::now(), launch));
+        now || queue.len() >= MAX_AWAITING
+            || queue
+                .front()
+                .is_some_and(|(since, _)| since.elapsed() >= MAX_AWAIT)
+    }
+
+    /// The waiting launches, in launch order, with the guard that keeps
+    /// other batches from being timed until this one is.
+    fn take(&self) -> (MutexGuard<'_, ()>, Vec<T>) {
+        let timing = lock(&self.timing);
+        let mut queue = lock(&self.queue);
+        self.due_at.store(u64::MAX, Ordering::Relaxed);
+        let batch = queue.drain(..).map(|(_, launch)| launch).collect();
+        (timing, batch)
+    }
+}
+
 /// One launch waiting for its kernel's record.
-struct Waiting {
+pub(super) struct Waiting {
     staged: Staged,
     /// The launch call's wall time, for a launch that failed.
     host_ns: u64,
     rc: i32,
-    since: Instant,
 }
 
 /// The process's launches, timed or not, after which a waiting launch's
@@ -149,8 +185,8 @@ impl Runtime {
             return forward(None);
         }
         let staged = boundary(|| self.stage(request)).flatten();
-        if self.clock == Clock::Gpu {
-            boundary(|| self.count_gpu_launch());
+        if self.clock == Clock::Gpu && boundary(|| self.awaiting.count_launch()) == Some(true) {
+            boundary(|| self.time_awaiting());
         }
         let Some(staged) = staged else {
             return forward(None);
@@ -181,26 +217,12 @@ impl Runtime {
             Clock::Gpu if !staged.request.waits => {}
             Clock::Gpu => {
                 let now = staged.observe == Observe::Now;
-                let mut queue = lock(&self.awaiting.queue);
-                if queue.is_empty() {
-                    let launches = self.awaiting.launches.load(Ordering::Relaxed);
-                    self.awaiting
-                        .due_at
-                        .store(launches + MAX_AWAITING as u64, Ordering::Relaxed);
-                }
-                queue.push_back(Waiting {
+                let waiting = Waiting {
                     staged,
                     host_ns,
                     rc,
-                    since: Instant::now(),
-                });
-                let due = now
-                    || queue.len() >= MAX_AWAITING
-                    || queue
-                        .front()
-                        .is_some_and(|w| w.since.elapsed() >= MAX_AWAIT);
-                if due {
-                    drop(queue);
+                };
+                if self.awaiting.push(waiting, now) {
                     self.time_awaiting();
                 }
             }
@@ -210,7 +232,7 @@ impl Runtime {
     /// Flushes CUPTI's records and gives each launch of `batch` its
     /// kernel's time, in launch order; a launch whose record did not come
     /// back is left untimed (one warning per process).
-    fn time_on_gpu(&self, batch: VecDeque<Waiting>) {
+    fn time_on_gpu(&self, batch: Vec<Waiting>) {
         gridsel_host::ffi::cupti::flush();
         for w in batch {
             let (name, grid) = (&w.staged.entry.name, w.staged.grid);
@@ -228,25 +250,10 @@ impl Runtime {
         }
     }
 
-    /// Counts a launch on the GPU clock, and times the waiting launches
-    /// once [`MAX_AWAITING`] launches, timed or not, came after the oldest:
-    /// a launch's record must not be among those CUPTI's side drops.
-    fn count_gpu_launch(&self) {
-        let launches = self.awaiting.launches.fetch_add(1, Ordering::Relaxed) + 1;
-        if launches >= self.awaiting.due_at.load(Ordering::Relaxed) {
-            self.time_awaiting();
-        }
-    }
-
     /// Times the launches still waiting for their kernels' records (when
     /// due, and at exit, before the profile is written).
     pub(super) fn time_awaiting(&self) {
-        let _timing = lock(&self.awaiting.timing);
-        let batch = {
-            let mut queue = lock(&self.awaiting.queue);
-            self.awaiting.due_at.store(u64::MAX, Ordering::Relaxed);
-            std::mem::take(&mut *queue)
-        };
+        let (_timing, batch) = self.awaiting.take();
         if !batch.is_empty() {
             self.time_on_gpu(batch);
         }
@@ -417,6 +424,48 @@ impl Runtime {
         if staged.observe.timed() {
             let ns = if rc == 0 { ns } else { u64::MAX };
             self.policy.observe(&staged.launch(), staged.grid, ns);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The waiting launches are due once `MAX_AWAITING` launches of the
+    /// process, timed or not, came after the oldest (CUPTI keeps a bounded
+    /// number of records of every kernel), at once for a launch whose time
+    /// is wanted now, and never while nothing waits.
+    #[test]
+    fn waiting_launches_are_due_after_so_many_launches_timed_or_not() {
+        let awaiting = Awaiting::<u32>::default();
+        for _ in 0..1000 {
+            assert!(!awaiting.count_launch(), "nothing waits");
+        }
+        assert!(!awaiting.count_launch());
+        assert!(!awaiting.push(1, false));
+        // A settled search's next samples: one launch in 16 timed.
+        for n in 1..MAX_AWAITING {
+            let due = awaiting.count_launch();
+            assert!(!due, "due after {n} launches");
+            if n % 16 == 0 {
+                assert!(!awaiting.push(n as u32 + 1, false));
+            }
+        }
+        assert!(awaiting.count_launch(), "due at the {MAX_AWAITING}th");
+        // The guard goes with the statement: a batch taken while another
+        // is being timed waits for it.
+        let batch = awaiting.take().1;
+        assert_eq!(batch.len(), MAX_AWAITING / 16);
+        assert_eq!(batch[..2], [1, 17], "in launch order");
+        assert!(!awaiting.count_launch(), "nothing waits once taken");
+        // A time wanted now is due with it, whatever waited before.
+        assert!(!awaiting.push(7, false));
+        assert!(awaiting.push(8, true));
+        assert_eq!(awaiting.take().1, [7, 8]);
+        // So many timed launches waiting are due without a count.
+        for n in 1..=MAX_AWAITING {
+            assert_eq!(awaiting.push(0, false), n == MAX_AWAITING);
         }
     }
 }

@@ -402,6 +402,22 @@ def median_based(prof):
     return sum(statistics.median(ns) * len(ns) for ns in by_kernel.values())
 
 
+def online_runs(runs_dir):
+    """realapps.sh's ONLINE runs that passed their check, each with its launches."""
+    with open(os.path.join(runs_dir, "runs.csv")) as f:
+        runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
+    for r in runs:
+        yield r, launches(os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}"))
+
+
+def write_rows(out_csv, header, rows):
+    with open(out_csv, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return rows
+
+
 def online(runs_dir, out_csv):
     """realapps.sh's ONLINE rounds: per entry and round, the GPU time of every launch of the run
     under auto and of the one under online `tune` (ncu's device time where the run was under
@@ -409,12 +425,8 @@ def online(runs_dir, out_csv):
     (`median_based`), the whole runs' wall times' ratio, how many of tune's launches were trials
     (its profile label `tune-trial`: a grid other than its leader, launched to measure it) and
     what they cost within tune's process (`exploring_share`)."""
-    with open(os.path.join(runs_dir, "runs.csv")) as f:
-        runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
     total, medians, wall, trials, share = {}, {}, {}, {}, {}
-    for r in runs:
-        stem = os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")
-        prof = launches(stem)
+    for r, prof in online_runs(runs_dir):
         key = (r["entry"], int(r["round"]), r["config"])
         total[key] = sum(p["ns"] for p in prof) / 1e6
         medians[key] = median_based(prof)
@@ -429,11 +441,7 @@ def online(runs_dir, out_csv):
         out.append([entry, rnd, f"{total[a]:.3f}", f"{total[t]:.3f}", f"{total[t] / total[a]:.4f}",
                     f"{medians[t] / medians[a]:.4f}", f"{wall[t] / wall[a]:.4f}", trials[t],
                     f"{share[t]:.4f}"])
-    with open(out_csv, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(ONLINE_HEADER)
-        w.writerows(out)
-    return out
+    return write_rows(out_csv, ONLINE_HEADER, out)
 
 
 ONLINE_KERNELS_HEADER = ["program", "kernel", "rounds", "auto_us", "tune_us", "tune_over_auto"]
@@ -444,12 +452,10 @@ def online_kernels(runs_dir, out_csv):
     first, cold, left out), and the median of those over the rounds, under auto and under online
     `tune`. Where `tune` runs `auto`'s very grids, the ratio is what its launch path costs the
     kernel's launches, which a whole run's sum hides in the process's noise."""
-    with open(os.path.join(runs_dir, "runs.csv")) as f:
-        runs = [r for r in csv.DictReader(f) if r["mode"] == "online" and r["check"] == "pass"]
     per_run = defaultdict(list)
-    for r in runs:
+    for r, prof in online_runs(runs_dir):
         by_kernel = defaultdict(list)
-        for p in launches(os.path.join(runs_dir, r["entry"], f"{r['config']}-r{r['round']}")):
+        for p in prof:
             by_kernel[p["kernel"]].append(p["ns"])
         for kernel, ns in by_kernel.items():
             per_run[(r["entry"], kernel, r["config"])].append(statistics.median(ns[1:] or ns))
@@ -461,11 +467,7 @@ def online_kernels(runs_dir, out_csv):
         a, t = statistics.median(auto), statistics.median(medians)
         out.append([entry, kernel, min(len(auto), len(medians)), f"{a / 1e3:.2f}", f"{t / 1e3:.2f}",
                     f"{t / a:.4f}"])
-    with open(out_csv, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(ONLINE_KERNELS_HEADER)
-        w.writerows(out)
-    return out
+    return write_rows(out_csv, ONLINE_KERNELS_HEADER, out)
 
 
 def main(argv=None):

@@ -277,13 +277,13 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                     overhead: o.overhead,
                     bound: o.bound,
                 };
-                let noise = |n: u32| match match n {
-                    0 => o.cold_noise,
-                    1 => o.first_warm_noise.or(o.warm_noise),
-                    _ => o.warm_noise,
-                } {
-                    Some(ratios) => ratios[draws.below(ratios.len())],
-                    None => 1.0,
+                let noise = |n: u32| {
+                    let ratios = match n {
+                        0 => o.cold_noise,
+                        1 => o.first_warm_noise.or(o.warm_noise),
+                        _ => o.warm_noise,
+                    };
+                    ratios.map_or(1.0, |r| r[draws.below(r.len())])
                 };
                 let replays = tune::replay_program(&replayed, setup, noise);
                 summary[n].add_program(&replays, &autos);

@@ -1467,8 +1467,11 @@ fn tune_explores_a_kernel_launched_once_per_run_from_what_its_runs_bank() {
     let (grids, credit) = measured();
     assert_eq!(grids, 1);
     assert!(credit > 0, "{}", stored(&cache));
+    // Up to 60 runs: a trial that the host's load makes several times
+    // slower than its prediction leaves the bank owing for a dozen runs
+    // (once seen in CI-like load: 10 ms against auto's 1-2 ms).
     let (mut runs, mut only) = (1, 0);
-    while measured().0 < 3 && runs < 30 {
+    while measured().0 < 3 && runs < 60 {
         let run = run_gridsel(&program, &args, &env).ok();
         assert_eq!(run.stdout, expected);
         let line = "the only grid tune has measured for this kernel";

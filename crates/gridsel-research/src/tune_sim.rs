@@ -288,18 +288,7 @@ fn simulate(sweep: &Measured, o: &TuneSimOptions<'_>) -> Result<(), String> {
                 let replays = tune::replay_program(&replayed, setup, noise);
                 summary[n].add_program(&replays, &autos);
                 for (c, r) in program.iter().zip(&replays) {
-                    // The grid kept after run 10: the candidate with that measured
-                    // time (grids of equal medians are interchangeable here).
-                    let kept = c
-                        .prior
-                        .list
-                        .iter()
-                        .map(|&(_, g)| g)
-                        .find(|&g| c.time(g) == r.kept[9])
-                        .map_or_else(
-                            || ",".to_string(),
-                            |g| format!("{},{}", g.threads, g.blocks),
-                        );
+                    let kept = format!("{},{}", r.kept_grids[9].threads, r.kept_grids[9].blocks);
                     let runs = |x: Option<usize>| x.map_or_else(String::new, |n| n.to_string());
                     println!(
                         "{},{},{},{per_run},{replication},{},{},{},{},{},{},{},{},{},{},{},{},{kept}",

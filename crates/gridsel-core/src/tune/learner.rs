@@ -155,6 +155,14 @@ struct Pending {
     sample: bool,
 }
 
+/// The exploring launches a refinement needs left in the plan's budget
+/// ([`Learner::refinement`]): its finalists' four neighbours screened, and
+/// one of them and the leader brought to the `confirm` samples of a close
+/// call.
+fn refine_launches(confirm: u32) -> u32 {
+    4 + 2 * confirm.saturating_sub(1)
+}
+
 /// Launches of one search whose times may be outstanding at once: threads of
 /// one process launching the same kernel, and the [`Observe::Later`] ones
 /// the GPU clock hands over in a batch. Beyond it the oldest is dropped:
@@ -200,6 +208,8 @@ pub struct Learner {
     pending: Vec<Pending>,
     /// The last candidate resolved, for its trip count.
     resolved: Option<(usize, u64, Geometry)>,
+    /// [`Prior::refine_threads`].
+    refine_threads: u32,
     update: Update,
 }
 
@@ -211,6 +221,7 @@ impl Learner {
         search.starving_from = prior.starving_from;
         search.exploring = prior.exploring;
         let listed = search.candidates.len();
+        search.raced_from = Some(listed);
         let (mut pinned, mut stored_runs, mut stored_launches_per_run, mut stored_credit) =
             (None, 0, 0, 0);
         if let Some(r) = record {
@@ -246,6 +257,7 @@ impl Learner {
             held_back_launches: 0,
             pending: Vec::new(),
             resolved: None,
+            refine_threads: prior.refine_threads,
         }
     }
 
@@ -413,7 +425,13 @@ impl Learner {
             // warm sample; it runs the leader and samples it cold.
             Turn::Leader(self.leader(Kind::Warm))
         } else {
-            match self.step(rank, salt) {
+            let step = match self.step(rank, salt) {
+                Step::Settled(leader) => self
+                    .refinement(rank, leader, &resolve)
+                    .map_or(Step::Settled(leader), Step::Explore),
+                step => step,
+            };
+            match step {
                 // Held back: the leader runs and is timed like an exploring
                 // launch (its time is what reopens the allowance; one in
                 // `SAMPLE_EVERY` a sample of the leader once it has its
@@ -508,6 +526,69 @@ impl Learner {
             settled_now,
             held_back_once_per_run: held_back && rank == Kind::Cold,
         })
+    }
+
+    /// The grid next to a finalist's that the search measures before it
+    /// settles, where the prior refines it ([`Prior::refine_threads`]) and
+    /// the plan has exploring left: the finalist's blocks with a warp fewer
+    /// threads, then a warp more, for the leader and then the runner-up,
+    /// each added to the candidates unless one already launches that grid;
+    /// `None` once all are measured (or cannot be launched). The runner-up
+    /// too: where the two are close the leader is a draw of the noise (PRK
+    /// flat transpose on the H100: 128 x 25 344 and 128 x 32 768 within
+    /// 0.5 %, the best grid 96 x 32 768; bench/results/h100/NOTES.md §52).
+    /// The search ranks the new grids with the others, so one that wins is
+    /// refined in turn, until the finalists' neighbours are measured or the
+    /// budget is spent. Asked only while the search has not settled: never
+    /// on the settled launch path.
+    fn refinement(
+        &mut self,
+        kind: Kind,
+        leader: usize,
+        resolve: impl Fn(Candidate) -> Option<Geometry>,
+    ) -> Option<usize> {
+        let step = self.refine_threads;
+        if step == 0 || kind != Kind::Warm || self.search.finished(kind) {
+            return None;
+        }
+        // Only on exploring launches the plan left unspent: a plan sized to
+        // the session's launches ends on its own grids.
+        let p = self.search.params(kind);
+        let left = p.budget.saturating_sub(self.search.explored(kind));
+        if left < refine_launches(p.confirm.samples() as u32) {
+            return None;
+        }
+        let finalists = [Some(leader), self.search.runner_up(kind)];
+        let grids: Vec<Geometry> = finalists
+            .into_iter()
+            .flatten()
+            .filter_map(|i| resolve(*self.search.candidates.get(i)?))
+            .collect();
+        for at in grids {
+            let neighbours = [at.threads.checked_sub(step), at.threads.checked_add(step)];
+            for threads in neighbours.into_iter().flatten().filter(|&t| t > 0) {
+                let candidate = Candidate::Grid(Geometry::new(threads, at.blocks));
+                // Within the launch's limits, or not at all: clamped back
+                // onto the finalist (its most threads), it is no neighbour.
+                let Some(grid) = resolve(candidate).filter(|&g| g != at) else {
+                    continue;
+                };
+                let same = |c: &Candidate| resolve(*c) == Some(grid);
+                let i = match self.search.candidates.iter().position(same) {
+                    Some(i) => i,
+                    None => {
+                        // Nothing predicts its time: a tuning session's
+                        // exploring is not bounded by the prediction.
+                        self.cost.push(1.0);
+                        self.search.index_of(candidate)
+                    }
+                };
+                if self.search.samples[i].of(kind).is_empty() {
+                    return Some(i);
+                }
+            }
+        }
+        None
     }
 
     /// Whether `candidate` has fewer samples of `kind` than the yardstick,

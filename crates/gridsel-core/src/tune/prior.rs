@@ -207,6 +207,15 @@ pub struct Prior {
     /// How freely the search over these candidates may explore: its plan
     /// ([`super::search::Params::for_search`]).
     pub exploring: Exploring,
+    /// The step, in threads per block, of a settled leader's refinement
+    /// (the device's warp), where a tuning session searches a loop; 0 where
+    /// the search is not refined. The candidates move threads in powers of
+    /// two; before a session's warm search settles, the blocks of one warp
+    /// fewer and one more at its leader's block count are measured too
+    /// ([`super::Learner`]): the H100 sweep's best grid of the PRK flat
+    /// transpose has 96 threads a block, 4.2 % faster than its best of a
+    /// power of two (bench/results/h100/NOTES.md §52).
+    pub refine_threads: u32,
 }
 
 impl Prior {
@@ -223,6 +232,7 @@ impl Prior {
             list,
             starving_from: None,
             exploring: Exploring::Bounded,
+            refine_threads: 0,
         }
     }
 }
@@ -456,6 +466,7 @@ pub fn candidates(
     let listed = listed(device, kernel, launch, learned, exploring, available);
     Prior::from_listed(
         exploring,
+        refine_threads(device, launch, exploring),
         listed
             .into_iter()
             .enumerate()
@@ -478,8 +489,22 @@ pub fn candidates_before_pruning(
 ) -> Prior {
     Prior::from_listed(
         exploring,
+        refine_threads(device, launch, exploring),
         listed(device, kernel, launch, learned, exploring, available),
     )
+}
+
+/// [`Prior::refine_threads`]: the warp, for a loop searched by a tuning
+/// session. A region without a loop has its own ladder of warps
+/// ([`teams_region_moves`]); online `tune` is not refined, its allowance
+/// goes to the prior's candidates (its bound measured so:
+/// bench/results/h100/NOTES.md §51).
+fn refine_threads(device: &DeviceDesc, launch: &LaunchDesc, exploring: Exploring) -> u32 {
+    if exploring.unbounded() && launch.trip_count != 0 {
+        device.warp_size
+    } else {
+        0
+    }
 }
 
 /// A candidate, its grid for the launch, whether it starves the launch,
@@ -489,7 +514,7 @@ type Listed = ((Candidate, Geometry), bool, f64);
 impl Prior {
     /// The prior of candidates listed in order, starving ones last, for a
     /// search that explores as `exploring` says.
-    fn from_listed(exploring: Exploring, listed: Vec<Listed>) -> Self {
+    fn from_listed(exploring: Exploring, refine_threads: u32, listed: Vec<Listed>) -> Self {
         let starving_from = listed
             .iter()
             .skip(1)
@@ -501,6 +526,7 @@ impl Prior {
             starving_from,
             cost,
             exploring,
+            refine_threads,
         }
     }
 }

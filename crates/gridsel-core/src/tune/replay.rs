@@ -31,6 +31,8 @@ pub struct Replay {
     /// included), in the timer's unit.
     pub kept: Vec<f64>,
     pub spent: Vec<f64>,
+    /// Per run: the grid the search would keep at its end.
+    pub kept_grids: Vec<Geometry>,
     /// The first run after which the kept grid stays within 95 % of the
     /// best measured performance; `None` if it never does.
     pub runs_to_95pct: Option<usize>,
@@ -103,8 +105,16 @@ pub fn replay_program(
         .iter()
         .map(|k| k.prior.list.iter().copied().collect())
         .collect();
+    // A fixed grid the prior does not list (a refinement's neighbour)
+    // resolves where the sweep measured it.
+    let resolve = |k: usize, c: Candidate| match (grids[k].get(&c), c) {
+        (Some(&g), _) => Some(g),
+        (None, Candidate::Grid(g)) => (kernels[k].time)(g).is_finite().then_some(g),
+        (None, _) => None,
+    };
     let mut table = Table::default();
     let mut kept = vec![Vec::new(); kernels.len()];
+    let mut kept_grids = vec![Vec::new(); kernels.len()];
     let mut spent = vec![Vec::new(); kernels.len()];
     let mut settled_after = vec![None; kernels.len()];
     let launches = f64::from(setup.launches.max(1));
@@ -123,12 +133,9 @@ pub fn replay_program(
         }
         for n in 0..setup.launches {
             for (k, learner) in learners.iter_mut().enumerate() {
-                let Some(choice) = learner.next(
-                    1,
-                    run as u64,
-                    |e| allowance.admits(e),
-                    |c| grids[k].get(&c).copied(),
-                ) else {
+                let Some(choice) =
+                    learner.next(1, run as u64, |e| allowance.admits(e), |c| resolve(k, c))
+                else {
                     continue;
                 };
                 let cold = if n == 0 { setup.cold } else { 1.0 };
@@ -167,7 +174,9 @@ pub fn replay_program(
                 settled_after[k] = Some(run + 1);
             }
             let leader = search.candidates[search.leader(kind)];
-            kept[k].push((kernels[k].time)(grids[k][&leader]));
+            let kept_grid = resolve(k, leader).expect("a leader was launched, so it resolves");
+            kept[k].push((kernels[k].time)(kept_grid));
+            kept_grids[k].push(kept_grid);
             if let Some(u) = learner.take_update(run as u64) {
                 table.apply(&u);
             }
@@ -175,8 +184,13 @@ pub fn replay_program(
     }
     kernels
         .iter()
-        .zip(kept.into_iter().zip(spent).zip(settled_after))
-        .map(|(kernel, ((kept, spent), settled_after))| {
+        .zip(
+            kept.into_iter()
+                .zip(spent)
+                .zip(kept_grids)
+                .zip(settled_after),
+        )
+        .map(|(kernel, (((kept, spent), kept_grids), settled_after))| {
             let best_time = kernel.best_time;
             Replay {
                 runs_to_95pct: runs_until_within(&kept, best_time, 0.95),
@@ -187,6 +201,7 @@ pub fn replay_program(
                 ),
                 kept,
                 spent,
+                kept_grids,
                 settled_after,
                 best_time,
             }

@@ -288,6 +288,13 @@ pub struct Search {
     /// ([`Params::for_search`]); not stored: the process that resumes a
     /// search decides.
     pub exploring: Exploring,
+    /// The candidates from this index on are not the plan's (a settled
+    /// leader's refinement, a store's of an earlier prior): the halving
+    /// leaves them out, and they race the leader only as a close call
+    /// does, so that adding one does not reopen the plan's rounds. `None`:
+    /// every candidate is the plan's. Not stored: the process that resumes
+    /// a search decides.
+    pub raced_from: Option<usize>,
 }
 
 fn slot(kind: Kind) -> usize {
@@ -620,7 +627,10 @@ impl Search {
         // samples of each, at most the KEEP a candidate keeps.
         let alive = self.alive(kind);
         let count = |i: usize| self.samples[i].of(kind).len() as u32;
-        let mut k = alive.len();
+        let planned: Vec<(usize, u64)> = (alive.iter().copied())
+            .filter(|&(i, _)| self.raced_from.is_none_or(|r| i < r))
+            .collect();
+        let mut k = planned.len();
         let mut round = 0;
         loop {
             let next = kept(k);
@@ -629,12 +639,12 @@ impl Search {
             }
             round += 1;
             let target = plan::round_target(p.repeats, round);
-            let (lead, lead_ns) = alive[0];
+            let (lead, lead_ns) = planned[0];
             let clear = lead_ns as f64 * (1.0 + p.clear);
-            if count(lead) >= target && alive[1..].iter().all(|&(_, m)| m as f64 > clear) {
+            if count(lead) >= target && planned[1..].iter().all(|&(_, m)| m as f64 > clear) {
                 break;
             }
-            let needy: Vec<usize> = alive[..next]
+            let needy: Vec<usize> = planned[..next]
                 .iter()
                 .map(|&(i, _)| i)
                 .filter(|&i| count(i) < target)

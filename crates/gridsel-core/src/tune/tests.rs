@@ -960,3 +960,81 @@ fn a_stored_grid_is_cut_to_the_blocks_that_get_work() {
     let small = Candidate::Grid(Geometry::new(32, 4));
     assert_eq!(resolve(small, &d, &k, &l), Some(Geometry::new(32, 4)));
 }
+
+/// A session's warm search measures its finalists' blocks at a warp fewer
+/// and a warp more threads before it settles, and keeps such a grid where
+/// it is the fastest; online `tune`, a region without a loop, and threads
+/// past the launch's limit get no such grid.
+#[test]
+fn a_sessions_search_refines_its_finalists_by_a_warp() {
+    let d = DeviceDesc::preset("h100").unwrap();
+    let k = kernel(ExecMode::Spmd, false);
+    let refine =
+        |exploring, trip| candidates(&d, &k, &LaunchDesc::open(trip), &[], exploring, |_| true);
+    assert_eq!(refine(Exploring::UNBOUNDED, 1 << 20).refine_threads, 32);
+    assert_eq!(refine(Exploring::Bounded, 1 << 20).refine_threads, 0);
+    assert_eq!(refine(Exploring::UNBOUNDED, 0).refine_threads, 0);
+
+    let key = two_grids().0;
+    let auto = Geometry::new(64, 100);
+    let (fast, close) = (Geometry::new(128, 400), Geometry::new(128, 300));
+    let list = vec![
+        (Candidate::Auto, auto),
+        (Candidate::Grid(fast), fast),
+        (Candidate::Grid(close), close),
+    ];
+    // The launch takes at most 128 threads a block (the kernel's cap).
+    let resolve = |c| match c {
+        Candidate::Auto => Some(auto),
+        Candidate::Grid(g) if g.threads <= 128 => Some(g),
+        _ => None,
+    };
+    // The best grid is the runner-up's neighbour; the leader's is slower.
+    let ns = |g: Geometry| match (g.threads, g.blocks) {
+        (96, 300) => 800,
+        (128, 400) => 1000,
+        (128, 300) => 1004,
+        (96, 400) => 1100,
+        _ => 1300,
+    };
+    let session = |refine_threads| {
+        let prior = Prior {
+            exploring: Exploring::UNBOUNDED,
+            refine_threads,
+            ..Prior::unpredicted(list.clone())
+        };
+        let mut learner = Learner::resume(key.clone(), &prior, None);
+        let mut ran = Vec::new();
+        for _ in 0..200 {
+            let choice = learner.next(1, 0, |_| true, resolve).unwrap();
+            ran.push(choice.grid);
+            if choice.observe.timed() {
+                learner.observe(choice.grid, 1, ns(choice.grid));
+            }
+        }
+        let search = learner.search();
+        assert!(search.settled(Kind::Warm));
+        let kept = resolve(search.candidates[search.leader(Kind::Warm)]).unwrap();
+        (kept, ran)
+    };
+    let (kept, ran) = session(32);
+    assert_eq!(kept, Geometry::new(96, 300));
+    // The leader's and the runner-up's neighbours, then those of the new
+    // leader, 96 x 300 (its runner-up's, 96 x 400, measured already).
+    let mut measured: Vec<Geometry> = ran.clone();
+    measured.sort();
+    measured.dedup();
+    let grids = |list: &[(u32, u32)]| list.iter().map(|&(t, b)| Geometry::new(t, b)).collect();
+    let expected: Vec<Geometry> = grids(&[
+        (64, 100),
+        (64, 300),
+        (96, 300),
+        (96, 400),
+        (128, 300),
+        (128, 400),
+    ]);
+    assert_eq!(measured, expected);
+    let (kept, ran) = session(0);
+    assert_eq!(kept, fast);
+    assert!(ran.iter().all(|g| g.threads != 96));
+}

@@ -59,7 +59,7 @@ impl Confirm {
     }
 
     /// The samples each candidate of the pair (or the faster one) gets.
-    pub(super) fn samples(self) -> usize {
+    pub fn samples(self) -> usize {
         match self {
             Self::Faster { samples } | Self::Paired { samples, .. } => samples,
         }

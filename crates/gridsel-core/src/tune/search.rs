@@ -45,6 +45,7 @@ pub use plan::{Confirm, Exploring, Params};
 
 use crate::geometry::Geometry;
 use plan::kept;
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -627,9 +628,14 @@ impl Search {
         // samples of each, at most the KEEP a candidate keeps.
         let alive = self.alive(kind);
         let count = |i: usize| self.samples[i].of(kind).len() as u32;
-        let planned: Vec<(usize, u64)> = (alive.iter().copied())
-            .filter(|&(i, _)| self.raced_from.is_none_or(|r| i < r))
-            .collect();
+        // Copied only where some candidates are not the plan's: ranking
+        // runs at every sample of a held-back search.
+        let planned: Cow<'_, [(usize, u64)]> = match self.raced_from {
+            Some(r) if r < self.candidates.len() => {
+                Cow::Owned(alive.iter().copied().filter(|&(i, _)| i < r).collect())
+            }
+            _ => Cow::Borrowed(&alive),
+        };
         let mut k = planned.len();
         let mut round = 0;
         loop {

@@ -184,9 +184,10 @@ pub struct Learner {
     settled_launches: u32,
     announced: bool,
     /// Each candidate's predicted time over `auto`'s grid, by the search's
-    /// index ([`Prior::cost`]); infinite for a candidate the prior does not
-    /// list (a store's, pruned since or of another version): it is never
-    /// launched to explore it.
+    /// index ([`Prior::cost`]); for a candidate the prior does not list (a
+    /// store's: a refinement's neighbour, or pruned since, or of another
+    /// version) 1.0 in a tuning session and infinite online, which never
+    /// launches it to explore it.
     cost: Vec<f64>,
     /// The grid this process settled on, per kind: kept for the rest of the
     /// process, so that its own sampled launches cannot swap it back and
@@ -238,7 +239,17 @@ impl Learner {
         }
         let mut cost = prior.cost.clone();
         cost.resize(listed, 1.0);
-        cost.resize(search.candidates.len(), f64::INFINITY);
+        // A session may measure a stored candidate its prior does not list
+        // (a refinement's neighbour, which a run may have left with fewer
+        // samples than a close call gets; its own median predicts it):
+        // never explorable, it would hold the search's launches back for
+        // good. Online `tune` never explores one (`Search::raced_from`).
+        let unlisted = if prior.exploring.unbounded() {
+            1.0
+        } else {
+            f64::INFINITY
+        };
+        cost.resize(search.candidates.len(), unlisted);
         Self {
             update: Update::new(key.clone()),
             key,
@@ -539,8 +550,8 @@ impl Learner {
     /// 0.5 %, the best grid 96 x 32 768; bench/results/h100/NOTES.md §52).
     /// The search ranks the new grids with the others, so one that wins is
     /// refined in turn, until the finalists' neighbours are measured or the
-    /// budget is spent. Asked only while the search has not settled: never
-    /// on the settled launch path.
+    /// budget is spent. Asked at every launch whose step is settled, it
+    /// returns at once there (a comparison or two).
     fn refinement(
         &mut self,
         kind: Kind,

@@ -207,11 +207,12 @@ pub struct Prior {
     /// How freely the search over these candidates may explore: its plan
     /// ([`super::search::Params::for_search`]).
     pub exploring: Exploring,
-    /// The step, in threads per block, of a settled leader's refinement
-    /// (the device's warp), where a tuning session searches a loop; 0 where
-    /// the search is not refined. The candidates move threads in powers of
-    /// two; before a session's warm search settles, the blocks of one warp
-    /// fewer and one more at its leader's block count are measured too
+    /// The step, in threads per block, of a search's refinement (the
+    /// device's warp), where a tuning session searches a loop; 0 where the
+    /// search is not refined. The candidates move threads in powers of
+    /// two; before a session's warm search settles, its leader's and its
+    /// runner-up's blocks at a warp fewer and a warp more threads are
+    /// measured too
     /// ([`super::Learner`]): the H100 sweep's best grid of the PRK flat
     /// transpose has 96 threads a block, 4.2 % faster than its best of a
     /// power of two (bench/results/h100/NOTES.md §52).

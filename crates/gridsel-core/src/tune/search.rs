@@ -290,11 +290,12 @@ pub struct Search {
     /// search decides.
     pub exploring: Exploring,
     /// The candidates from this index on are not the plan's (a settled
-    /// leader's refinement, a store's of an earlier prior): the halving
-    /// leaves them out, and they race the leader only as a close call
-    /// does, so that adding one does not reopen the plan's rounds. `None`:
-    /// every candidate is the plan's. Not stored: the process that resumes
-    /// a search decides.
+    /// leader's refinement, a store's of an earlier prior): neither
+    /// screened nor halved, so that adding one does not reopen the plan's
+    /// rounds, they race the leader only as a close call does, and only in
+    /// a tuning session (online `tune` launches none of them to explore
+    /// it). `None`: every candidate is the plan's. Not stored: the process
+    /// that resumes a search decides.
     pub raced_from: Option<usize>,
 }
 
@@ -617,6 +618,7 @@ impl Search {
                 .filter(|&i| self.samples[i].of(kind).is_empty())
                 .filter(|&i| p.screens_llvm || self.candidates[i] != Candidate::Llvm)
                 .filter(|&i| p.screens_starving || self.starving_from.is_none_or(|s| i < s))
+                .filter(|&i| self.raced_from.is_none_or(|r| i < r))
                 .take((p.candidates - measured).min(SPREAD))
                 .collect();
             if !window.is_empty() {
@@ -682,9 +684,17 @@ impl Search {
             }
         }
         let paired = matches!(p.confirm, Confirm::Paired { .. });
-        // `alive` is empty only for a search without candidates, whose
+        // Candidates that are not the plan's race the leader in a session
+        // only: online `tune` never launches a grid its prior does not list
+        // (and would otherwise hold its launches back for good).
+        let racing = if self.exploring.unbounded() {
+            &alive[..]
+        } else {
+            &planned[..]
+        };
+        // `racing` is empty only for a search without candidates, whose
         // `leader` 0 names none: no sample of it is looked up.
-        match alive.first() {
+        match racing.first() {
             Some(&(fastest, ns))
                 if fastest != leader
                     && (ns as f64) * (1.0 + TIE)

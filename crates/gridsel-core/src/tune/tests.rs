@@ -963,8 +963,11 @@ fn a_stored_grid_is_cut_to_the_blocks_that_get_work() {
 
 /// A session's warm search measures its finalists' blocks at a warp fewer
 /// and a warp more threads before it settles, and keeps such a grid where
-/// it is the fastest; online `tune`, a region without a loop, and threads
-/// past the launch's limit get no such grid.
+/// it is the fastest, in one process or over several that each leave the
+/// refinement unfinished; a grid clamped back onto a finalist (past the
+/// launch's 128 threads) is not measured; online `tune` resuming such a
+/// search launches no grid its prior does not list, and still settles;
+/// a region without a loop gets no refinement.
 #[test]
 fn a_sessions_search_refines_its_finalists_by_a_warp() {
     let d = DeviceDesc::preset("h100").unwrap();
@@ -983,10 +986,11 @@ fn a_sessions_search_refines_its_finalists_by_a_warp() {
         (Candidate::Grid(fast), fast),
         (Candidate::Grid(close), close),
     ];
-    // The launch takes at most 128 threads a block (the kernel's cap).
+    // As the runtime's: a grid is clamped into the launch's limits (at
+    // most 128 threads a block, the kernel's cap).
     let resolve = |c| match c {
         Candidate::Auto => Some(auto),
-        Candidate::Grid(g) if g.threads <= 128 => Some(g),
+        Candidate::Grid(g) => Some(Geometry::new(g.threads.min(128), g.blocks)),
         _ => None,
     };
     // The best grid is the runner-up's neighbour; the leader's is slower.
@@ -997,30 +1001,42 @@ fn a_sessions_search_refines_its_finalists_by_a_warp() {
         (96, 400) => 1100,
         _ => 1300,
     };
-    let session = |refine_threads| {
-        let prior = Prior {
-            exploring: Exploring::UNBOUNDED,
-            refine_threads,
-            ..Prior::unpredicted(list.clone())
-        };
-        let mut learner = Learner::resume(key.clone(), &prior, None);
+    let prior = |exploring, refine_threads| Prior {
+        exploring,
+        refine_threads,
+        ..Prior::unpredicted(list.clone())
+    };
+    // Processes of `launches` launches each over one store, until the
+    // search settles (at most 40); returns the grid kept and every grid
+    // launched.
+    let processes = |prior: &Prior, table: &mut Table, launches: u32| {
         let mut ran = Vec::new();
-        for _ in 0..200 {
-            let choice = learner.next(1, 0, |_| true, resolve).unwrap();
-            ran.push(choice.grid);
-            if choice.observe.timed() {
-                learner.observe(choice.grid, 1, ns(choice.grid));
+        for run in 0..40 {
+            let mut learner = Learner::resume(key.clone(), prior, table.get(&key));
+            for _ in 0..launches {
+                let choice = learner.next(1, run, |_| true, resolve).unwrap();
+                ran.push(choice.grid);
+                if choice.observe.timed() {
+                    learner.observe(choice.grid, 1, ns(choice.grid));
+                }
+            }
+            if let Some(u) = learner.take_update(run) {
+                table.apply(&u);
+            }
+            if !learner.explores() {
+                let search = learner.search();
+                let kept = resolve(search.candidates[search.leader(Kind::Warm)]).unwrap();
+                return (Some(kept), ran);
             }
         }
-        let search = learner.search();
-        assert!(search.settled(Kind::Warm));
-        let kept = resolve(search.candidates[search.leader(Kind::Warm)]).unwrap();
-        (kept, ran)
+        (None, ran)
     };
-    let (kept, ran) = session(32);
-    assert_eq!(kept, Geometry::new(96, 300));
+    let session = prior(Exploring::UNBOUNDED, 32);
+    let (kept, ran) = processes(&session, &mut Table::default(), 200);
+    assert_eq!(kept, Some(Geometry::new(96, 300)));
     // The leader's and the runner-up's neighbours, then those of the new
-    // leader, 96 x 300 (its runner-up's, 96 x 400, measured already).
+    // leader, 96 x 300 (its runner-up's, 96 x 400, measured already); 160
+    // threads are clamped back onto the finalists.
     let mut measured: Vec<Geometry> = ran.clone();
     measured.sort();
     measured.dedup();
@@ -1034,7 +1050,31 @@ fn a_sessions_search_refines_its_finalists_by_a_warp() {
         (128, 400),
     ]);
     assert_eq!(measured, expected);
-    let (kept, ran) = session(0);
-    assert_eq!(kept, fast);
+    for launches in [3, 5, 7] {
+        let (kept, _) = processes(&session, &mut Table::default(), launches);
+        assert_eq!(kept, Some(Geometry::new(96, 300)), "{launches} a process");
+    }
+    let (kept, ran) = processes(&prior(Exploring::UNBOUNDED, 0), &mut Table::default(), 200);
+    assert_eq!(kept, Some(fast));
     assert!(ran.iter().all(|g| g.threads != 96));
+
+    // A session stopped once the refinement measured one neighbour: online
+    // `tune` resumes it, launches neither that grid nor another unlisted
+    // one, and settles on a grid of its own prior's.
+    let mut table = Table::default();
+    let mut learner = Learner::resume(key.clone(), &session, None);
+    let mut launched = 0;
+    while launched < 200 {
+        let choice = learner.next(1, 0, |_| true, resolve).unwrap();
+        learner.observe(choice.grid, 1, ns(choice.grid));
+        launched += 1;
+        if choice.grid.threads == 96 {
+            break;
+        }
+    }
+    table.apply(&learner.take_update(0).unwrap());
+    let online = prior(Exploring::Bounded, 0);
+    let (kept, ran) = processes(&online, &mut table, 200);
+    assert!(ran.iter().all(|g| g.threads != 96), "{ran:?}");
+    assert!(kept.is_some_and(|g| g == fast || g == close), "{kept:?}");
 }

@@ -289,8 +289,8 @@ pub struct Search {
     /// ([`Params::for_search`]); not stored: the process that resumes a
     /// search decides.
     pub exploring: Exploring,
-    /// The candidates from this index on are not the plan's (a settled
-    /// leader's refinement, a store's of an earlier prior): neither
+    /// The candidates from this index on are not the plan's (a
+    /// refinement's neighbours, a store's of an earlier prior): neither
     /// screened nor halved, so that adding one does not reopen the plan's
     /// rounds, they race the leader only as a close call does, and only in
     /// a tuning session (online `tune` launches none of them to explore

@@ -559,11 +559,12 @@ impl Learner {
         resolve: impl Fn(Candidate) -> Option<Geometry>,
     ) -> Option<usize> {
         let step = self.refine_threads;
-        if step == 0 || kind != Kind::Warm || self.search.finished(kind) {
+        if step == 0 || kind != Kind::Warm || self.search.settled(kind) {
             return None;
         }
-        // Only on exploring launches the plan left unspent: a plan sized to
-        // the session's launches ends on its own grids.
+        // Only on exploring launches the plan left unspent (none once its
+        // budget is spent): a plan sized to the session's launches ends on
+        // its own grids.
         let p = self.search.params(kind);
         let left = p.budget.saturating_sub(self.search.explored(kind));
         if left < refine_launches(p.confirm.samples() as u32) {

@@ -212,10 +212,9 @@ pub struct Prior {
     /// search is not refined. The candidates move threads in powers of
     /// two; before a session's warm search settles, its leader's and its
     /// runner-up's blocks at a warp fewer and a warp more threads are
-    /// measured too
-    /// ([`super::Learner`]): the H100 sweep's best grid of the PRK flat
-    /// transpose has 96 threads a block, 4.2 % faster than its best of a
-    /// power of two (bench/results/h100/NOTES.md §52).
+    /// measured too ([`super::Learner`]): the H100 sweep's best grid of the
+    /// PRK flat transpose has 96 threads a block, 4.2 % faster than its
+    /// best of a power of two (bench/results/h100/NOTES.md §52).
     pub refine_threads: u32,
 }
 

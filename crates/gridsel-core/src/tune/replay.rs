@@ -113,7 +113,6 @@ pub fn replay_program(
         (None, _) => None,
     };
     let mut table = Table::default();
-    let mut kept = vec![Vec::new(); kernels.len()];
     let mut kept_grids = vec![Vec::new(); kernels.len()];
     let mut spent = vec![Vec::new(); kernels.len()];
     let mut settled_after = vec![None; kernels.len()];
@@ -174,9 +173,7 @@ pub fn replay_program(
                 settled_after[k] = Some(run + 1);
             }
             let leader = search.candidates[search.leader(kind)];
-            let kept_grid = resolve(k, leader).expect("a leader was launched, so it resolves");
-            kept[k].push((kernels[k].time)(kept_grid));
-            kept_grids[k].push(kept_grid);
+            kept_grids[k].push(resolve(k, leader).expect("a leader was launched, so it resolves"));
             if let Some(u) = learner.take_update(run as u64) {
                 table.apply(&u);
             }
@@ -184,14 +181,10 @@ pub fn replay_program(
     }
     kernels
         .iter()
-        .zip(
-            kept.into_iter()
-                .zip(spent)
-                .zip(kept_grids)
-                .zip(settled_after),
-        )
-        .map(|(kernel, (((kept, spent), kept_grids), settled_after))| {
+        .zip(kept_grids.into_iter().zip(spent).zip(settled_after))
+        .map(|(kernel, ((kept_grids, spent), settled_after))| {
             let best_time = kernel.best_time;
+            let kept: Vec<f64> = kept_grids.iter().map(|&g| (kernel.time)(g)).collect();
             Replay {
                 runs_to_95pct: runs_until_within(&kept, best_time, 0.95),
                 runs_to_95pct_spent: runs_until_within(

@@ -233,7 +233,7 @@ fn explain(r: &Record) -> String {
     };
     if let Some(m) = r.search.margin(kind) {
         out += &format!(
-            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %); samples vary by at least {:.1} % (upper-quartile deviation in median-deviation units, pooled), so a later candidate must win by about twice the standard error that gives, on two samples at least.\n",
+            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %); samples vary by at least {:.1} % (upper-quartile deviation in median-deviation units, pooled), so a later candidate must win by twice the standard error that gives, on two samples at least (1.5 times in a tuning session's warm search, once both have four samples; once in a cold search).\n",
             (m - 1.0) * 100.0,
             Params::of(kind).clear * 100.0,
             r.search.spread(kind) * 100.0

@@ -2,22 +2,7 @@
 //! them and re-measures a close call, within how many exploring launches,
 //! for each [`Kind`] of sample and each way of exploring ([`Exploring`]).
 
-use super::{KEEP, Kind, SIGNIFICANCE};
-
-/// How many standard errors a session's warm close call takes between
-/// candidates of four samples or more ([`Params::SESSION_WARM`]). A session
-/// can afford a lower bar than a search that writes straight to production:
-/// its confirmation runs the learned grids against `auto`'s, launch by launch
-/// in one process where the kernels allow it, and refuses one more than 1 %
-/// slower there (3 % between whole runs). Replayed over the
-/// sweeps (`tune-sim --live-prior`, 20 launches per run, seeds 3-4), the
-/// kept grid ends 0.2-0.6 points nearer the best than at two standard errors
-/// on both sweeps and both noise levels, the replays more than 3 % slower
-/// than `auto`'s grid, before any confirmation, at 0.0-0.1 % instead of 0.0 %
-/// at the measured noise and 0.4-0.7 % instead of 0.2-0.4 % at three times
-/// it; one standard error gains 0.3-0.6 points more and doubles that tail at
-/// three times the noise (bench/results/h100/NOTES.md §53).
-const SESSION_SIGNIFICANCE: f64 = 1.5;
+use super::{KEEP, Kind, SESSION_SIGNIFICANCE, SIGNIFICANCE};
 
 /// The plan of one kind of search.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -31,7 +31,7 @@
 //! steps (ping-pong buffers) favours each side in turn.
 
 use super::prior::resolve;
-use super::search::{Candidate, Search};
+use super::search::{Candidate, Exploring, Search};
 use super::session::{Store, dropped_summary};
 use super::store::{self, Key, Only, Record};
 use crate::Reported;
@@ -54,6 +54,19 @@ pub const LEARNED_LABEL: &str = "learned";
 /// first, as the prior orders them, so that they are kept unless another
 /// candidate beats them beyond the noise. `None` for a search that has not
 /// settled, or whose leader has no sample of that kind.
+///
+/// The leader is ranked as a tuning session ranks it
+/// ([`Exploring::UNBOUNDED`]), whose searches production is for, so that
+/// production launches the grid the session settled on and confirmed: a
+/// close call the session's plan decides at 1.5 standard errors
+/// ([`super::search::SESSION_SIGNIFICANCE`]) would be a tie at online
+/// `tune`'s two, and `auto`'s grid would run instead (replayed over the
+/// sweeps, a session's lower bar then ended 0.3-0.4 points farther from
+/// the best rather than 0.2-0.5 nearer: bench/results/h100/NOTES.md §53).
+/// A search online `tune` settled is read the same way: a lower median
+/// than the earliest unbeaten candidate's leads on four samples there, not
+/// three, and two candidates of four samples or more are told apart at 1.5
+/// standard errors, not two.
 pub fn learned(record: &Record) -> Option<Candidate> {
     if record.pinned.is_some() {
         return record.pinned;
@@ -62,7 +75,10 @@ pub fn learned(record: &Record) -> Option<Candidate> {
     if !record.search.settled(kind) {
         return None;
     }
-    let mut search = Search::new(vec![Candidate::Auto, Candidate::Llvm, Candidate::Occupancy]);
+    let mut search = Search {
+        exploring: Exploring::UNBOUNDED,
+        ..Search::new(vec![Candidate::Auto, Candidate::Llvm, Candidate::Occupancy])
+    };
     for (c, s) in record.search.candidates.iter().zip(&record.search.samples) {
         let i = search.index_of(*c);
         search.samples[i] = s.clone();
@@ -461,6 +477,31 @@ mod tests {
         empty.tally.launches_per_run = 20;
         empty.search.settled = [true, true];
         assert_eq!(learned(&empty), None);
+    }
+
+    #[test]
+    fn production_launches_the_grid_a_sessions_close_call_settled_on() {
+        // PRK nstream on the H100 (NOTES §52): the fast grid 1.7 % faster
+        // than auto's over 8 samples to 6, both quiet; a session takes it
+        // at 1.5 standard errors (2.0 % at online `tune`'s two).
+        let mut record = Record::new(Key::for_trip("k", "d", 90, 1, ""));
+        record.tally.launches_per_run = 100;
+        record.search = Search::new(vec![Candidate::Auto, FAST]);
+        let jitter = [-1i64, 1, 0, 1, -1, 0, 1, -1];
+        for (i, centre, n) in [(0, 350_000, 6), (1, 344_050, 8)] {
+            for d in &jitter[..n] {
+                record
+                    .search
+                    .record(i, Kind::Warm, (centre + d) as u64, true);
+            }
+        }
+        record.search.settle(Kind::Warm);
+        assert_eq!(learned(&record), Some(FAST));
+        let online = Search {
+            exploring: Exploring::Bounded,
+            ..record.search.clone()
+        };
+        assert_eq!(online.leader(Kind::Warm), 0);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! store's format: research only (feature `research`), for
 //! `gridsel-research tune-sim` and the tests.
 
+use super::learned;
 use super::learner::Learner;
 use super::policy::{Allowance, Bound};
 use super::prior::Prior;
@@ -31,7 +32,9 @@ pub struct Replay {
     /// included), in the timer's unit.
     pub kept: Vec<f64>,
     pub spent: Vec<f64>,
-    /// Per run: the grid the search would keep at its end.
+    /// Per run: the grid production would launch after it, from the store
+    /// the run left ([`learned`]: `auto`'s grid until the search settles),
+    /// not the search's own leader, which a plan may rank by another rule.
     pub kept_grids: Vec<Geometry>,
     /// The first run after which the kept grid stays within 95 % of the
     /// best measured performance; `None` if it never does.
@@ -172,11 +175,15 @@ pub fn replay_program(
             if settled_after[k].is_none() && search.finished(kind) {
                 settled_after[k] = Some(run + 1);
             }
-            let leader = search.candidates[search.leader(kind)];
-            kept_grids[k].push(resolve(k, leader).expect("a leader was launched, so it resolves"));
             if let Some(u) = learner.take_update(run as u64) {
                 table.apply(&u);
             }
+            let production = table
+                .get(&key(k))
+                .and_then(learned)
+                .unwrap_or(Candidate::Auto);
+            kept_grids[k]
+                .push(resolve(k, production).expect("a learned grid was launched, so it resolves"));
         }
     }
     kernels

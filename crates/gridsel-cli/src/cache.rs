@@ -8,9 +8,9 @@
 
 use clap::{Args, Subcommand};
 use gridsel_cli::csv;
-use gridsel_core::tune::Clock;
 use gridsel_core::tune::search::{Candidate, Exploring, Kind, Params};
 use gridsel_core::tune::store::{Record, StoreError, Table};
+use gridsel_core::tune::{Clock, learned};
 use gridsel_host::config::{Config, ENV_CACHE};
 use gridsel_host::files::{self, OnInvalid};
 use std::path::{Path, PathBuf};
@@ -156,14 +156,12 @@ impl Verdict {
         let search = &r.search;
         let (state, candidate) = match r.pinned {
             Some(p) => ("pinned", p),
+            // Settled: what production launches (`learned`, which ranks as
+            // a session does); exploring: the search's leader so far.
+            None if search.settled(kind) => ("settled", learned(r).unwrap_or(Candidate::Auto)),
             None => {
                 let leader = search.candidates.get(search.leader(kind)).copied();
-                let state = if search.settled(kind) {
-                    "settled"
-                } else {
-                    "exploring"
-                };
-                (state, leader.unwrap_or(Candidate::Auto))
+                ("exploring", leader.unwrap_or(Candidate::Auto))
             }
         };
         let samples = search

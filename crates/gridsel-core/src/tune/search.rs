@@ -232,14 +232,16 @@ pub const SIGNIFICANCE: f64 = 2.0;
 /// can afford a lower bar than a search that writes straight to production:
 /// its confirmation runs the learned grids against `auto`'s, launch by
 /// launch in one process where the kernels allow it, and refuses one more
-/// than 1 % slower there (3 % between whole runs). Replayed over the sweeps
-/// (`tune-sim --live-prior`, 20 launches per run, seeds 3-4), the kept grid
-/// ends 0.2-0.6 points nearer the best than at two standard errors, on both
-/// sweeps and at both noise levels; the replays more than 3 % slower than
-/// `auto`'s grid, before any confirmation, are 0.0-0.1 % instead of 0.0 %
-/// at the measured noise and 0.4-0.7 % instead of 0.2-0.4 % at three times
-/// it. One standard error gains 0.1-0.6 points more and raises that tail to
-/// 0.4-1.2 % (bench/results/h100/NOTES.md §53).
+/// than 1 % slower there (3 % between whole runs). Production ranks a
+/// settled record by the same rule ([`crate::tune::learned`]). Replayed
+/// over the sweeps (`tune-sim --live-prior`, 20 launches per run, seeds
+/// 3-4), the grid production launches ends 0.2-0.5 points nearer the best
+/// than at two standard errors, on both sweeps and at both noise levels;
+/// the replays more than 3 % slower than `auto`'s grid, before any
+/// confirmation, stay at 0.1 % at the measured noise and are 0.4-0.7 %
+/// instead of 0.4-0.5 % at three times it. One standard error gained
+/// 0.1-0.6 points more and raised that tail to 1.1-1.2 %
+/// (bench/results/h100/NOTES.md §53).
 pub const SESSION_SIGNIFICANCE: f64 = 1.5;
 
 /// The median absolute deviation per upper quartile of absolute deviations,

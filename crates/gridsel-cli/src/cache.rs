@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use gridsel_cli::csv;
 use gridsel_core::tune::search::{Candidate, Exploring, Kind, Params};
 use gridsel_core::tune::store::{Record, StoreError, Table};
-use gridsel_core::tune::{Clock, learned};
+use gridsel_core::tune::{Clock, learned, ranked_for_production};
 use gridsel_host::config::{Config, ENV_CACHE};
 use gridsel_host::files::{self, OnInvalid};
 use std::path::{Path, PathBuf};
@@ -143,22 +143,25 @@ fn readable(path: &Path) -> Result<Table, String> {
 pub(crate) struct Verdict {
     /// settled, exploring or pinned.
     pub state: &'static str,
-    /// What runs get: the pinned grid, else the search's leader.
+    /// What runs get: the pinned grid, else what production launches for a
+    /// settled search ([`learned`]), else the search's leader so far.
     pub candidate: Candidate,
     pub median: Option<u64>,
     pub samples: usize,
     pub kind: Kind,
+    /// The runner-up's median over the leader's, ranked as `candidate` was.
+    pub margin: Option<f64>,
 }
 
 impl Verdict {
     pub fn of(r: &Record) -> Self {
         let kind = r.kind();
-        let search = &r.search;
+        let settled = r.search.settled(kind);
+        let ranked = settled.then(|| ranked_for_production(r));
+        let search = ranked.as_ref().unwrap_or(&r.search);
         let (state, candidate) = match r.pinned {
             Some(p) => ("pinned", p),
-            // Settled: what production launches (`learned`, which ranks as
-            // a session does); exploring: the search's leader so far.
-            None if search.settled(kind) => ("settled", learned(r).unwrap_or(Candidate::Auto)),
+            None if settled => ("settled", learned(r).unwrap_or(Candidate::Auto)),
             None => {
                 let leader = search.candidates.get(search.leader(kind)).copied();
                 ("exploring", leader.unwrap_or(Candidate::Auto))
@@ -175,6 +178,7 @@ impl Verdict {
             median: samples.and_then(|s| s.median(kind)),
             samples: samples.map_or(0, |s| s.of(kind).len()),
             kind,
+            margin: search.margin(kind),
         }
     }
 }
@@ -229,9 +233,9 @@ fn explain(r: &Record) -> String {
             v.candidate
         ),
     };
-    if let Some(m) = r.search.margin(kind) {
+    if let Some(m) = v.margin {
         out += &format!(
-            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %); samples vary by at least {:.1} % (upper-quartile deviation in median-deviation units, pooled), so a later candidate must win by twice the standard error that gives, on two samples at least (1.5 times in a tuning session's warm search, once both have four samples; once in a cold search).\n",
+            "  how sure: the runner-up's median is {:+.1} % from the leader's (a search stops early when it is over {:.0} %); samples vary by at least {:.1} % (upper-quartile deviation in median-deviation units, pooled), so a later candidate must win by twice the standard error that gives, on two samples at least (1.5 times between warm candidates of four samples or more in a settled search or a tuning session's; once between cold ones of four).\n",
             (m - 1.0) * 100.0,
             Params::of(kind).clear * 100.0,
             r.search.spread(kind) * 100.0

@@ -263,15 +263,18 @@ fn kernel_cells(session: &ProgramSession) -> Vec<Vec<String>> {
                 before.kernel.clone(),
                 before.trip_count.to_string(),
                 grids_label(&before.grids),
-                verdict.map_or("-".into(), |v| v.candidate.to_string()),
+                verdict
+                    .as_ref()
+                    .map_or("-".into(), |v| v.candidate.to_string()),
                 state,
                 after.map_or("-".into(), |a| grids_label(&a.grids)),
                 format!("{:.1}", before.time.median / 1e3),
                 after.map_or("-".into(), |a| format!("{:.1}", a.time.median / 1e3)),
                 show(after.and_then(|a| a.speedup)),
                 show(search.and_then(search_gain)),
-                search
-                    .and_then(|s| s.search.margin(s.kind()))
+                verdict
+                    .as_ref()
+                    .and_then(|v| v.margin)
                     .map_or("-".into(), |m| format!("{:+.1}%", (m - 1.0) * 100.0)),
                 {
                     let key = (before.kernel.clone(), store::class(before.trip_count));

@@ -48,25 +48,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// that got a learned grid.
 pub const LEARNED_LABEL: &str = "learned";
 
-/// The grid a settled record says to launch: its pinned grid, else its
-/// search's leader for the record's kind of samples
-/// ([`Record::kind`]), ranked with `auto`'s, LLVM's and `occupancy`'s grids
-/// first, as the prior orders them, so that they are kept unless another
-/// candidate beats them beyond the noise. `None` for a search that has not
-/// settled, or whose leader has no sample of that kind.
-///
-/// The leader is ranked as a tuning session ranks it
-/// ([`Exploring::UNBOUNDED`]), whose searches production is for, so that
-/// production launches the grid the session settled on and confirmed: a
-/// close call the session's plan decides at 1.5 standard errors
-/// ([`super::search::SESSION_SIGNIFICANCE`]) would be a tie at online
-/// `tune`'s two, and `auto`'s grid would run instead (replayed over the
-/// sweeps, a session's lower bar then ended 0.3-0.4 points farther from
-/// the best rather than 0.2-0.5 nearer: bench/results/h100/NOTES.md §53).
-/// A search online `tune` settled is read the same way: a lower median
-/// than the earliest unbeaten candidate's leads on four samples there, not
-/// three, and two candidates of four samples or more are told apart at 1.5
-/// standard errors, not two.
+/// The grid a settled record says to launch: its pinned grid, else the
+/// leader of its search for the record's kind of samples ([`Record::kind`])
+/// as production ranks it ([`ranked_for_production`]). `None` for a search
+/// that has not settled, or whose leader has no sample of that kind.
 pub fn learned(record: &Record) -> Option<Candidate> {
     if record.pinned.is_some() {
         return record.pinned;
@@ -75,6 +60,31 @@ pub fn learned(record: &Record) -> Option<Candidate> {
     if !record.search.settled(kind) {
         return None;
     }
+    let search = ranked_for_production(record);
+    let leader = search.leader(kind);
+    let measured = !search.samples.get(leader)?.of(kind).is_empty();
+    measured.then(|| search.candidates[leader])
+}
+
+/// A record's search as production ranks it: `auto`'s, LLVM's and
+/// `occupancy`'s grids first, as the prior orders them, so that they are
+/// kept unless another candidate beats them beyond the noise, and by a
+/// tuning session's rule ([`Exploring::UNBOUNDED`]), whose searches
+/// production is for, so that production launches the grid the session
+/// settled on and its confirmation judged. A close call the session's plan
+/// decides at 1.5 standard errors ([`super::search::SESSION_SIGNIFICANCE`])
+/// would be a tie at online `tune`'s two, and `auto`'s grid would run
+/// instead: replayed over the sweeps, a session's lower bar then ended
+/// 0.1-0.4 points farther from the best rather than 0.2-0.5 nearer
+/// (bench/results/h100/NOTES.md §53). A search online `tune` settled is
+/// read the same way, though no confirmation followed it: a lower median
+/// than the earliest unbeaten candidate's leads there on four samples, not
+/// three, and two candidates of four samples or more are told apart at 1.5
+/// standard errors, not two (replayed with online `tune`'s plan, 0.1-0.3
+/// points nearer the best, and at three times the measured noise 0.4-0.5 %
+/// of the replays more than 3 % slower than `auto`'s grid instead of
+/// 0.1-0.2 %).
+pub fn ranked_for_production(record: &Record) -> Search {
     let mut search = Search {
         exploring: Exploring::UNBOUNDED,
         ..Search::new(vec![Candidate::Auto, Candidate::Llvm, Candidate::Occupancy])
@@ -83,9 +93,7 @@ pub fn learned(record: &Record) -> Option<Candidate> {
         let i = search.index_of(*c);
         search.samples[i] = s.clone();
     }
-    let leader = search.leader(kind);
-    let measured = !search.samples.get(leader)?.of(kind).is_empty();
-    measured.then(|| search.candidates[leader])
+    search
 }
 
 /// The default policy, `auto`, launching the grids read from the stores

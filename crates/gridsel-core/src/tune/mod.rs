@@ -109,7 +109,7 @@ pub mod store;
 mod tests;
 
 pub use clock::Clock;
-pub use learned::{LEARNED_LABEL, LearnedLaunches, LearnedPolicy, learned};
+pub use learned::{LEARNED_LABEL, LearnedLaunches, LearnedPolicy, learned, ranked_for_production};
 pub use learner::{
     Learner, RECHECK_EVERY, RECHECK_LABEL, RECHECK_RUNS, SAMPLE_EVERY, SearchLaunch, TRIAL_LABEL,
 };

@@ -27,9 +27,9 @@ pub struct ReplaySetup {
 /// One search replayed against measured times, run after run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Replay {
-    /// Per run: the time of the grid the search would keep at the end of
-    /// the run, and the mean time of the run's launches (exploration
-    /// included), in the timer's unit.
+    /// Per run: the time of the grid production would launch after the run
+    /// ([`Self::kept_grids`]), and the mean time of the run's launches
+    /// (exploration included), in the timer's unit.
     pub kept: Vec<f64>,
     pub spent: Vec<f64>,
     /// Per run: the grid production would launch after it, from the store

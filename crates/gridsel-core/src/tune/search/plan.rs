@@ -136,9 +136,9 @@ impl Params {
     /// thirty-two candidates, halved four times with two samples per
     /// survivor and round (the last round's two finalists to the
     /// [`KEEP`](super::KEEP) samples a candidate keeps), and a faster
-    /// candidate the noise holds back is confirmed in pairs with the leader
-    /// at the same significance, so that a leader with one sample is
-    /// measured before the search settles on it.
+    /// candidate the noise holds back is confirmed in pairs with the leader,
+    /// so that a leader with one sample is measured before the search
+    /// settles on it.
     ///
     /// Thirty-two, not sixteen: a session's prior of a loop holds a median
     /// of 21 candidates (up to 29 on the upstream mini-apps), and on the

@@ -3,7 +3,7 @@
 
 use super::cost;
 use super::prior::Prior;
-use super::search::{Candidate, Kind, Search, Step};
+use super::search::{Candidate, Exploring, Kind, Search, Step};
 use super::store::{self, Key, Record, Update};
 use crate::geometry::Geometry;
 use crate::policy::{MAX_LATE_LAUNCHES, Observe, Rule};
@@ -155,6 +155,21 @@ struct Pending {
     sample: bool,
 }
 
+/// The predicted cost ([`Learner`]'s `cost`) of a candidate the prior does
+/// not list: a refinement's neighbour, or a store's, pruned since or of
+/// another version. A session may measure one, its own median predicting
+/// it (a refinement's neighbour may be left by a run with fewer samples
+/// than a close call gets): never explorable, it would hold the search's
+/// launches back for good. Online `tune` never explores one (infinite;
+/// `Search::raced_from`).
+fn unlisted_cost(exploring: Exploring) -> f64 {
+    if exploring.unbounded() {
+        1.0
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// The exploring launches a refinement needs left in the plan's budget
 /// ([`Learner::refinement`]): its finalists' four neighbours screened, and
 /// one of them and the leader brought to the `confirm` samples of a close
@@ -239,17 +254,7 @@ impl Learner {
         }
         let mut cost = prior.cost.clone();
         cost.resize(listed, 1.0);
-        // A session may measure a stored candidate its prior does not list
-        // (a refinement's neighbour, which a run may have left with fewer
-        // samples than a close call gets; its own median predicts it):
-        // never explorable, it would hold the search's launches back for
-        // good. Online `tune` never explores one (`Search::raced_from`).
-        let unlisted = if prior.exploring.unbounded() {
-            1.0
-        } else {
-            f64::INFINITY
-        };
-        cost.resize(search.candidates.len(), unlisted);
+        cost.resize(search.candidates.len(), unlisted_cost(prior.exploring));
         Self {
             update: Update::new(key.clone()),
             key,
@@ -589,9 +594,7 @@ impl Learner {
                 let i = match self.search.candidates.iter().position(same) {
                     Some(i) => i,
                     None => {
-                        // Nothing predicts its time: a tuning session's
-                        // exploring is not bounded by the prediction.
-                        self.cost.push(1.0);
+                        self.cost.push(unlisted_cost(self.search.exploring));
                         self.search.index_of(candidate)
                     }
                 };
